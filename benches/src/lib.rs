@@ -1,1 +1,99 @@
-//! Fixtures shared by the gangpack benchmarks and tests.
+//! Fixtures shared by the gangpack benchmarks and their tests: synthetic GPU clusters
+//! of a given size, shaped like real fleets (8 GPUs per node, 16 nodes per rack, a
+//! mix of products, some GPUs tainted and half of them allocated).
+
+use gangpack::{
+    Cluster, Device, DeviceAllocation, DeviceAttribute, DeviceFilter, DeviceRef, DeviceSet,
+    DeviceTaint, DeviceTaintEffect, DeviceToleration, DeviceTolerationOperator, Node, Quantity,
+    ResourceSlice, Time,
+};
+
+/// The DRA driver of the synthetic fleet.
+pub const DRIVER: &str = "gpu.example.com";
+/// GPUs per node.
+pub const GPUS_PER_NODE: usize = 8;
+/// Nodes per rack (the topology domain).
+pub const NODES_PER_RACK: usize = 16;
+
+/// The name of node `n`.
+pub fn node_name(n: usize) -> String {
+    format!("node-{n:05}")
+}
+
+/// The identity of GPU `g` on node `n`.
+pub fn gpu_ref(n: usize, g: usize) -> DeviceRef {
+    DeviceRef::new(DRIVER, node_name(n), format!("gpu-{g}"))
+}
+
+/// A cluster with (about) `devices` GPUs: one node-local slice per node; three nodes
+/// in four are H100, the rest A100; every 97th GPU carries an ECC taint (one of three
+/// values, NoSchedule or NoExecute); every other GPU is allocated.
+pub fn fleet(devices: usize) -> Cluster {
+    let nodes = devices.div_ceil(GPUS_PER_NODE);
+    let mut c = Cluster::new();
+    c.track_topology_key("topology.example.com/rack");
+    let mem = Quantity::parse("80Gi").expect("valid quantity");
+    for n in 0..nodes {
+        let name = node_name(n);
+        c.add_node(
+            Node::new(&name)
+                .with_label("topology.example.com/rack", format!("rack-{:03}", n / NODES_PER_RACK))
+                .with_allocatable("cpu", Quantity::from_int(128))
+                .with_allocatable("memory", Quantity::parse("2Ti").expect("valid quantity")),
+        )
+        .expect("valid node");
+        let product = if n % 4 == 3 { "A100" } else { "H100" };
+        let mut slice = ResourceSlice::node_local(format!("{name}-gpus"), DRIVER, &name, &name);
+        for g in 0..GPUS_PER_NODE {
+            let i = n * GPUS_PER_NODE + g;
+            let mut d = Device::new(format!("gpu-{g}"))
+                .with_attribute("productName", DeviceAttribute::String(product.into()))
+                .with_attribute("index", DeviceAttribute::Int(g as i64))
+                .with_attribute("numa", DeviceAttribute::Int((g / 4) as i64))
+                .with_attribute("uuid", DeviceAttribute::String(format!("GPU-{i:08x}")))
+                .with_capacity("memory", mem);
+            if i % 97 == 0 {
+                d.taints.push(DeviceTaint {
+                    key: "gpu.example.com/ecc".into(),
+                    value: ["corrected", "uncorrected", "fatal"][i % 3].into(),
+                    effect: if i % 2 == 0 { DeviceTaintEffect::NoSchedule } else { DeviceTaintEffect::NoExecute },
+                    time_added: Some(Time(1_000)),
+                });
+            }
+            slice.devices.push(d);
+        }
+        c.add_slice(slice).expect("valid slice");
+        for g in (0..GPUS_PER_NODE).step_by(2) {
+            c.allocate(
+                &gpu_ref(n, g),
+                DeviceAllocation {
+                    consumer: format!("default/claim-{n}-{g}"),
+                    tolerations: Vec::new(),
+                    admin_access: false,
+                },
+            )
+            .expect("free device");
+        }
+    }
+    c
+}
+
+/// The candidate set a DeviceClass "H100" compiles to (cached by the allocator).
+pub fn h100_class(c: &Cluster) -> DeviceSet {
+    c.select(
+        &DeviceFilter::all()
+            .driver(DRIVER)
+            .attribute(format!("{DRIVER}/productName"), DeviceAttribute::String("H100".into())),
+    )
+}
+
+/// A toleration for corrected ECC errors, as a claim request would carry it.
+pub fn tolerate_corrected() -> Vec<DeviceToleration> {
+    vec![DeviceToleration {
+        key: "gpu.example.com/ecc".into(),
+        operator: DeviceTolerationOperator::Equal,
+        value: "corrected".into(),
+        effect: None,
+        toleration_seconds: None,
+    }]
+}

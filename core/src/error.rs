@@ -248,3 +248,43 @@ impl fmt::Display for ValidationError {
 }
 
 impl core::error::Error for ValidationError {}
+
+/// Runs a name validator and records a [`Problem::InvalidName`] (or [`Problem::Required`]
+/// for an empty required value) under `field`.
+pub(crate) fn check_name(
+    obj: &ObjectRef,
+    field: &str,
+    value: &str,
+    validate: fn(&str) -> Result<(), NameError>,
+    errs: &mut Vec<ValidationError>,
+) {
+    if value.is_empty() {
+        errs.push(ValidationError::new(obj.clone(), field, Problem::Required));
+    } else if let Err(error) = validate(value) {
+        errs.push(ValidationError::new(
+            obj.clone(),
+            field,
+            Problem::InvalidName {
+                value: value.to_owned(),
+                error,
+            },
+        ));
+    }
+}
+
+/// Records [`Problem::TooMany`] when `actual > max`.
+pub(crate) fn check_max(
+    obj: &ObjectRef,
+    field: &str,
+    actual: usize,
+    max: usize,
+    errs: &mut Vec<ValidationError>,
+) {
+    if actual > max {
+        errs.push(ValidationError::new(
+            obj.clone(),
+            field,
+            Problem::TooMany { max, actual },
+        ));
+    }
+}

@@ -1,0 +1,124 @@
+//! The built-in example: a small GPU cluster with a failing GPU, a DeviceTaintRule
+//! and a running claim, and the answer to "which GPUs could this request use?".
+//!
+//! Run it with `cargo run -p gangpack --example cluster`.
+
+use gangpack::{
+    Cluster, Device, DeviceAllocation, DeviceAttribute, DeviceFilter, DeviceRef, DeviceTaint,
+    DeviceTaintEffect, DeviceTaintRule, DeviceTaintSelector, DeviceToleration,
+    DeviceTolerationOperator, Node, Quantity, ResourceSlice, Time,
+};
+
+const DRIVER: &str = "gpu.nvidia.com";
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut cluster = Cluster::new();
+    cluster.track_topology_key("topology.kubernetes.io/rack");
+
+    // Four nodes in two racks, eight GPUs each; rack r2 has A100s.
+    for (n, rack, product) in [(1, "r1", "H100"), (2, "r1", "H100"), (3, "r2", "A100"), (4, "r2", "A100")] {
+        let node = format!("gpu-node-{n}");
+        cluster.add_node(
+            Node::new(&node)
+                .with_label("topology.kubernetes.io/rack", rack)
+                .with_allocatable("cpu", Quantity::parse("96")?)
+                .with_allocatable("memory", Quantity::parse("1536Gi")?),
+        )?;
+        let mut slice = ResourceSlice::node_local(format!("{node}-{DRIVER}"), DRIVER, &node, &node);
+        for g in 0..8 {
+            let mut device = Device::new(format!("gpu-{g}"))
+                .with_attribute("productName", DeviceAttribute::String(format!("NVIDIA {product}")))
+                .with_attribute("numaNode", DeviceAttribute::Int(g / 4))
+                .with_capacity("memory", Quantity::parse(if product == "H100" { "80Gi" } else { "40Gi" })?);
+            if n == 2 && g == 5 {
+                // The driver saw uncorrectable ECC errors on this GPU.
+                device = device.with_taint(DeviceTaint {
+                    key: "gpu.nvidia.com/ecc".into(),
+                    value: "uncorrectable".into(),
+                    effect: DeviceTaintEffect::NoExecute,
+                    time_added: Some(Time(1_700_000_000)),
+                });
+            }
+            slice.devices.push(device);
+        }
+        cluster.add_slice(slice)?;
+    }
+
+    // A training job holds two GPUs on gpu-node-1.
+    for g in [0, 1] {
+        cluster.allocate(
+            &DeviceRef::new(DRIVER, "gpu-node-1", format!("gpu-{g}")),
+            DeviceAllocation { consumer: "ml/train-0-gpus".into(), tolerations: vec![], admin_access: false },
+        )?;
+    }
+
+    // An operator drains gpu-node-1/gpu-1 for maintenance with a DeviceTaintRule.
+    let report = cluster.add_taint_rule(DeviceTaintRule {
+        name: "maintenance-node-1-gpu-1".into(),
+        selector: Some(DeviceTaintSelector {
+            driver: Some(DRIVER.into()),
+            pool: Some("gpu-node-1".into()),
+            device: Some("gpu-1".into()),
+        }),
+        taint: DeviceTaint {
+            key: "example.com/maintenance".into(),
+            value: String::new(),
+            effect: DeviceTaintEffect::NoExecute,
+            time_added: Some(Time(1_700_000_600)),
+        },
+    })?;
+
+    println!("cluster: {} nodes, {} GPUs", cluster.nodes().count(), cluster.device_count());
+    for (rack, counts) in cluster.domains("topology.kubernetes.io/rack") {
+        println!(
+            "  rack {rack}: {} nodes, {} GPUs, {} free, {} free and untainted",
+            counts.nodes, counts.devices, counts.free, counts.free_untainted
+        );
+    }
+    println!("\nDeviceTaintRule maintenance-node-1-gpu-1 affects {} device(s):", report.devices_affected);
+    for e in &report.evictions {
+        println!(
+            "  evict pods of claim {} (device {}, taint {}) {}",
+            e.consumer,
+            e.device,
+            e.taint,
+            match e.evict_at {
+                Some(t) => format!("at t={}", t.0),
+                None => "now".into(),
+            }
+        );
+    }
+
+    let h100 = cluster.select(
+        &DeviceFilter::all()
+            .driver(DRIVER)
+            .attribute(format!("{DRIVER}/productName"), DeviceAttribute::String("NVIDIA H100".into())),
+    );
+    let plain = cluster.usable(&h100, &[]);
+    let tolerant = [DeviceToleration {
+        key: "gpu.nvidia.com/ecc".into(),
+        operator: DeviceTolerationOperator::Exists,
+        value: String::new(),
+        effect: None,
+        toleration_seconds: None,
+    }];
+    let with_toleration = cluster.usable(&h100, &tolerant);
+
+    println!("\nrequest: deviceClassName gpu.nvidia.com, productName == \"NVIDIA H100\"");
+    println!("  {} H100s published, {} usable without tolerations:", h100.len(), plain.len());
+    for id in plain.iter() {
+        let d = cluster.device(id).expect("listed device");
+        println!("    {} on {}", d.device_ref(), d.node.unwrap_or("-"));
+    }
+    println!(
+        "  tolerating gpu.nvidia.com/ecc (Exists) adds {} more: {}",
+        with_toleration.len() - plain.len(),
+        with_toleration
+            .iter()
+            .filter(|d| !plain.contains(*d))
+            .map(|d| cluster.device(d).expect("listed device").device_ref().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}

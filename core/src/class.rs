@@ -1,0 +1,80 @@
+//! DeviceClasses (resource.k8s.io/v1).
+
+use crate::alloc_prelude::*;
+use crate::error::{check_max, check_name, ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::names;
+
+/// Upstream: selectors per class, request or subrequest.
+pub const MAX_SELECTORS: usize = 32;
+/// Upstream: bytes in one CEL expression.
+pub const MAX_CEL_LEN: usize = 10 * 1024;
+
+/// `DeviceSelector`: today always a CEL expression over `device`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct DeviceSelector {
+    /// `cel.expression`.
+    pub cel: String,
+}
+
+/// A DeviceClass: selectors every device allocated through it must satisfy.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", default))]
+pub struct DeviceClass {
+    /// `metadata.name`.
+    pub name: String,
+    /// `spec.selectors` (ANDed with a request's own selectors).
+    pub selectors: Vec<DeviceSelector>,
+    /// `spec.extendedResourceName`: pods may ask for the class as this extended
+    /// resource; unset means `deviceclass.resource.kubernetes.io/<name>`.
+    pub extended_resource_name: Option<String>,
+}
+
+impl DeviceClass {
+    /// A class with one CEL selector.
+    pub fn with_cel(name: impl Into<String>, cel: impl Into<String>) -> DeviceClass {
+        DeviceClass {
+            name: name.into(),
+            selectors: vec![DeviceSelector { cel: cel.into() }],
+            extended_resource_name: None,
+        }
+    }
+
+    /// The extended resource name pods use for this class.
+    pub fn effective_extended_resource_name(&self) -> String {
+        match &self.extended_resource_name {
+            Some(n) => n.clone(),
+            None => format!("deviceclass.resource.kubernetes.io/{}", self.name),
+        }
+    }
+
+    /// The object reference used in errors.
+    pub fn object_ref(&self) -> ObjectRef {
+        ObjectRef::cluster(ObjectKind::DeviceClass, self.name.clone())
+    }
+
+    /// Checks the class as the API server would (CEL is parsed when it is compiled).
+    pub fn validate(&self) -> Result<(), Vec<ValidationError>> {
+        let obj = self.object_ref();
+        let mut errs = Vec::new();
+        check_name(&obj, "metadata.name", &self.name, names::validate_dns_subdomain, &mut errs);
+        check_max(&obj, "spec.selectors", self.selectors.len(), MAX_SELECTORS, &mut errs);
+        for (i, s) in self.selectors.iter().enumerate() {
+            let field = format!("spec.selectors[{i}].cel.expression");
+            if s.cel.trim().is_empty() {
+                errs.push(ValidationError::new(obj.clone(), field, Problem::Required));
+            } else if s.cel.len() > MAX_CEL_LEN {
+                errs.push(ValidationError::new(
+                    obj.clone(),
+                    field,
+                    Problem::TooLong { max: MAX_CEL_LEN, actual: s.cel.len() },
+                ));
+            }
+        }
+        if let Some(n) = &self.extended_resource_name {
+            check_name(&obj, "spec.extendedResourceName", n, names::validate_label_name, &mut errs);
+        }
+        if errs.is_empty() { Ok(()) } else { Err(errs) }
+    }
+}

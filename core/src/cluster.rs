@@ -1,0 +1,1614 @@
+//! The cluster: the model objects plus the bitset index over their devices, kept in
+//! step by transactional mutations.
+
+use core::fmt;
+
+use smallvec::SmallVec;
+
+use crate::alloc_prelude::*;
+use crate::bits::{DeviceSet, SparseDeviceSet};
+use crate::device::NodeAccess;
+use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::ids::{DeviceId, NodeId, PoolId, SliceId};
+use crate::intern::{Interner, Symbol};
+use crate::toleration::{device_eviction, EvictionVerdict};
+use crate::{
+    Device, DeviceAttribute, DeviceClass, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
+    DeviceToleration, Node, ResourceSlice, Taint, TaintEffect, Time,
+};
+
+/// A device's global identity: `<driver>/<pool>/<device>`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct DeviceRef {
+    /// The DRA driver.
+    pub driver: String,
+    /// The pool name.
+    pub pool: String,
+    /// The device name.
+    pub device: String,
+}
+
+impl DeviceRef {
+    /// Builds a reference.
+    pub fn new(driver: impl Into<String>, pool: impl Into<String>, device: impl Into<String>) -> DeviceRef {
+        DeviceRef { driver: driver.into(), pool: pool.into(), device: device.into() }
+    }
+
+    /// Parses `driver/pool/device`. The pool name may itself contain `/`, so the driver
+    /// is everything before the first `/` and the device everything after the last.
+    pub fn parse(s: &str) -> Option<DeviceRef> {
+        let (driver, rest) = s.split_once('/')?;
+        let (pool, device) = rest.rsplit_once('/')?;
+        (!driver.is_empty() && !pool.is_empty() && !device.is_empty())
+            .then(|| DeviceRef::new(driver, pool, device))
+    }
+}
+
+impl fmt::Display for DeviceRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}/{}", self.driver, self.pool, self.device)
+    }
+}
+
+/// One holder of an allocated device: the claim and the tolerations copied into its
+/// allocation result (which decide NoExecute eviction).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct DeviceAllocation {
+    /// Who holds the device, e.g. `namespace/claim-name`.
+    pub consumer: String,
+    /// The request's tolerations, as copied into the allocation result.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub tolerations: Vec<DeviceToleration>,
+    /// Administrative access: never makes the device "in use" for others.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub admin_access: bool,
+}
+
+/// Why a mutation was refused. A refused mutation leaves the cluster unchanged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClusterError {
+    /// The object is invalid; every problem found is listed.
+    Invalid(Vec<ValidationError>),
+    /// An object of this kind and name already exists (use the `replace_*` method).
+    AlreadyExists(ObjectRef),
+    /// No object of this kind and name exists.
+    NotFound(ObjectRef),
+    /// No device with this identity is published (at its pool's current generation).
+    DeviceNotFound(DeviceRef),
+    /// The device is already allocated exclusively (or to this consumer).
+    DeviceInUse {
+        /// The device.
+        device: DeviceRef,
+        /// The consumer that holds it.
+        holder: String,
+    },
+    /// The device is not allocated to this consumer.
+    NotAllocated {
+        /// The device.
+        device: DeviceRef,
+        /// The consumer named in the request.
+        consumer: String,
+    },
+}
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClusterError::Invalid(errs) => {
+                for (i, e) in errs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
+            ClusterError::AlreadyExists(o) => write!(f, "{o} already exists"),
+            ClusterError::NotFound(o) => write!(f, "{o} not found"),
+            ClusterError::DeviceNotFound(d) => write!(f, "device {d} not found"),
+            ClusterError::DeviceInUse { device, holder } => {
+                write!(f, "device {device} is already allocated to {holder}")
+            }
+            ClusterError::NotAllocated { device, consumer } => {
+                write!(f, "device {device} is not allocated to {consumer}")
+            }
+        }
+    }
+}
+
+impl core::error::Error for ClusterError {}
+
+impl From<Vec<ValidationError>> for ClusterError {
+    fn from(errs: Vec<ValidationError>) -> ClusterError {
+        ClusterError::Invalid(errs)
+    }
+}
+
+/// Why a pool is not usable although its slices are valid one by one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum PoolProblem {
+    /// Two slices of the current generation publish a device of this name.
+    DuplicateDevice(String),
+    /// Two slices of the current generation publish a counter set of this name.
+    DuplicateCounterSet(String),
+    /// A device consumes from a counter set the pool does not have.
+    MissingCounterSet {
+        /// The device.
+        device: String,
+        /// The counter set it names.
+        counter_set: String,
+    },
+    /// A device consumes a counter its counter set does not have.
+    MissingCounter {
+        /// The device.
+        device: String,
+        /// The counter set.
+        counter_set: String,
+        /// The counter it names.
+        counter: String,
+    },
+}
+
+/// The state of one resource pool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct PoolStatus {
+    /// The driver.
+    pub driver: String,
+    /// The pool name.
+    pub name: String,
+    /// The highest generation seen; only slices of this generation count.
+    pub generation: i64,
+    /// Slices present at that generation.
+    pub slices_present: usize,
+    /// `resourceSliceCount` of that generation.
+    pub slices_expected: i64,
+    /// Problems that make the pool invalid (its devices are never used).
+    pub problems: Vec<PoolProblem>,
+}
+
+impl PoolStatus {
+    /// Every slice of the current generation is present.
+    pub fn is_complete(&self) -> bool {
+        i64::try_from(self.slices_present).is_ok_and(|n| n == self.slices_expected)
+    }
+
+    /// Complete and without problems: its devices can be allocated.
+    pub fn is_usable(&self) -> bool {
+        self.is_complete() && self.problems.is_empty()
+    }
+}
+
+/// Device counts of one node or one topology domain, maintained incrementally.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct DeviceCounts {
+    /// Nodes (for a domain; 1 for a node).
+    pub nodes: u32,
+    /// Usable devices: in a complete, valid pool at its current generation.
+    pub devices: u32,
+    /// Usable devices not allocated exclusively.
+    pub free: u32,
+    /// Free devices without any `NoSchedule` / `NoExecute` taint.
+    pub free_untainted: u32,
+}
+
+impl DeviceCounts {
+    fn add(&mut self, o: DeviceCounts) {
+        self.nodes += o.nodes;
+        self.devices += o.devices;
+        self.free += o.free;
+        self.free_untainted += o.free_untainted;
+    }
+
+    fn sub(&mut self, o: DeviceCounts) {
+        self.nodes -= o.nodes;
+        self.devices -= o.devices;
+        self.free -= o.free;
+        self.free_untainted -= o.free_untainted;
+    }
+
+    fn of_flags(flags: u8) -> DeviceCounts {
+        let eligible = flags & ELIGIBLE != 0;
+        let free = eligible && flags & FREE != 0;
+        DeviceCounts {
+            nodes: 0,
+            devices: u32::from(eligible),
+            free: u32::from(free),
+            free_untainted: u32::from(free && flags & TAINTED == 0),
+        }
+    }
+}
+
+/// A NoExecute eviction that a mutation started or cancelled: an allocated device now
+/// carries (or no longer carries) a `NoExecute` taint its holder does not tolerate
+/// forever.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct EvictionNotice {
+    /// The allocated device.
+    pub device: DeviceRef,
+    /// The claim holding it.
+    pub consumer: String,
+    /// The taint.
+    pub taint: DeviceTaint,
+    /// Seconds after `taint.time_added` at which pods using the claim are evicted
+    /// (the least matching `tolerationSeconds`, 0 when nothing tolerates it).
+    pub delay_seconds: i64,
+    /// `taint.time_added + delay_seconds`, when the taint has a time.
+    pub evict_at: Option<Time>,
+}
+
+/// What a taint-changing mutation affects.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct TaintReport {
+    /// Devices whose set of taints changed.
+    pub devices_affected: usize,
+    /// Evictions that start because of the mutation.
+    pub evictions: Vec<EvictionNotice>,
+    /// Evictions that no longer apply (the taint was removed or is now tolerated).
+    pub cancelled: Vec<EvictionNotice>,
+}
+
+/// Selects devices through the inverted index: every criterion that is set must match.
+///
+/// Attribute names are qualified as in CEL: a name without a domain is looked up in
+/// the device's driver domain.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct DeviceFilter {
+    /// Only this driver.
+    pub driver: Option<String>,
+    /// Only pools of this name.
+    pub pool: Option<String>,
+    /// Attribute equalities (`name`, value); a list attribute matches when it contains
+    /// the value.
+    pub attributes: Vec<(String, DeviceAttribute)>,
+}
+
+impl DeviceFilter {
+    /// Matches every device.
+    pub fn all() -> DeviceFilter {
+        DeviceFilter::default()
+    }
+
+    /// Only devices of `driver` (builder style).
+    #[must_use]
+    pub fn driver(mut self, driver: impl Into<String>) -> DeviceFilter {
+        self.driver = Some(driver.into());
+        self
+    }
+
+    /// Adds an attribute equality (builder style).
+    #[must_use]
+    pub fn attribute(mut self, name: impl Into<String>, value: DeviceAttribute) -> DeviceFilter {
+        self.attributes.push((name.into(), value));
+        self
+    }
+}
+
+/// A read-only view of one device.
+#[derive(Clone, Debug)]
+pub struct DeviceView<'a> {
+    /// Its id.
+    pub id: DeviceId,
+    /// The driver.
+    pub driver: &'a str,
+    /// The pool name.
+    pub pool: &'a str,
+    /// The slice that publishes it.
+    pub slice: &'a str,
+    /// The device as published.
+    pub device: &'a Device,
+    /// The node, for node-local devices.
+    pub node: Option<&'a str>,
+    /// Whether it can be allocated at all (complete, valid pool; current generation).
+    pub usable: bool,
+    /// Whether it is free (not allocated exclusively).
+    pub free: bool,
+}
+
+impl DeviceView<'_> {
+    /// The device's identity.
+    pub fn device_ref(&self) -> DeviceRef {
+        DeviceRef::new(self.driver, self.pool, &self.device.name)
+    }
+}
+
+/// Memory used by the device index, for the budget in `benches/RESULTS.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct IndexMemory {
+    /// Devices indexed.
+    pub devices: usize,
+    /// Bytes of the per-device slots and the dense and per-node/per-pool sets.
+    pub structural_bytes: usize,
+    /// Bytes of the attribute inverted index (grows with attribute values).
+    pub attribute_bytes: usize,
+}
+
+impl IndexMemory {
+    /// Structural bytes per device (the figure the budget is about).
+    pub fn structural_bytes_per_device(&self) -> f64 {
+        if self.devices == 0 { 0.0 } else { self.structural_bytes as f64 / self.devices as f64 }
+    }
+}
+
+const ELIGIBLE: u8 = 1;
+const FREE: u8 = 2;
+const TAINTED: u8 = 4;
+
+/// Where one of a device's taints comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TaintSource {
+    /// `taints[i]` of the device in its slice.
+    Slice(u8),
+    /// The rule in this rule slot.
+    Rule(u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct AppliedTaint {
+    source: TaintSource,
+    /// The blocking group (NoSchedule / NoExecute taints only).
+    group: Option<u32>,
+}
+
+/// The inverted-index key of one attribute value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum AttrKey {
+    Int(i64),
+    Bool(bool),
+    Str(Symbol),
+    Version(Symbol),
+}
+
+#[derive(Clone, Debug)]
+struct DeviceSlot {
+    slice: SliceId,
+    /// Position in `slice.devices`.
+    pos: u16,
+    node: Option<NodeId>,
+    /// (driver, pool, device name): the key allocations are recorded under, so they
+    /// survive a slice being republished.
+    key: (Symbol, Symbol, Symbol),
+    flags: u8,
+    taints: SmallVec<[AppliedTaint; 1]>,
+}
+
+#[derive(Clone, Debug)]
+struct SliceEntry {
+    slice: ResourceSlice,
+    pool: PoolId,
+    devices: Vec<DeviceId>,
+}
+
+#[derive(Clone, Debug)]
+struct PoolEntry {
+    driver: Symbol,
+    name: Symbol,
+    /// Every slice of the pool, any generation, by slice name.
+    slices: BTreeMap<String, SliceId>,
+    status: PoolStatus,
+    /// Current-generation devices by name.
+    device_by_name: BTreeMap<Symbol, DeviceId>,
+    /// Current-generation devices.
+    devices: SparseDeviceSet,
+}
+
+#[derive(Clone, Debug, Default)]
+struct NodeEntry {
+    name: String,
+    node: Option<Node>,
+    devices: SparseDeviceSet,
+    counts: DeviceCounts,
+}
+
+#[derive(Clone, Debug)]
+struct TaintGroup {
+    key: String,
+    value: String,
+    effect: DeviceTaintEffect,
+    members: DeviceSet,
+    len: usize,
+}
+
+#[derive(Clone, Debug)]
+struct RuleEntry {
+    rule: DeviceTaintRule,
+    slot: u32,
+    group: Option<u32>,
+}
+
+/// The cluster model plus its device index.
+///
+/// Every mutation validates first and applies second: a mutation that returns an error
+/// has changed nothing. See `docs/ARCHITECTURE.md` for the index layout.
+///
+/// ```
+/// use gangpack::{Cluster, Device, DeviceAttribute, DeviceFilter, Node, Quantity, ResourceSlice};
+///
+/// let mut cluster = Cluster::new();
+/// cluster.add_node(Node::new("node-1").with_label("rack", "r1")).unwrap();
+/// let mut slice = ResourceSlice::node_local("node-1-gpus", "gpu.example.com", "node-1", "node-1");
+/// for i in 0..8 {
+///     slice.devices.push(
+///         Device::new(format!("gpu-{i}"))
+///             .with_attribute("productName", DeviceAttribute::String("H100".into()))
+///             .with_capacity("memory", Quantity::parse("80Gi").unwrap()),
+///     );
+/// }
+/// cluster.add_slice(slice).unwrap();
+/// let h100 = cluster.select(&DeviceFilter::all().attribute(
+///     "gpu.example.com/productName",
+///     DeviceAttribute::String("H100".into()),
+/// ));
+/// assert_eq!(cluster.usable(&h100, &[]).len(), 8);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Cluster {
+    strings: Interner,
+    nodes: Vec<NodeEntry>,
+    node_by_name: BTreeMap<String, NodeId>,
+    slices: Vec<Option<SliceEntry>>,
+    free_slice_ids: BTreeSet<u32>,
+    slice_by_name: BTreeMap<String, SliceId>,
+    pools: Vec<PoolEntry>,
+    pool_by_key: BTreeMap<(Symbol, Symbol), PoolId>,
+    devices: Vec<Option<DeviceSlot>>,
+    free_device_ids: BTreeSet<u32>,
+    classes: BTreeMap<String, DeviceClass>,
+    rules: BTreeMap<String, RuleEntry>,
+    rule_slots: Vec<Option<String>>,
+    allocations: BTreeMap<(Symbol, Symbol, Symbol), Vec<DeviceAllocation>>,
+    // The index.
+    live: DeviceSet,
+    eligible: DeviceSet,
+    free: DeviceSet,
+    tainted: DeviceSet,
+    shared: DeviceSet,
+    groups: Vec<TaintGroup>,
+    group_by_key: BTreeMap<(String, String, bool), u32>,
+    by_driver: BTreeMap<Symbol, DeviceSet>,
+    attr_values: BTreeMap<(Symbol, AttrKey), SparseDeviceSet>,
+    attr_present: BTreeMap<Symbol, SparseDeviceSet>,
+    topology_keys: BTreeMap<String, BTreeMap<String, DeviceCounts>>,
+}
+
+fn not_found(kind: ObjectKind, name: &str) -> ClusterError {
+    ClusterError::NotFound(ObjectRef::cluster(kind, name))
+}
+
+impl Cluster {
+    /// An empty cluster.
+    #[must_use]
+    pub fn new() -> Cluster {
+        Cluster::default()
+    }
+
+    // ----------------------------------------------------------------- nodes
+
+    /// Adds a node.
+    pub fn add_node(&mut self, node: Node) -> Result<NodeId, ClusterError> {
+        node.validate()?;
+        if self.node(&node.name).is_some() {
+            return Err(ClusterError::AlreadyExists(node.object_ref()));
+        }
+        Ok(self.put_node(node))
+    }
+
+    /// Replaces a node (labels, allocatable, taints), keeping its devices.
+    pub fn replace_node(&mut self, node: Node) -> Result<NodeId, ClusterError> {
+        node.validate()?;
+        if self.node(&node.name).is_none() {
+            return Err(ClusterError::NotFound(node.object_ref()));
+        }
+        Ok(self.put_node(node))
+    }
+
+    /// Removes a node. Its node-local slices stay (as in Kubernetes, where the driver
+    /// or the garbage collector removes them), but no pod can reach them.
+    pub fn remove_node(&mut self, name: &str) -> Result<Node, ClusterError> {
+        let id = *self.node_by_name.get(name).ok_or_else(|| not_found(ObjectKind::Node, name))?;
+        let Some(old) = self.nodes[id.index()].node.clone() else {
+            return Err(not_found(ObjectKind::Node, name));
+        };
+        self.set_node_domains(id, None);
+        self.nodes[id.index()].node = None;
+        Ok(old)
+    }
+
+    /// Adds a taint to a node (like `kubectl taint`); a taint with the same key and
+    /// effect is replaced.
+    pub fn taint_node(&mut self, name: &str, taint: Taint) -> Result<(), ClusterError> {
+        let mut node = self.node(name).cloned().ok_or_else(|| not_found(ObjectKind::Node, name))?;
+        node.taints.retain(|t| !(t.key == taint.key && t.effect == taint.effect));
+        node.taints.push(taint);
+        self.replace_node(node).map(|_| ())
+    }
+
+    /// Removes a node's taints with this key (and effect, if given); returns how many.
+    pub fn untaint_node(
+        &mut self,
+        name: &str,
+        key: &str,
+        effect: Option<TaintEffect>,
+    ) -> Result<usize, ClusterError> {
+        let mut node = self.node(name).cloned().ok_or_else(|| not_found(ObjectKind::Node, name))?;
+        let before = node.taints.len();
+        node.taints.retain(|t| !(t.key == key && effect.is_none_or(|e| e == t.effect)));
+        let removed = before - node.taints.len();
+        self.replace_node(node)?;
+        Ok(removed)
+    }
+
+    fn put_node(&mut self, node: Node) -> NodeId {
+        let id = self.node_slot(&node.name);
+        let labels = node.labels.clone();
+        self.set_node_domains(id, Some(&labels));
+        self.nodes[id.index()].node = Some(node);
+        id
+    }
+
+    /// The node slot for a name, created on first use (slices may name a node before
+    /// the Node object arrives).
+    fn node_slot(&mut self, name: &str) -> NodeId {
+        if let Some(&id) = self.node_by_name.get(name) {
+            return id;
+        }
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(NodeEntry {
+            name: name.to_owned(),
+            counts: DeviceCounts { nodes: 1, ..DeviceCounts::default() },
+            ..NodeEntry::default()
+        });
+        self.node_by_name.insert(name.to_owned(), id);
+        id
+    }
+
+    /// Moves a node's counts from the domains of its old labels to those of `labels`.
+    fn set_node_domains(&mut self, id: NodeId, labels: Option<&BTreeMap<String, String>>) {
+        let entry = &self.nodes[id.index()];
+        let counts = entry.counts;
+        let old = entry.node.as_ref().map(|n| n.labels.clone());
+        for (key, domains) in &mut self.topology_keys {
+            if let Some(v) = old.as_ref().and_then(|l| l.get(key)) {
+                if let Some(c) = domains.get_mut(v) {
+                    c.sub(counts);
+                }
+            }
+            if let Some(v) = labels.and_then(|l| l.get(key)) {
+                domains.entry(v.clone()).or_default().add(counts);
+            }
+        }
+    }
+
+    /// The node of this name.
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.node_by_name.get(name).and_then(|id| self.nodes[id.index()].node.as_ref())
+    }
+
+    /// The id of a node (or of a node name a slice refers to).
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.node_by_name.get(name).copied()
+    }
+
+    /// The node with this id.
+    pub fn node_by_id(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id.index()).and_then(|e| e.node.as_ref())
+    }
+
+    /// Every node, by name.
+    pub fn nodes(&self) -> impl Iterator<Item = &Node> + '_ {
+        self.node_by_name.values().filter_map(|id| self.nodes[id.index()].node.as_ref())
+    }
+
+    /// The node-local devices of a node (any state).
+    pub fn node_devices(&self, node: NodeId) -> Option<&SparseDeviceSet> {
+        self.nodes.get(node.index()).map(|e| &e.devices)
+    }
+
+    /// A node's device counts, maintained incrementally (O(1)).
+    pub fn node_counts(&self, node: NodeId) -> Option<DeviceCounts> {
+        self.nodes.get(node.index()).map(|e| e.counts)
+    }
+
+    // ----------------------------------------------------------------- topology
+
+    /// Starts maintaining per-domain counts for a node-label key (e.g. a rack label).
+    pub fn track_topology_key(&mut self, key: &str) {
+        if self.topology_keys.contains_key(key) {
+            return;
+        }
+        let mut domains: BTreeMap<String, DeviceCounts> = BTreeMap::new();
+        for e in &self.nodes {
+            if let Some(v) = e.node.as_ref().and_then(|n| n.labels.get(key)) {
+                domains.entry(v.clone()).or_default().add(e.counts);
+            }
+        }
+        self.topology_keys.insert(key.to_owned(), domains);
+    }
+
+    /// Counts of one topology domain (`key` = `value`), if `key` is tracked.
+    pub fn domain_counts(&self, key: &str, value: &str) -> Option<DeviceCounts> {
+        self.topology_keys.get(key).map(|d| d.get(value).copied().unwrap_or_default())
+    }
+
+    /// Every domain of a tracked key with its counts, by value.
+    pub fn domains(&self, key: &str) -> impl Iterator<Item = (&str, DeviceCounts)> + '_ {
+        self.topology_keys
+            .get(key)
+            .into_iter()
+            .flat_map(|d| d.iter().filter(|(_, c)| c.nodes > 0).map(|(v, c)| (v.as_str(), *c)))
+    }
+
+    // ----------------------------------------------------------------- classes
+
+    /// Adds or replaces a DeviceClass.
+    pub fn put_class(&mut self, class: DeviceClass) -> Result<(), ClusterError> {
+        class.validate()?;
+        self.classes.insert(class.name.clone(), class);
+        Ok(())
+    }
+
+    /// Removes a DeviceClass.
+    pub fn remove_class(&mut self, name: &str) -> Result<DeviceClass, ClusterError> {
+        self.classes.remove(name).ok_or_else(|| not_found(ObjectKind::DeviceClass, name))
+    }
+
+    /// A DeviceClass by name.
+    pub fn class(&self, name: &str) -> Option<&DeviceClass> {
+        self.classes.get(name)
+    }
+
+    /// Every DeviceClass, by name.
+    pub fn classes(&self) -> impl Iterator<Item = &DeviceClass> + '_ {
+        self.classes.values()
+    }
+
+    // ----------------------------------------------------------------- slices
+
+    /// Adds a ResourceSlice. Returns the evictions its taints start on devices that
+    /// are already allocated (a republished pool, say).
+    pub fn add_slice(&mut self, slice: ResourceSlice) -> Result<TaintReport, ClusterError> {
+        slice.validate()?;
+        if self.slice_by_name.contains_key(&slice.name) {
+            return Err(ClusterError::AlreadyExists(slice.object_ref()));
+        }
+        let refs = slice_refs(&slice);
+        Ok(self.with_eviction_diff(&refs, |c| {
+            c.insert_slice(slice);
+        }))
+    }
+
+    /// Replaces a ResourceSlice of the same name (a driver republishing it).
+    pub fn replace_slice(&mut self, slice: ResourceSlice) -> Result<TaintReport, ClusterError> {
+        slice.validate()?;
+        let Some(&old) = self.slice_by_name.get(&slice.name) else {
+            return Err(ClusterError::NotFound(slice.object_ref()));
+        };
+        let old_entry = self.slice_entry(old);
+        if old_entry.slice.driver != slice.driver || old_entry.slice.pool.name != slice.pool.name {
+            let field = if old_entry.slice.driver == slice.driver { "spec.pool.name" } else { "spec.driver" };
+            return Err(ClusterError::Invalid(vec![ValidationError::new(
+                slice.object_ref(),
+                field,
+                Problem::Forbidden { reason: "field is immutable" },
+            )]));
+        }
+        let mut refs = slice_refs(&slice);
+        refs.extend(slice_refs(&old_entry.slice));
+        Ok(self.with_eviction_diff(&refs, |c| {
+            c.delete_slice(old);
+            c.insert_slice(slice);
+        }))
+    }
+
+    /// Removes a ResourceSlice; returns it.
+    pub fn remove_slice(&mut self, name: &str) -> Result<ResourceSlice, ClusterError> {
+        let id = *self.slice_by_name.get(name).ok_or_else(|| not_found(ObjectKind::ResourceSlice, name))?;
+        Ok(self.delete_slice(id))
+    }
+
+    /// A ResourceSlice by name.
+    pub fn slice(&self, name: &str) -> Option<&ResourceSlice> {
+        self.slice_by_name.get(name).map(|id| &self.slice_entry(*id).slice)
+    }
+
+    /// Every ResourceSlice, by name.
+    pub fn slices(&self) -> impl Iterator<Item = &ResourceSlice> + '_ {
+        self.slice_by_name.values().map(|id| &self.slice_entry(*id).slice)
+    }
+
+    fn slice_entry(&self, id: SliceId) -> &SliceEntry {
+        self.slices[id.index()].as_ref().expect("live slice id")
+    }
+
+    fn insert_slice(&mut self, slice: ResourceSlice) -> SliceId {
+        let id = match self.free_slice_ids.pop_first() {
+            Some(i) => SliceId(i),
+            None => {
+                self.slices.push(None);
+                SliceId(self.slices.len() as u32 - 1)
+            }
+        };
+        let driver = self.strings.intern(&slice.driver);
+        let pool_sym = self.strings.intern(&slice.pool.name);
+        let pool = self.pool_slot(driver, pool_sym, &slice.driver, &slice.pool.name);
+        self.pools[pool.index()].slices.insert(slice.name.clone(), id);
+        self.slice_by_name.insert(slice.name.clone(), id);
+        let slice_node = slice.node_name().map(str::to_owned);
+        let mut ids = Vec::with_capacity(slice.devices.len());
+        for (pos, d) in slice.devices.iter().enumerate() {
+            let node_name = match &d.node_access {
+                Some(NodeAccess::NodeName(n)) => Some(n.clone()),
+                _ => slice_node.clone(),
+            };
+            let node = node_name.map(|n| self.node_slot(&n));
+            let dev = self.alloc_device_id();
+            let name = self.strings.intern(&d.name);
+            self.devices[dev.index()] = Some(DeviceSlot {
+                slice: id,
+                pos: pos as u16,
+                node,
+                key: (driver, pool_sym, name),
+                flags: 0,
+                taints: SmallVec::new(),
+            });
+            self.grow_index(dev);
+            self.live.insert(dev);
+            match node {
+                Some(n) => self.nodes[n.index()].devices.insert(dev),
+                None => self.shared.insert(dev),
+            }
+            self.by_driver.entry(driver).or_default().insert(dev);
+            self.index_attributes(dev, &slice.driver, d, true);
+            ids.push(dev);
+        }
+        self.slices[id.index()] = Some(SliceEntry { slice, pool, devices: ids.clone() });
+        for &dev in &ids {
+            self.rebuild_taints(dev);
+        }
+        self.recompute_pool(pool);
+        id
+    }
+
+    fn delete_slice(&mut self, id: SliceId) -> ResourceSlice {
+        let entry = self.slices[id.index()].take().expect("live slice id");
+        self.free_slice_ids.insert(id.0);
+        self.slice_by_name.remove(&entry.slice.name);
+        self.pools[entry.pool.index()].slices.remove(&entry.slice.name);
+        for (pos, &dev) in entry.devices.iter().enumerate() {
+            self.set_flags(dev, 0);
+            self.set_groups(dev, SmallVec::new());
+            let slot = self.devices[dev.index()].take().expect("live device id");
+            self.live.remove(dev);
+            match slot.node {
+                Some(n) => self.nodes[n.index()].devices.remove(dev),
+                None => self.shared.remove(dev),
+            }
+            if let Some(s) = self.by_driver.get_mut(&slot.key.0) {
+                s.remove(dev);
+            }
+            self.index_attributes(dev, &entry.slice.driver, &entry.slice.devices[pos], false);
+            self.free_device_ids.insert(dev.0);
+        }
+        self.recompute_pool(entry.pool);
+        entry.slice
+    }
+
+    fn alloc_device_id(&mut self) -> DeviceId {
+        match self.free_device_ids.pop_first() {
+            Some(i) => DeviceId(i),
+            None => {
+                self.devices.push(None);
+                DeviceId(self.devices.len() as u32 - 1)
+            }
+        }
+    }
+
+    fn grow_index(&mut self, dev: DeviceId) {
+        let n = dev.index() + 1;
+        for s in [&mut self.live, &mut self.eligible, &mut self.free, &mut self.tainted, &mut self.shared] {
+            s.grow(n);
+        }
+    }
+
+    fn pool_slot(&mut self, driver: Symbol, name: Symbol, driver_s: &str, name_s: &str) -> PoolId {
+        if let Some(&p) = self.pool_by_key.get(&(driver, name)) {
+            return p;
+        }
+        let id = PoolId(self.pools.len() as u32);
+        self.pools.push(PoolEntry {
+            driver,
+            name,
+            slices: BTreeMap::new(),
+            status: PoolStatus {
+                driver: driver_s.to_owned(),
+                name: name_s.to_owned(),
+                generation: 0,
+                slices_present: 0,
+                slices_expected: 0,
+                problems: Vec::new(),
+            },
+            device_by_name: BTreeMap::new(),
+            devices: SparseDeviceSet::new(),
+        });
+        self.pool_by_key.insert((driver, name), id);
+        id
+    }
+
+    /// Recomputes a pool's generation, completeness and validity, and the usability of
+    /// every device in it.
+    fn recompute_pool(&mut self, pool: PoolId) {
+        let slice_ids: Vec<SliceId> = self.pools[pool.index()].slices.values().copied().collect();
+        let generation = slice_ids
+            .iter()
+            .map(|s| self.slice_entry(*s).slice.pool.generation)
+            .max()
+            .unwrap_or(0);
+        let current: Vec<SliceId> = slice_ids
+            .iter()
+            .copied()
+            .filter(|s| self.slice_entry(*s).slice.pool.generation == generation)
+            .collect();
+        // The slices of one generation should agree; the first by name decides.
+        let expected = current.first().map_or(0, |s| self.slice_entry(*s).slice.pool.resource_slice_count);
+        let mut problems = Vec::new();
+        let mut by_name: BTreeMap<Symbol, DeviceId> = BTreeMap::new();
+        let mut counter_sets: BTreeMap<&str, &BTreeMap<String, crate::Quantity>> = BTreeMap::new();
+        let mut devices = SparseDeviceSet::new();
+        for &s in &current {
+            let e = self.slice_entry(s);
+            for cs in &e.slice.shared_counters {
+                if counter_sets.insert(&cs.name, &cs.counters).is_some() {
+                    problems.push(PoolProblem::DuplicateCounterSet(cs.name.clone()));
+                }
+            }
+            for &dev in &e.devices {
+                let slot = self.devices[dev.index()].as_ref().expect("live device id");
+                devices.insert(dev);
+                if by_name.insert(slot.key.2, dev).is_some() {
+                    problems.push(PoolProblem::DuplicateDevice(self.strings.resolve(slot.key.2).to_owned()));
+                }
+            }
+        }
+        for &s in &current {
+            for d in &self.slice_entry(s).slice.devices {
+                for c in &d.consumes_counters {
+                    match counter_sets.get(c.counter_set.as_str()) {
+                        None => problems.push(PoolProblem::MissingCounterSet {
+                            device: d.name.clone(),
+                            counter_set: c.counter_set.clone(),
+                        }),
+                        Some(set) => {
+                            for counter in c.counters.keys().filter(|k| !set.contains_key(*k)) {
+                                problems.push(PoolProblem::MissingCounter {
+                                    device: d.name.clone(),
+                                    counter_set: c.counter_set.clone(),
+                                    counter: counter.clone(),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let p = &mut self.pools[pool.index()];
+        p.status.generation = generation;
+        p.status.slices_present = current.len();
+        p.status.slices_expected = expected;
+        p.status.problems = problems;
+        p.device_by_name = by_name;
+        p.devices = devices;
+        let usable = p.status.is_usable();
+        for s in slice_ids {
+            let is_current = self.slice_entry(s).slice.pool.generation == generation;
+            for dev in self.slice_entry(s).devices.clone() {
+                let flags = self.devices[dev.index()].as_ref().map_or(0, |d| d.flags);
+                let eligible = if usable && is_current { ELIGIBLE } else { 0 };
+                self.set_flags(dev, (flags & !ELIGIBLE) | eligible);
+            }
+        }
+    }
+
+    /// The state of a pool.
+    pub fn pool_status(&self, driver: &str, pool: &str) -> Option<&PoolStatus> {
+        let key = (self.strings.get(driver)?, self.strings.get(pool)?);
+        self.pool_by_key.get(&key).map(|p| &self.pools[p.index()].status)
+    }
+
+    /// Every pool that has at least one slice, by (driver, name).
+    pub fn pools(&self) -> impl Iterator<Item = &PoolStatus> + '_ {
+        let mut v: Vec<&PoolEntry> = self.pools.iter().filter(|p| !p.slices.is_empty()).collect();
+        v.sort_by(|a, b| (&a.status.driver, &a.status.name).cmp(&(&b.status.driver, &b.status.name)));
+        v.into_iter().map(|p| &p.status)
+    }
+
+    /// The current-generation devices of a pool.
+    pub fn pool_devices(&self, driver: &str, pool: &str) -> Option<&SparseDeviceSet> {
+        let key = (self.strings.get(driver)?, self.strings.get(pool)?);
+        self.pool_by_key.get(&key).map(|p| &self.pools[p.index()].devices)
+    }
+
+    // ----------------------------------------------------------------- attribute index
+
+    fn index_attributes(&mut self, dev: DeviceId, driver: &str, d: &Device, add: bool) {
+        for (name, value) in &d.attributes {
+            let (fq, shadowed) = qualified(driver, name, d);
+            if shadowed {
+                continue;
+            }
+            let name_sym = self.strings.intern(&fq);
+            let keys = attr_keys(&mut self.strings, value);
+            let present = self.attr_present.entry(name_sym).or_default();
+            if add {
+                present.insert(dev);
+            } else {
+                present.remove(dev);
+            }
+            for k in keys {
+                let set = self.attr_values.entry((name_sym, k)).or_default();
+                if add {
+                    set.insert(dev);
+                } else {
+                    set.remove(dev);
+                    if set.is_empty() {
+                        self.attr_values.remove(&(name_sym, k));
+                    }
+                }
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------- taints
+
+    /// Adds a taint to a device in its slice, as its driver would by republishing the
+    /// slice. The slice's validation limits apply (16 taints per device; 64 devices per
+    /// slice once any device has a taint).
+    pub fn taint_device(&mut self, device: &DeviceRef, taint: DeviceTaint) -> Result<TaintReport, ClusterError> {
+        let dev = self.device_id(device).ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let mut slice = self.slice_entry(slot.slice).slice.clone();
+        slice.devices[slot.pos as usize].taints.push(taint);
+        self.replace_slice(slice)
+    }
+
+    /// Removes a device's slice taints with this key (and effect, if given).
+    pub fn untaint_device(
+        &mut self,
+        device: &DeviceRef,
+        key: &str,
+        effect: Option<&DeviceTaintEffect>,
+    ) -> Result<TaintReport, ClusterError> {
+        let dev = self.device_id(device).ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let mut slice = self.slice_entry(slot.slice).slice.clone();
+        slice.devices[slot.pos as usize]
+            .taints
+            .retain(|t| !(t.key == key && effect.is_none_or(|e| *e == t.effect)));
+        self.replace_slice(slice)
+    }
+
+    /// Adds a DeviceTaintRule; its taint joins the taints of every selected device.
+    pub fn add_taint_rule(&mut self, rule: DeviceTaintRule) -> Result<TaintReport, ClusterError> {
+        rule.validate()?;
+        if self.rules.contains_key(&rule.name) {
+            return Err(ClusterError::AlreadyExists(rule.object_ref()));
+        }
+        let refs = self.refs_of(&self.rule_devices(&rule));
+        Ok(self.with_eviction_diff(&refs, |c| c.insert_rule(rule)))
+    }
+
+    /// Replaces a DeviceTaintRule of the same name.
+    pub fn replace_taint_rule(&mut self, rule: DeviceTaintRule) -> Result<TaintReport, ClusterError> {
+        rule.validate()?;
+        if !self.rules.contains_key(&rule.name) {
+            return Err(ClusterError::NotFound(rule.object_ref()));
+        }
+        let mut refs = self.refs_of(&self.rule_devices(&rule));
+        refs.extend(self.refs_of(&self.rule_devices(&self.rules[&rule.name].rule)));
+        Ok(self.with_eviction_diff(&refs, |c| {
+            c.delete_rule(&rule.name);
+            c.insert_rule(rule);
+        }))
+    }
+
+    /// Removes a DeviceTaintRule; pending evictions it caused are cancelled.
+    pub fn remove_taint_rule(&mut self, name: &str) -> Result<(DeviceTaintRule, TaintReport), ClusterError> {
+        if !self.rules.contains_key(name) {
+            return Err(not_found(ObjectKind::DeviceTaintRule, name));
+        }
+        let refs = self.refs_of(&self.rule_devices(&self.rules[name].rule));
+        let mut removed = None;
+        let report = self.with_eviction_diff(&refs, |c| removed = Some(c.delete_rule(name)));
+        Ok((removed.expect("rule removed"), report))
+    }
+
+    /// A DeviceTaintRule by name.
+    pub fn taint_rule(&self, name: &str) -> Option<&DeviceTaintRule> {
+        self.rules.get(name).map(|r| &r.rule)
+    }
+
+    /// Every DeviceTaintRule, by name.
+    pub fn taint_rules(&self) -> impl Iterator<Item = &DeviceTaintRule> + '_ {
+        self.rules.values().map(|r| &r.rule)
+    }
+
+    /// The devices a rule's selector picks (any generation).
+    pub fn rule_devices(&self, rule: &DeviceTaintRule) -> Vec<DeviceId> {
+        let Some(sel) = &rule.selector else { return Vec::new() };
+        let mut out = Vec::new();
+        for p in &self.pools {
+            let driver = self.strings.resolve(p.driver);
+            let pool = self.strings.resolve(p.name);
+            if sel.driver.as_deref().is_some_and(|d| d != driver) || sel.pool.as_deref().is_some_and(|x| x != pool) {
+                continue;
+            }
+            for s in p.slices.values() {
+                for &dev in &self.slice_entry(*s).devices {
+                    let slot = self.devices[dev.index()].as_ref().expect("live device id");
+                    if sel.device.as_deref().is_none_or(|n| n == self.strings.resolve(slot.key.2)) {
+                        out.push(dev);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    fn insert_rule(&mut self, rule: DeviceTaintRule) {
+        let slot = match self.rule_slots.iter().position(Option::is_none) {
+            Some(i) => i as u32,
+            None => {
+                self.rule_slots.push(None);
+                self.rule_slots.len() as u32 - 1
+            }
+        };
+        self.rule_slots[slot as usize] = Some(rule.name.clone());
+        let group = self.group_for(&rule.taint);
+        let devices = self.rule_devices(&rule);
+        self.rules.insert(rule.name.clone(), RuleEntry { rule, slot, group });
+        for &d in &devices {
+            self.rebuild_taints(d);
+        }
+    }
+
+    fn delete_rule(&mut self, name: &str) -> DeviceTaintRule {
+        let entry = self.rules.remove(name).expect("rule exists");
+        self.rule_slots[entry.slot as usize] = None;
+        let devices = self.rule_devices(&entry.rule);
+        for &d in &devices {
+            self.rebuild_taints(d);
+        }
+        entry.rule
+    }
+
+    /// The blocking group of a taint (None for `None` and unknown effects).
+    fn group_for(&mut self, t: &DeviceTaint) -> Option<u32> {
+        if !t.effect.blocks_allocation() {
+            return None;
+        }
+        let key = (t.key.clone(), t.value.clone(), t.effect.is_no_execute());
+        if let Some(&g) = self.group_by_key.get(&key) {
+            return Some(g);
+        }
+        let g = self.groups.len() as u32;
+        self.groups.push(TaintGroup {
+            key: t.key.clone(),
+            value: t.value.clone(),
+            effect: t.effect.clone(),
+            members: DeviceSet::new(),
+            len: 0,
+        });
+        self.group_by_key.insert(key, g);
+        Some(g)
+    }
+
+    /// Recomputes a device's applied taints: its slice taints plus one per selecting rule.
+    fn rebuild_taints(&mut self, dev: DeviceId) {
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let entry = self.slice_entry(slot.slice);
+        let d = &entry.slice.devices[slot.pos as usize];
+        let driver = entry.slice.driver.clone();
+        let pool = entry.slice.pool.name.clone();
+        let name = d.name.clone();
+        let own: Vec<DeviceTaint> = d.taints.clone();
+        let mut applied: SmallVec<[AppliedTaint; 1]> = SmallVec::new();
+        for (i, t) in own.iter().enumerate() {
+            let group = self.group_for(t);
+            applied.push(AppliedTaint { source: TaintSource::Slice(i as u8), group });
+        }
+        for r in self.rules.values() {
+            if r.rule.selects(&driver, &pool, &name) {
+                applied.push(AppliedTaint { source: TaintSource::Rule(r.slot), group: r.group });
+            }
+        }
+        self.set_groups(dev, applied);
+    }
+
+    fn set_groups(&mut self, dev: DeviceId, applied: SmallVec<[AppliedTaint; 1]>) {
+        let Some(slot) = self.devices[dev.index()].as_mut() else { return };
+        let old: BTreeSet<u32> = slot.taints.iter().filter_map(|t| t.group).collect();
+        let new: BTreeSet<u32> = applied.iter().filter_map(|t| t.group).collect();
+        slot.taints = applied;
+        let flags = (slot.flags & !TAINTED) | if new.is_empty() { 0 } else { TAINTED };
+        for g in old.difference(&new) {
+            let grp = &mut self.groups[*g as usize];
+            grp.members.remove(dev);
+            grp.len -= 1;
+        }
+        for g in new.difference(&old) {
+            let grp = &mut self.groups[*g as usize];
+            grp.members.insert(dev);
+            grp.len += 1;
+        }
+        self.set_flags(dev, flags);
+    }
+
+    /// Every taint a device carries: its slice taints, then one per selecting rule.
+    pub fn device_taints(&self, dev: DeviceId) -> Vec<DeviceTaint> {
+        let Some(slot) = self.devices.get(dev.index()).and_then(Option::as_ref) else {
+            return Vec::new();
+        };
+        slot.taints.iter().map(|t| self.resolve_taint(slot, t.source).clone()).collect()
+    }
+
+    fn resolve_taint(&self, slot: &DeviceSlot, source: TaintSource) -> &DeviceTaint {
+        match source {
+            TaintSource::Slice(i) => &self.slice_entry(slot.slice).slice.devices[slot.pos as usize].taints[i as usize],
+            TaintSource::Rule(r) => {
+                let name = self.rule_slots[r as usize].as_ref().expect("live rule slot");
+                &self.rules[name].rule.taint
+            }
+        }
+    }
+
+    /// The eviction notices in force for one device: (consumer, taint) pairs whose
+    /// NoExecute taint is not tolerated forever.
+    fn device_evictions(&self, dev: DeviceId, out: &mut Vec<EvictionNotice>) {
+        let Some(slot) = self.devices.get(dev.index()).and_then(Option::as_ref) else { return };
+        let Some(holders) = self.allocations.get(&slot.key) else { return };
+        for t in &slot.taints {
+            let taint = self.resolve_taint(slot, t.source);
+            for h in holders {
+                if let EvictionVerdict::Evict { delay_seconds } = device_eviction(taint, &h.tolerations) {
+                    out.push(EvictionNotice {
+                        device: self.device_ref_of(slot),
+                        consumer: h.consumer.clone(),
+                        taint: taint.clone(),
+                        delay_seconds,
+                        evict_at: taint.time_added.map(|t| t.plus_seconds(delay_seconds)),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Runs a mutation that may change the taints or presence of the devices named in
+    /// `refs`, and reports which evictions it started and cancelled on them. Devices are
+    /// compared by identity (driver/pool/device), so a republished slice diffs
+    /// correctly; work is proportional to `refs`, not to the cluster.
+    fn with_eviction_diff(&mut self, refs: &BTreeSet<DeviceRef>, f: impl FnOnce(&mut Cluster)) -> TaintReport {
+        let before_taints: Vec<Vec<DeviceTaint>> = refs.iter().map(|r| self.current_taints(r)).collect();
+        let before = self.evictions_for(refs);
+        f(self);
+        let after = self.evictions_for(refs);
+        let devices_affected = refs
+            .iter()
+            .zip(&before_taints)
+            .filter(|(r, old)| self.current_taints(r) != **old)
+            .count();
+        TaintReport {
+            devices_affected,
+            evictions: after.iter().filter(|e| !before.contains(e)).cloned().collect(),
+            cancelled: before.iter().filter(|e| !after.contains(e)).cloned().collect(),
+        }
+    }
+
+    fn current_taints(&self, r: &DeviceRef) -> Vec<DeviceTaint> {
+        self.device_id(r).map(|d| self.device_taints(d)).unwrap_or_default()
+    }
+
+    fn evictions_for(&self, refs: &BTreeSet<DeviceRef>) -> Vec<EvictionNotice> {
+        let mut out = Vec::new();
+        for r in refs {
+            if let Some(d) = self.device_id(r) {
+                self.device_evictions(d, &mut out);
+            }
+        }
+        sort_notices(&mut out);
+        out
+    }
+
+    fn refs_of(&self, devices: &[DeviceId]) -> BTreeSet<DeviceRef> {
+        devices
+            .iter()
+            .filter_map(|d| self.devices[d.index()].as_ref())
+            .map(|slot| self.device_ref_of(slot))
+            .collect()
+    }
+
+    fn all_evictions(&self) -> Vec<EvictionNotice> {
+        let mut out = Vec::new();
+        for key in self.allocations.keys() {
+            if let Some(dev) = self.device_by_key(*key) {
+                self.device_evictions(dev, &mut out);
+            }
+        }
+        sort_notices(&mut out);
+        out
+    }
+
+    fn device_by_key(&self, key: (Symbol, Symbol, Symbol)) -> Option<DeviceId> {
+        let pool = self.pool_by_key.get(&(key.0, key.1))?;
+        self.pools[pool.index()].device_by_name.get(&key.2).copied()
+    }
+
+    /// Every eviction currently in force: allocated devices with a `NoExecute` taint
+    /// their holder does not tolerate forever, sorted.
+    pub fn pending_evictions(&self) -> Vec<EvictionNotice> {
+        self.all_evictions()
+    }
+
+    // ----------------------------------------------------------------- allocations
+
+    /// Records that `allocation.consumer` holds a device. Exclusive devices take one
+    /// holder; devices with `allowMultipleAllocations` take many (capacity accounting
+    /// belongs to the allocator); admin access never blocks and is never blocked.
+    pub fn allocate(&mut self, device: &DeviceRef, allocation: DeviceAllocation) -> Result<DeviceId, ClusterError> {
+        let dev = self.device_id(device).ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let shareable = self.slice_entry(slot.slice).slice.devices[slot.pos as usize].allow_multiple_allocations;
+        let holders = self.allocations.get(&slot.key).map_or(&[][..], Vec::as_slice);
+        if let Some(h) = holders.iter().find(|h| h.consumer == allocation.consumer) {
+            return Err(ClusterError::DeviceInUse { device: device.clone(), holder: h.consumer.clone() });
+        }
+        if !allocation.admin_access && !shareable {
+            if let Some(h) = holders.iter().find(|h| !h.admin_access) {
+                return Err(ClusterError::DeviceInUse { device: device.clone(), holder: h.consumer.clone() });
+            }
+        }
+        let key = slot.key;
+        let flags = slot.flags;
+        let exclusive = !allocation.admin_access && !shareable;
+        self.allocations.entry(key).or_default().push(allocation);
+        if exclusive {
+            self.set_flags(dev, flags & !FREE);
+        }
+        Ok(dev)
+    }
+
+    /// Releases a consumer's hold on a device.
+    pub fn release(&mut self, device: &DeviceRef, consumer: &str) -> Result<DeviceAllocation, ClusterError> {
+        let not_allocated = || ClusterError::NotAllocated { device: device.clone(), consumer: consumer.to_owned() };
+        let key = (
+            self.strings.get(&device.driver).ok_or_else(not_allocated)?,
+            self.strings.get(&device.pool).ok_or_else(not_allocated)?,
+            self.strings.get(&device.device).ok_or_else(not_allocated)?,
+        );
+        let holders = self.allocations.get_mut(&key).ok_or_else(not_allocated)?;
+        let i = holders.iter().position(|h| h.consumer == consumer).ok_or_else(not_allocated)?;
+        let removed = holders.remove(i);
+        if holders.is_empty() {
+            self.allocations.remove(&key);
+        }
+        if let Some(dev) = self.device_by_key(key) {
+            let flags = self.devices[dev.index()].as_ref().map_or(0, |s| s.flags);
+            let f = self.free_flag(key);
+            self.set_flags(dev, (flags & !FREE) | f);
+        }
+        Ok(removed)
+    }
+
+    /// The holders of a device.
+    pub fn allocations(&self, device: &DeviceRef) -> &[DeviceAllocation] {
+        let key = (|| Some((self.strings.get(&device.driver)?, self.strings.get(&device.pool)?, self.strings.get(&device.device)?)))();
+        key.and_then(|k| self.allocations.get(&k)).map_or(&[], Vec::as_slice)
+    }
+
+    /// FREE unless an exclusive, non-admin holder is recorded under the key.
+    fn free_flag(&self, key: (Symbol, Symbol, Symbol)) -> u8 {
+        let held = self.allocations.get(&key).is_some_and(|hs| hs.iter().any(|h| !h.admin_access))
+            && !self.device_by_key(key).is_some_and(|d| self.is_shareable(d));
+        if held { 0 } else { FREE }
+    }
+
+    fn is_shareable(&self, dev: DeviceId) -> bool {
+        self.devices[dev.index()]
+            .as_ref()
+            .is_some_and(|s| self.slice_entry(s.slice).slice.devices[s.pos as usize].allow_multiple_allocations)
+    }
+
+    // ----------------------------------------------------------------- flags and counts
+
+    /// The single place device state changes: updates the dense sets and the node and
+    /// domain counts by the difference.
+    fn set_flags(&mut self, dev: DeviceId, mut flags: u8) {
+        let Some(slot) = self.devices[dev.index()].as_ref() else { return };
+        if flags & ELIGIBLE != 0 || slot.flags & ELIGIBLE == 0 {
+            // FREE is derived from the allocation records whenever a device (re)enters.
+            flags = (flags & !FREE) | self.free_flag(slot.key);
+        }
+        let slot = self.devices[dev.index()].as_mut().expect("live device id");
+        let old = slot.flags;
+        if old == flags {
+            return;
+        }
+        slot.flags = flags;
+        let node = slot.node;
+        self.eligible.set(dev, flags & ELIGIBLE != 0);
+        self.free.set(dev, flags & FREE != 0);
+        self.tainted.set(dev, flags & TAINTED != 0);
+        let (before, after) = (DeviceCounts::of_flags(old), DeviceCounts::of_flags(flags));
+        if before == after {
+            return;
+        }
+        if let Some(n) = node {
+            let e = &mut self.nodes[n.index()];
+            e.counts.sub(before);
+            e.counts.add(after);
+            if let Some(labels) = e.node.as_ref().map(|n| &n.labels) {
+                for (key, domains) in &mut self.topology_keys {
+                    if let Some(c) = labels.get(key).and_then(|v| domains.get_mut(v)) {
+                        c.sub(before);
+                        c.add(after);
+                    }
+                }
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------- queries
+
+    /// Number of devices published (all generations, usable or not).
+    pub fn device_count(&self) -> usize {
+        self.devices.len() - self.free_device_ids.len()
+    }
+
+    /// The id of a device at its pool's current generation.
+    pub fn device_id(&self, device: &DeviceRef) -> Option<DeviceId> {
+        let key = (self.strings.get(&device.driver)?, self.strings.get(&device.pool)?, self.strings.get(&device.device)?);
+        self.device_by_key(key)
+    }
+
+    /// A view of a device.
+    pub fn device(&self, id: DeviceId) -> Option<DeviceView<'_>> {
+        let slot = self.devices.get(id.index())?.as_ref()?;
+        let entry = self.slice_entry(slot.slice);
+        Some(DeviceView {
+            id,
+            driver: &entry.slice.driver,
+            pool: &entry.slice.pool.name,
+            slice: &entry.slice.name,
+            device: &entry.slice.devices[slot.pos as usize],
+            node: slot.node.map(|n| self.nodes[n.index()].name.as_str()),
+            usable: slot.flags & ELIGIBLE != 0,
+            free: slot.flags & FREE != 0,
+        })
+    }
+
+    fn device_ref_of(&self, slot: &DeviceSlot) -> DeviceRef {
+        DeviceRef::new(
+            self.strings.resolve(slot.key.0),
+            self.strings.resolve(slot.key.1),
+            self.strings.resolve(slot.key.2),
+        )
+    }
+
+    /// Devices that can be allocated at all: in a complete, valid pool, at its current
+    /// generation.
+    pub fn usable_devices(&self) -> &DeviceSet {
+        &self.eligible
+    }
+
+    /// Devices not allocated exclusively.
+    pub fn free_devices(&self) -> &DeviceSet {
+        &self.free
+    }
+
+    /// Devices with at least one `NoSchedule` / `NoExecute` taint.
+    pub fn tainted_devices(&self) -> &DeviceSet {
+        &self.tainted
+    }
+
+    /// Devices not reached through a node-local slice (shared or network-attached).
+    pub fn shared_devices(&self) -> &DeviceSet {
+        &self.shared
+    }
+
+    /// The devices matching a filter, from the inverted index (any state).
+    pub fn select(&self, filter: &DeviceFilter) -> DeviceSet {
+        let mut out = match &filter.driver {
+            Some(d) => match self.strings.get(d).and_then(|s| self.by_driver.get(&s)) {
+                Some(s) => s.clone(),
+                None => return DeviceSet::new(),
+            },
+            None => self.live.clone(),
+        };
+        if let Some(p) = &filter.pool {
+            let mut in_pool = DeviceSet::with_universe(self.devices.len());
+            if let Some(sym) = self.strings.get(p) {
+                for pe in self.pools.iter().filter(|pe| pe.name == sym) {
+                    pe.devices.add_to(&mut in_pool);
+                }
+            }
+            out.intersect_with(&in_pool);
+        }
+        for (name, value) in &filter.attributes {
+            let mut matching = DeviceSet::with_universe(self.devices.len());
+            self.attribute_matches(name, value, &mut matching);
+            out.intersect_with(&matching);
+        }
+        out
+    }
+
+    /// Adds the devices whose attribute `name` equals (or contains) `value`.
+    fn attribute_matches(&self, name: &str, value: &DeviceAttribute, out: &mut DeviceSet) {
+        let Some(sym) = self.strings.get(name) else { return };
+        let keys: Vec<AttrKey> = match value {
+            DeviceAttribute::Int(i) => vec![AttrKey::Int(*i)],
+            DeviceAttribute::Bool(b) => vec![AttrKey::Bool(*b)],
+            DeviceAttribute::String(s) => self.strings.get(s).map(AttrKey::Str).into_iter().collect(),
+            DeviceAttribute::Version(s) => self.strings.get(s).map(AttrKey::Version).into_iter().collect(),
+            // A list filter matches devices holding any of its values.
+            DeviceAttribute::Ints(v) => v.iter().map(|i| AttrKey::Int(*i)).collect(),
+            DeviceAttribute::Bools(v) => v.iter().map(|b| AttrKey::Bool(*b)).collect(),
+            DeviceAttribute::Strings(v) => v.iter().filter_map(|s| self.strings.get(s)).map(AttrKey::Str).collect(),
+            DeviceAttribute::Versions(v) => v.iter().filter_map(|s| self.strings.get(s)).map(AttrKey::Version).collect(),
+        };
+        for k in keys {
+            if let Some(set) = self.attr_values.get(&(sym, k)) {
+                set.add_to(out);
+            }
+        }
+    }
+
+    /// Devices that carry attribute `name` (fully qualified), any value.
+    pub fn devices_with_attribute(&self, name: &str) -> DeviceSet {
+        let mut out = DeviceSet::with_universe(self.devices.len());
+        if let Some(set) = self.strings.get(name).and_then(|s| self.attr_present.get(&s)) {
+            set.add_to(&mut out);
+        }
+        out
+    }
+
+    /// The devices that a claim with these tolerations may **not** get because of
+    /// taints: the union of every `NoSchedule` / `NoExecute` taint group none of the
+    /// tolerations tolerates. Taints are grouped by (key, value, effect), so this is a
+    /// handful of word-wise ORs, however many devices are tainted.
+    pub fn blocked_by_taints(&self, tolerations: &[DeviceToleration]) -> DeviceSet {
+        if tolerations.is_empty() {
+            return self.tainted.clone();
+        }
+        let mut out = DeviceSet::with_universe(self.devices.len());
+        for g in self.untolerated_groups(tolerations) {
+            out.union_with(&g.members);
+        }
+        out
+    }
+
+    fn untolerated_groups<'a>(&'a self, tolerations: &'a [DeviceToleration]) -> impl Iterator<Item = &'a TaintGroup> + 'a {
+        self.groups.iter().filter(move |g| {
+            g.len > 0 && {
+                let probe = DeviceTaint {
+                    key: g.key.clone(),
+                    value: g.value.clone(),
+                    effect: g.effect.clone(),
+                    time_added: None,
+                };
+                !tolerations.iter().any(|t| t.tolerates(&probe))
+            }
+        })
+    }
+
+    /// The devices of `candidates` a claim with these tolerations can be given now:
+    /// `candidates ∧ usable ∧ free ∧ ¬blocked(tolerations)`, computed word by word.
+    pub fn usable(&self, candidates: &DeviceSet, tolerations: &[DeviceToleration]) -> DeviceSet {
+        let mut out = candidates.clone();
+        self.restrict_usable(&mut out, tolerations);
+        out
+    }
+
+    /// Like [`usable`](Self::usable), in place.
+    pub fn restrict_usable(&self, set: &mut DeviceSet, tolerations: &[DeviceToleration]) {
+        set.intersect_with(&self.eligible);
+        set.intersect_with(&self.free);
+        if tolerations.is_empty() {
+            set.difference_with(&self.tainted);
+        } else {
+            for g in self.untolerated_groups(tolerations) {
+                set.difference_with(&g.members);
+            }
+        }
+    }
+
+    /// How many devices of `candidates` a claim with these tolerations can get on one
+    /// node (node-local devices only).
+    pub fn usable_on_node(&self, node: NodeId, candidates: &DeviceSet, tolerations: &[DeviceToleration]) -> usize {
+        let Some(e) = self.nodes.get(node.index()) else { return 0 };
+        let mut s = DeviceSet::new();
+        e.devices.add_to(&mut s);
+        s.intersect_with(candidates);
+        self.restrict_usable(&mut s, tolerations);
+        s.len()
+    }
+
+    /// Memory used by the device index (not the stored objects).
+    pub fn index_memory(&self) -> IndexMemory {
+        let dense = [&self.live, &self.eligible, &self.free, &self.tainted, &self.shared]
+            .iter()
+            .map(|s| s.heap_bytes())
+            .sum::<usize>()
+            + self.groups.iter().map(|g| g.members.heap_bytes() + 64).sum::<usize>()
+            + self.by_driver.values().map(|s| s.heap_bytes() + 48).sum::<usize>();
+        let slots = self.devices.capacity() * core::mem::size_of::<Option<DeviceSlot>>()
+            + self
+                .devices
+                .iter()
+                .flatten()
+                .map(|s| if s.taints.spilled() { s.taints.capacity() * core::mem::size_of::<AppliedTaint>() } else { 0 })
+                .sum::<usize>();
+        let sparse = self.nodes.iter().map(|n| n.devices.heap_bytes() + core::mem::size_of::<NodeEntry>()).sum::<usize>()
+            + self.pools.iter().map(|p| p.devices.heap_bytes() + p.device_by_name.len() * 16).sum::<usize>()
+            + self.slices.iter().flatten().map(|s| s.devices.capacity() * 4).sum::<usize>();
+        let attribute_bytes = self
+            .attr_values
+            .values()
+            .chain(self.attr_present.values())
+            .map(|s| s.heap_bytes() + core::mem::size_of::<SparseDeviceSet>() + 24)
+            .sum::<usize>()
+            + self.strings.heap_bytes();
+        IndexMemory { devices: self.device_count(), structural_bytes: dense + slots + sparse, attribute_bytes }
+    }
+}
+
+/// The fully qualified name of an attribute and whether an explicitly qualified entry
+/// of the same name shadows it (CEL looks up the qualified name first).
+fn qualified(driver: &str, name: &str, d: &Device) -> (String, bool) {
+    if name.contains('/') {
+        (name.to_owned(), false)
+    } else {
+        let fq = format!("{driver}/{name}");
+        let shadowed = d.attributes.contains_key(&fq);
+        (fq, shadowed)
+    }
+}
+
+fn attr_keys(strings: &mut Interner, v: &DeviceAttribute) -> SmallVec<[AttrKey; 1]> {
+    match v {
+        DeviceAttribute::Int(i) => smallvec::smallvec![AttrKey::Int(*i)],
+        DeviceAttribute::Bool(b) => smallvec::smallvec![AttrKey::Bool(*b)],
+        DeviceAttribute::String(s) => smallvec::smallvec![AttrKey::Str(strings.intern(s))],
+        DeviceAttribute::Version(s) => smallvec::smallvec![AttrKey::Version(strings.intern(s))],
+        DeviceAttribute::Ints(v) => v.iter().map(|i| AttrKey::Int(*i)).collect(),
+        DeviceAttribute::Bools(v) => v.iter().map(|b| AttrKey::Bool(*b)).collect(),
+        DeviceAttribute::Strings(v) => v.iter().map(|s| AttrKey::Str(strings.intern(s))).collect(),
+        DeviceAttribute::Versions(v) => v.iter().map(|s| AttrKey::Version(strings.intern(s))).collect(),
+    }
+}
+
+/// The identities of a slice's devices.
+fn slice_refs(slice: &ResourceSlice) -> BTreeSet<DeviceRef> {
+    slice.devices.iter().map(|d| DeviceRef::new(&slice.driver, &slice.pool.name, &d.name)).collect()
+}
+
+/// Deterministic order of eviction notices: by time, device, consumer, then taint.
+fn sort_notices(v: &mut [EvictionNotice]) {
+    v.sort_by(|a, b| {
+        (a.evict_at, &a.device, &a.consumer, &a.taint.key, &a.taint.value, a.taint.effect.as_str())
+            .cmp(&(b.evict_at, &b.device, &b.consumer, &b.taint.key, &b.taint.value, b.taint.effect.as_str()))
+    });
+}

@@ -1,0 +1,111 @@
+//! Nodes (core/v1 `Node`): the part of a node that scheduling reads.
+
+use crate::alloc_prelude::*;
+use crate::error::{check_name, ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::names;
+use crate::{Quantity, Taint};
+
+/// A node: name, labels, allocatable scalar resources and taints.
+///
+/// `allocatable` holds every named resource of `status.allocatable`: `cpu`, `memory`,
+/// `pods`, `ephemeral-storage`, hugepages and extended resources such as
+/// `nvidia.com/gpu` on device-plugin clusters.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", default))]
+pub struct Node {
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.labels` (topology keys such as a rack label live here).
+    pub labels: BTreeMap<String, String>,
+    /// `status.allocatable`.
+    pub allocatable: BTreeMap<String, Quantity>,
+    /// `spec.taints`.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+}
+
+impl Node {
+    /// A node with a name and nothing else.
+    pub fn new(name: impl Into<String>) -> Node {
+        Node {
+            name: name.into(),
+            ..Node::default()
+        }
+    }
+
+    /// Adds a label (builder style).
+    #[must_use]
+    pub fn with_label(mut self, key: impl Into<String>, value: impl Into<String>) -> Node {
+        self.labels.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets an allocatable resource (builder style).
+    #[must_use]
+    pub fn with_allocatable(mut self, resource: impl Into<String>, amount: Quantity) -> Node {
+        self.allocatable.insert(resource.into(), amount);
+        self
+    }
+
+    /// Adds a taint (builder style).
+    #[must_use]
+    pub fn with_taint(mut self, taint: Taint) -> Node {
+        self.taints.push(taint);
+        self
+    }
+
+    /// The object reference used in errors.
+    pub fn object_ref(&self) -> ObjectRef {
+        ObjectRef::cluster(ObjectKind::Node, self.name.clone())
+    }
+
+    /// Checks the node as the API server would; returns every problem found.
+    pub fn validate(&self) -> Result<(), Vec<ValidationError>> {
+        let obj = self.object_ref();
+        let mut errs = Vec::new();
+        check_name(&obj, "metadata.name", &self.name, names::validate_dns_subdomain, &mut errs);
+        for (k, v) in &self.labels {
+            let field = format!("metadata.labels[\"{k}\"]");
+            check_name(&obj, &field, k, names::validate_label_name, &mut errs);
+            if let Err(error) = names::validate_label_value(v) {
+                errs.push(ValidationError::new(
+                    obj.clone(),
+                    field,
+                    Problem::InvalidName { value: v.clone(), error },
+                ));
+            }
+        }
+        for (name, amount) in &self.allocatable {
+            let field = format!("status.allocatable[\"{name}\"]");
+            check_name(&obj, &field, name, names::validate_label_name, &mut errs);
+            if amount.is_negative() {
+                errs.push(ValidationError::new(
+                    obj.clone(),
+                    field,
+                    Problem::Invalid {
+                        value: amount.to_string(),
+                        reason: "must be greater than or equal to 0",
+                    },
+                ));
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for (i, t) in self.taints.iter().enumerate() {
+            let path = format!("spec.taints[{i}]");
+            t.validate(&obj, &path, &mut errs);
+            // Upstream: taints must be unique by key and effect.
+            if !seen.insert((t.key.as_str(), t.effect)) {
+                errs.push(ValidationError::new(
+                    obj.clone(),
+                    path,
+                    Problem::Duplicate {
+                        value: format!("{}:{}", t.key, t.effect.as_str()),
+                    },
+                ));
+            }
+        }
+        if errs.is_empty() { Ok(()) } else { Err(errs) }
+    }
+}
