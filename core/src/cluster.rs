@@ -348,6 +348,7 @@ impl IndexMemory {
 const ELIGIBLE: u8 = 1;
 const FREE: u8 = 2;
 const TAINTED: u8 = 4;
+const SHAREABLE: u8 = 8;
 
 /// Where one of a device's taints comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -763,7 +764,7 @@ impl Cluster {
                 pos: pos as u16,
                 node,
                 key: (driver, pool_sym, name),
-                flags: 0,
+                flags: if d.allow_multiple_allocations { SHAREABLE } else { 0 },
                 taints: SmallVec::new(),
             });
             self.grow_index(dev);
@@ -790,8 +791,8 @@ impl Cluster {
         self.slice_by_name.remove(&entry.slice.name);
         self.pools[entry.pool.index()].slices.remove(&entry.slice.name);
         for (pos, &dev) in entry.devices.iter().enumerate() {
-            self.set_flags(dev, 0);
             self.set_groups(dev, SmallVec::new());
+            self.apply_flags(dev, 0);
             let slot = self.devices[dev.index()].take().expect("live device id");
             self.live.remove(dev);
             match slot.node {
@@ -977,9 +978,18 @@ impl Cluster {
     /// Adds a taint to a device in its slice, as its driver would by republishing the
     /// slice. The slice's validation limits apply (16 taints per device; 64 devices per
     /// slice once any device has a taint).
+    ///
+    /// The new taint must have a known effect (`None`, `NoSchedule`, `NoExecute`).
     pub fn taint_device(&mut self, device: &DeviceRef, taint: DeviceTaint) -> Result<TaintReport, ClusterError> {
         let dev = self.device_id(device).ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let entry = self.slice_entry(slot.slice);
+        let path = format!("spec.devices[{}].taints[{}]", slot.pos, entry.slice.devices[slot.pos as usize].taints.len());
+        let mut errs = Vec::new();
+        taint.validate(&entry.slice.object_ref(), &path, &mut errs);
+        if !errs.is_empty() {
+            return Err(ClusterError::Invalid(errs));
+        }
         let mut slice = self.slice_entry(slot.slice).slice.clone();
         slice.devices[slot.pos as usize].taints.push(taint);
         self.replace_slice(slice)
@@ -1271,7 +1281,7 @@ impl Cluster {
     pub fn allocate(&mut self, device: &DeviceRef, allocation: DeviceAllocation) -> Result<DeviceId, ClusterError> {
         let dev = self.device_id(device).ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
-        let shareable = self.slice_entry(slot.slice).slice.devices[slot.pos as usize].allow_multiple_allocations;
+        let shareable = slot.flags & SHAREABLE != 0;
         let holders = self.allocations.get(&slot.key).map_or(&[][..], Vec::as_slice);
         if let Some(h) = holders.iter().find(|h| h.consumer == allocation.consumer) {
             return Err(ClusterError::DeviceInUse { device: device.clone(), holder: h.consumer.clone() });
@@ -1283,11 +1293,8 @@ impl Cluster {
         }
         let key = slot.key;
         let flags = slot.flags;
-        let exclusive = !allocation.admin_access && !shareable;
         self.allocations.entry(key).or_default().push(allocation);
-        if exclusive {
-            self.set_flags(dev, flags & !FREE);
-        }
+        self.set_flags(dev, flags);
         Ok(dev)
     }
 
@@ -1307,8 +1314,7 @@ impl Cluster {
         }
         if let Some(dev) = self.device_by_key(key) {
             let flags = self.devices[dev.index()].as_ref().map_or(0, |s| s.flags);
-            let f = self.free_flag(key);
-            self.set_flags(dev, (flags & !FREE) | f);
+            self.set_flags(dev, flags);
         }
         Ok(removed)
     }
@@ -1319,30 +1325,28 @@ impl Cluster {
         key.and_then(|k| self.allocations.get(&k)).map_or(&[], Vec::as_slice)
     }
 
-    /// FREE unless an exclusive, non-admin holder is recorded under the key.
-    fn free_flag(&self, key: (Symbol, Symbol, Symbol)) -> u8 {
-        let held = self.allocations.get(&key).is_some_and(|hs| hs.iter().any(|h| !h.admin_access))
-            && !self.device_by_key(key).is_some_and(|d| self.is_shareable(d));
+    /// FREE unless a non-admin holder is recorded under the device's key and the
+    /// device is exclusive.
+    fn free_flag(&self, slot: &DeviceSlot) -> u8 {
+        let held = slot.flags & SHAREABLE == 0
+            && self.allocations.get(&slot.key).is_some_and(|hs| hs.iter().any(|h| !h.admin_access));
         if held { 0 } else { FREE }
-    }
-
-    fn is_shareable(&self, dev: DeviceId) -> bool {
-        self.devices[dev.index()]
-            .as_ref()
-            .is_some_and(|s| self.slice_entry(s.slice).slice.devices[s.pos as usize].allow_multiple_allocations)
     }
 
     // ----------------------------------------------------------------- flags and counts
 
+    /// Sets a device's ELIGIBLE and TAINTED bits (FREE is derived from the allocation
+    /// records, SHAREABLE is fixed) and updates the index.
+    fn set_flags(&mut self, dev: DeviceId, flags: u8) {
+        let Some(slot) = self.devices[dev.index()].as_ref() else { return };
+        let flags = (flags & (ELIGIBLE | TAINTED)) | (slot.flags & SHAREABLE) | self.free_flag(slot);
+        self.apply_flags(dev, flags);
+    }
+
     /// The single place device state changes: updates the dense sets and the node and
     /// domain counts by the difference.
-    fn set_flags(&mut self, dev: DeviceId, mut flags: u8) {
-        let Some(slot) = self.devices[dev.index()].as_ref() else { return };
-        if flags & ELIGIBLE != 0 || slot.flags & ELIGIBLE == 0 {
-            // FREE is derived from the allocation records whenever a device (re)enters.
-            flags = (flags & !FREE) | self.free_flag(slot.key);
-        }
-        let slot = self.devices[dev.index()].as_mut().expect("live device id");
+    fn apply_flags(&mut self, dev: DeviceId, flags: u8) {
+        let Some(slot) = self.devices[dev.index()].as_mut() else { return };
         let old = slot.flags;
         if old == flags {
             return;

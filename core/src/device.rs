@@ -334,7 +334,7 @@ impl Device {
         }
         check_max(obj, &format!("{path}.taints"), self.taints.len(), MAX_DEVICE_TAINTS, errs);
         for (i, t) in self.taints.iter().enumerate() {
-            t.validate(obj, &format!("{path}.taints[{i}]"), errs);
+            t.validate_stored(obj, &format!("{path}.taints[{i}]"), errs);
         }
         validate_binding_conditions(obj, path, self, errs);
         match (&self.node_access, per_device_node_selection) {

@@ -77,7 +77,7 @@ impl DeviceTaintRule {
                 check_name(&obj, "spec.deviceSelector.device", d, names::validate_dns_label, &mut errs);
             }
         }
-        self.taint.validate(&obj, "spec.taint", &mut errs);
+        self.taint.validate_stored(&obj, "spec.taint", &mut errs);
         if errs.is_empty() { Ok(()) } else { Err(errs) }
     }
 }
