@@ -15,12 +15,26 @@ fn index(c: &mut Criterion) {
         let mut cluster = fleet(n);
         let class = h100_class(&cluster);
         let tolerations = tolerate_corrected();
-        group.bench_with_input(BenchmarkId::new("usable_set/no_tolerations", n), &n, |b, _| {
-            b.iter(|| black_box(cluster.usable(black_box(&class), &[]).len()));
-        });
-        group.bench_with_input(BenchmarkId::new("usable_set/with_toleration", n), &n, |b, _| {
-            b.iter(|| black_box(cluster.usable(black_box(&class), black_box(&tolerations)).len()));
-        });
+        group.bench_with_input(
+            BenchmarkId::new("usable_set/no_tolerations", n),
+            &n,
+            |b, _| {
+                b.iter(|| black_box(cluster.usable(black_box(&class), &[]).len()));
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("usable_set/with_toleration", n),
+            &n,
+            |b, _| {
+                b.iter(|| {
+                    black_box(
+                        cluster
+                            .usable(black_box(&class), black_box(&tolerations))
+                            .len(),
+                    )
+                });
+            },
+        );
         // One device in the middle of the fleet; taint then untaint keeps the state
         // stable across iterations, so the figure is for the pair.
         let target = gpu_ref(n / GPUS_PER_NODE_HALF, 1);
@@ -30,13 +44,19 @@ fn index(c: &mut Criterion) {
             effect: DeviceTaintEffect::NoExecute,
             time_added: Some(Time(2_000)),
         };
-        group.bench_with_input(BenchmarkId::new("taint_untaint_one_device", n), &n, |b, _| {
-            b.iter(|| {
-                let r = cluster.taint_device(&target, taint.clone()).expect("taint");
-                black_box(r.devices_affected);
-                cluster.untaint_device(&target, &taint.key, None).expect("untaint");
-            });
-        });
+        group.bench_with_input(
+            BenchmarkId::new("taint_untaint_one_device", n),
+            &n,
+            |b, _| {
+                b.iter(|| {
+                    let r = cluster.taint_device(&target, taint.clone()).expect("taint");
+                    black_box(r.devices_affected);
+                    cluster
+                        .untaint_device(&target, &taint.key, None)
+                        .expect("untaint");
+                });
+            },
+        );
     }
     group.finish();
 }

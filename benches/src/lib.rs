@@ -37,7 +37,10 @@ pub fn fleet(devices: usize) -> Cluster {
         let name = node_name(n);
         c.add_node(
             Node::new(&name)
-                .with_label("topology.example.com/rack", format!("rack-{:03}", n / NODES_PER_RACK))
+                .with_label(
+                    "topology.example.com/rack",
+                    format!("rack-{:03}", n / NODES_PER_RACK),
+                )
                 .with_allocatable("cpu", Quantity::from_int(128))
                 .with_allocatable("memory", Quantity::parse("2Ti").expect("valid quantity")),
         )
@@ -48,15 +51,25 @@ pub fn fleet(devices: usize) -> Cluster {
             let i = n * GPUS_PER_NODE + g;
             let mut d = Device::new(format!("gpu-{g}"))
                 .with_attribute("productName", DeviceAttribute::String(product.into()))
-                .with_attribute("index", DeviceAttribute::Int(g as i64))
-                .with_attribute("numa", DeviceAttribute::Int((g / 4) as i64))
+                .with_attribute(
+                    "index",
+                    DeviceAttribute::Int(i64::try_from(g).expect("small")),
+                )
+                .with_attribute(
+                    "numa",
+                    DeviceAttribute::Int(i64::try_from(g / 4).expect("small")),
+                )
                 .with_attribute("uuid", DeviceAttribute::String(format!("GPU-{i:08x}")))
                 .with_capacity("memory", mem);
-            if i % 97 == 0 {
+            if i.is_multiple_of(97) {
                 d.taints.push(DeviceTaint {
                     key: "gpu.example.com/ecc".into(),
                     value: ["corrected", "uncorrected", "fatal"][i % 3].into(),
-                    effect: if i % 2 == 0 { DeviceTaintEffect::NoSchedule } else { DeviceTaintEffect::NoExecute },
+                    effect: if i.is_multiple_of(2) {
+                        DeviceTaintEffect::NoSchedule
+                    } else {
+                        DeviceTaintEffect::NoExecute
+                    },
                     time_added: Some(Time(1_000)),
                 });
             }
@@ -80,11 +93,10 @@ pub fn fleet(devices: usize) -> Cluster {
 
 /// The candidate set a DeviceClass "H100" compiles to (cached by the allocator).
 pub fn h100_class(c: &Cluster) -> DeviceSet {
-    c.select(
-        &DeviceFilter::all()
-            .driver(DRIVER)
-            .attribute(format!("{DRIVER}/productName"), DeviceAttribute::String("H100".into())),
-    )
+    c.select(&DeviceFilter::all().driver(DRIVER).attribute(
+        format!("{DRIVER}/productName"),
+        DeviceAttribute::String("H100".into()),
+    ))
 }
 
 /// A toleration for corrected ECC errors, as a claim request would carry it.

@@ -16,7 +16,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     cluster.track_topology_key("topology.kubernetes.io/rack");
 
     // Four nodes in two racks, eight GPUs each; rack r2 has A100s.
-    for (n, rack, product) in [(1, "r1", "H100"), (2, "r1", "H100"), (3, "r2", "A100"), (4, "r2", "A100")] {
+    for (n, rack, product) in [
+        (1, "r1", "H100"),
+        (2, "r1", "H100"),
+        (3, "r2", "A100"),
+        (4, "r2", "A100"),
+    ] {
         let node = format!("gpu-node-{n}");
         cluster.add_node(
             Node::new(&node)
@@ -27,9 +32,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut slice = ResourceSlice::node_local(format!("{node}-{DRIVER}"), DRIVER, &node, &node);
         for g in 0..8 {
             let mut device = Device::new(format!("gpu-{g}"))
-                .with_attribute("productName", DeviceAttribute::String(format!("NVIDIA {product}")))
+                .with_attribute(
+                    "productName",
+                    DeviceAttribute::String(format!("NVIDIA {product}")),
+                )
                 .with_attribute("numaNode", DeviceAttribute::Int(g / 4))
-                .with_capacity("memory", Quantity::parse(if product == "H100" { "80Gi" } else { "40Gi" })?);
+                .with_capacity(
+                    "memory",
+                    Quantity::parse(if product == "H100" { "80Gi" } else { "40Gi" })?,
+                );
             if n == 2 && g == 5 {
                 // The driver saw uncorrectable ECC errors on this GPU.
                 device = device.with_taint(DeviceTaint {
@@ -48,7 +59,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for g in [0, 1] {
         cluster.allocate(
             &DeviceRef::new(DRIVER, "gpu-node-1", format!("gpu-{g}")),
-            DeviceAllocation { consumer: "ml/train-0-gpus".into(), tolerations: vec![], admin_access: false },
+            DeviceAllocation {
+                consumer: "ml/train-0-gpus".into(),
+                tolerations: vec![],
+                admin_access: false,
+            },
         )?;
     }
 
@@ -68,14 +83,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     })?;
 
-    println!("cluster: {} nodes, {} GPUs", cluster.nodes().count(), cluster.device_count());
+    println!(
+        "cluster: {} nodes, {} GPUs",
+        cluster.nodes().count(),
+        cluster.device_count()
+    );
     for (rack, counts) in cluster.domains("topology.kubernetes.io/rack") {
         println!(
             "  rack {rack}: {} nodes, {} GPUs, {} free, {} free and untainted",
             counts.nodes, counts.devices, counts.free, counts.free_untainted
         );
     }
-    println!("\nDeviceTaintRule maintenance-node-1-gpu-1 affects {} device(s):", report.devices_affected);
+    println!(
+        "\nDeviceTaintRule maintenance-node-1-gpu-1 affects {} device(s):",
+        report.devices_affected
+    );
     for e in &report.evictions {
         println!(
             "  evict pods of claim {} (device {}, taint {}) {}",
@@ -89,11 +111,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
-    let h100 = cluster.select(
-        &DeviceFilter::all()
-            .driver(DRIVER)
-            .attribute(format!("{DRIVER}/productName"), DeviceAttribute::String("NVIDIA H100".into())),
-    );
+    let h100 = cluster.select(&DeviceFilter::all().driver(DRIVER).attribute(
+        format!("{DRIVER}/productName"),
+        DeviceAttribute::String("NVIDIA H100".into()),
+    ));
     let plain = cluster.usable(&h100, &[]);
     let tolerant = [DeviceToleration {
         key: "gpu.nvidia.com/ecc".into(),
@@ -105,7 +126,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let with_toleration = cluster.usable(&h100, &tolerant);
 
     println!("\nrequest: deviceClassName gpu.nvidia.com, productName == \"NVIDIA H100\"");
-    println!("  {} H100s published, {} usable without tolerations:", h100.len(), plain.len());
+    println!(
+        "  {} H100s published, {} usable without tolerations:",
+        h100.len(),
+        plain.len()
+    );
     for id in plain.iter() {
         let d = cluster.device(id).expect("listed device");
         println!("    {} on {}", d.device_ref(), d.node.unwrap_or("-"));
@@ -116,7 +141,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         with_toleration
             .iter()
             .filter(|d| !plain.contains(*d))
-            .map(|d| cluster.device(d).expect("listed device").device_ref().to_string())
+            .map(|d| cluster
+                .device(d)
+                .expect("listed device")
+                .device_ref()
+                .to_string())
             .collect::<Vec<_>>()
             .join(", ")
     );

@@ -9,16 +9,19 @@ use crate::DeviceId;
 #[cfg(test)]
 use crate::alloc_prelude::*;
 
-const WORD: usize = 64;
+/// The machine word the sets are made of: `usize`, the word `bitvec` stores natively on
+/// every target (64 bits natively, 32 on wasm32). Set semantics do not depend on it.
+type Word = usize;
+const WORD: usize = Word::BITS as usize;
 
 /// A set of devices as a dense bitset, one bit per device id.
 ///
-/// Storage is a `bitvec` vector whose length is always a whole number of 64-bit
+/// Storage is a `bitvec` vector whose length is always a whole number of machine
 /// words, so every bulk operation runs word by word over the raw words: "which devices
 /// can this request use" is a few AND / ANDNOT passes and a popcount.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct DeviceSet {
-    bits: BitVec<u64, Lsb0>,
+    bits: BitVec<Word, Lsb0>,
 }
 
 impl core::fmt::Debug for DeviceSet {
@@ -84,13 +87,13 @@ impl DeviceSet {
         self.bits.get(d.index()).is_some_and(|b| *b)
     }
 
-    /// The raw 64-bit words (bit `i` of word `w` is device `64 * w + i`).
+    /// The raw words (bit `i` of word `w` is device `usize::BITS * w + i`).
     #[must_use]
-    pub fn words(&self) -> &[u64] {
+    pub fn words(&self) -> &[Word] {
         self.bits.as_raw_slice()
     }
 
-    fn words_mut(&mut self) -> &mut [u64] {
+    fn words_mut(&mut self) -> &mut [Word] {
         self.bits.as_raw_mut_slice()
     }
 
@@ -159,7 +162,10 @@ impl DeviceSet {
         self.words()
             .iter()
             .enumerate()
-            .flat_map(|(i, &w)| WordBits { base: i * WORD, word: w })
+            .flat_map(|(i, &w)| WordBits {
+                base: i * WORD,
+                word: w,
+            })
     }
 
     /// Heap bytes used.
@@ -182,7 +188,7 @@ impl FromIterator<DeviceId> for DeviceSet {
 /// Iterates the set bits of one word, lowest first.
 struct WordBits {
     base: usize,
-    word: u64,
+    word: Word,
 }
 
 impl Iterator for WordBits {
@@ -204,7 +210,7 @@ impl Iterator for WordBits {
 /// only those words, and memory stays proportional to the devices, not the universe.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct SparseDeviceSet {
-    blocks: SmallVec<[(u32, u64); 2]>,
+    blocks: SmallVec<[(u32, Word); 2]>,
 }
 
 impl core::fmt::Debug for SparseDeviceSet {
@@ -220,8 +226,9 @@ impl SparseDeviceSet {
         SparseDeviceSet::default()
     }
 
-    fn locate(d: DeviceId) -> (u32, u64) {
-        ((d.index() / WORD) as u32, 1u64 << (d.index() % WORD))
+    fn locate(d: DeviceId) -> (u32, Word) {
+        let bit: Word = 1 << (d.index() % WORD);
+        ((d.index() / WORD) as u32, bit)
     }
 
     /// Adds a device.
@@ -314,7 +321,7 @@ impl SparseDeviceSet {
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
         if self.blocks.spilled() {
-            self.blocks.capacity() * core::mem::size_of::<(u32, u64)>()
+            self.blocks.capacity() * core::mem::size_of::<(u32, Word)>()
         } else {
             0
         }
@@ -340,10 +347,11 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::many_single_char_names)]
     fn dense_set_ops_work_word_wise() {
         let a: DeviceSet = ids(&[0, 3, 64, 65, 130]).into_iter().collect();
         let b: DeviceSet = ids(&[3, 65, 200]).into_iter().collect();
-        assert_eq!(a.universe(), 192);
+        assert_eq!(a.universe(), 131usize.div_ceil(WORD) * WORD);
         assert_eq!(a.len(), 5);
         let mut x = a.clone();
         x.intersect_with(&b);
@@ -369,7 +377,10 @@ mod tests {
         assert_eq!(s.blocks.len(), 2);
         let dense: DeviceSet = ids(&[5, 71, 999]).into_iter().collect();
         assert_eq!(s.count_in(&dense), 2);
-        assert_eq!(s.intersection(&dense).iter().collect::<Vec<_>>(), ids(&[5, 71]));
+        assert_eq!(
+            s.intersection(&dense).iter().collect::<Vec<_>>(),
+            ids(&[5, 71])
+        );
         let mut d = DeviceSet::new();
         s.add_to(&mut d);
         assert_eq!(d.iter().collect::<Vec<_>>(), ids(&[5, 70, 71]));

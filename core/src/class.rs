@@ -1,7 +1,7 @@
 //! DeviceClasses (resource.k8s.io/v1).
 
 use crate::alloc_prelude::*;
-use crate::error::{check_max, check_name, ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_max, check_name};
 use crate::names;
 
 /// Upstream: selectors per class, request or subrequest.
@@ -58,8 +58,20 @@ impl DeviceClass {
     pub fn validate(&self) -> Result<(), Vec<ValidationError>> {
         let obj = self.object_ref();
         let mut errs = Vec::new();
-        check_name(&obj, "metadata.name", &self.name, names::validate_dns_subdomain, &mut errs);
-        check_max(&obj, "spec.selectors", self.selectors.len(), MAX_SELECTORS, &mut errs);
+        check_name(
+            &obj,
+            "metadata.name",
+            &self.name,
+            names::validate_dns_subdomain,
+            &mut errs,
+        );
+        check_max(
+            &obj,
+            "spec.selectors",
+            self.selectors.len(),
+            MAX_SELECTORS,
+            &mut errs,
+        );
         for (i, s) in self.selectors.iter().enumerate() {
             let field = format!("spec.selectors[{i}].cel.expression");
             if s.cel.trim().is_empty() {
@@ -68,12 +80,21 @@ impl DeviceClass {
                 errs.push(ValidationError::new(
                     obj.clone(),
                     field,
-                    Problem::TooLong { max: MAX_CEL_LEN, actual: s.cel.len() },
+                    Problem::TooLong {
+                        max: MAX_CEL_LEN,
+                        actual: s.cel.len(),
+                    },
                 ));
             }
         }
         if let Some(n) = &self.extended_resource_name {
-            check_name(&obj, "spec.extendedResourceName", n, names::validate_label_name, &mut errs);
+            check_name(
+                &obj,
+                "spec.extendedResourceName",
+                n,
+                names::validate_label_name,
+                &mut errs,
+            );
         }
         if errs.is_empty() { Ok(()) } else { Err(errs) }
     }

@@ -11,7 +11,7 @@ use crate::device::NodeAccess;
 use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError};
 use crate::ids::{DeviceId, NodeId, PoolId, SliceId};
 use crate::intern::{Interner, Symbol};
-use crate::toleration::{device_eviction, EvictionVerdict};
+use crate::toleration::{EvictionVerdict, device_eviction};
 use crate::{
     Device, DeviceAttribute, DeviceClass, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
     DeviceToleration, Node, ResourceSlice, Taint, TaintEffect, Time,
@@ -31,8 +31,16 @@ pub struct DeviceRef {
 
 impl DeviceRef {
     /// Builds a reference.
-    pub fn new(driver: impl Into<String>, pool: impl Into<String>, device: impl Into<String>) -> DeviceRef {
-        DeviceRef { driver: driver.into(), pool: pool.into(), device: device.into() }
+    pub fn new(
+        driver: impl Into<String>,
+        pool: impl Into<String>,
+        device: impl Into<String>,
+    ) -> DeviceRef {
+        DeviceRef {
+            driver: driver.into(),
+            pool: pool.into(),
+            device: device.into(),
+        }
     }
 
     /// Parses `driver/pool/device`. The pool name may itself contain `/`, so the driver
@@ -340,8 +348,13 @@ pub struct IndexMemory {
 
 impl IndexMemory {
     /// Structural bytes per device (the figure the budget is about).
+    #[allow(clippy::cast_precision_loss)] // a report, not arithmetic
     pub fn structural_bytes_per_device(&self) -> f64 {
-        if self.devices == 0 { 0.0 } else { self.structural_bytes as f64 / self.devices as f64 }
+        if self.devices == 0 {
+            0.0
+        } else {
+            self.structural_bytes as f64 / self.devices as f64
+        }
     }
 }
 
@@ -521,7 +534,10 @@ impl Cluster {
     /// Removes a node. Its node-local slices stay (as in Kubernetes, where the driver
     /// or the garbage collector removes them), but no pod can reach them.
     pub fn remove_node(&mut self, name: &str) -> Result<Node, ClusterError> {
-        let id = *self.node_by_name.get(name).ok_or_else(|| not_found(ObjectKind::Node, name))?;
+        let id = *self
+            .node_by_name
+            .get(name)
+            .ok_or_else(|| not_found(ObjectKind::Node, name))?;
         let Some(old) = self.nodes[id.index()].node.clone() else {
             return Err(not_found(ObjectKind::Node, name));
         };
@@ -533,8 +549,12 @@ impl Cluster {
     /// Adds a taint to a node (like `kubectl taint`); a taint with the same key and
     /// effect is replaced.
     pub fn taint_node(&mut self, name: &str, taint: Taint) -> Result<(), ClusterError> {
-        let mut node = self.node(name).cloned().ok_or_else(|| not_found(ObjectKind::Node, name))?;
-        node.taints.retain(|t| !(t.key == taint.key && t.effect == taint.effect));
+        let mut node = self
+            .node(name)
+            .cloned()
+            .ok_or_else(|| not_found(ObjectKind::Node, name))?;
+        node.taints
+            .retain(|t| !(t.key == taint.key && t.effect == taint.effect));
         node.taints.push(taint);
         self.replace_node(node).map(|_| ())
     }
@@ -546,9 +566,13 @@ impl Cluster {
         key: &str,
         effect: Option<TaintEffect>,
     ) -> Result<usize, ClusterError> {
-        let mut node = self.node(name).cloned().ok_or_else(|| not_found(ObjectKind::Node, name))?;
+        let mut node = self
+            .node(name)
+            .cloned()
+            .ok_or_else(|| not_found(ObjectKind::Node, name))?;
         let before = node.taints.len();
-        node.taints.retain(|t| !(t.key == key && effect.is_none_or(|e| e == t.effect)));
+        node.taints
+            .retain(|t| !(t.key == key && effect.is_none_or(|e| e == t.effect)));
         let removed = before - node.taints.len();
         self.replace_node(node)?;
         Ok(removed)
@@ -571,7 +595,10 @@ impl Cluster {
         let id = NodeId(self.nodes.len() as u32);
         self.nodes.push(NodeEntry {
             name: name.to_owned(),
-            counts: DeviceCounts { nodes: 1, ..DeviceCounts::default() },
+            counts: DeviceCounts {
+                nodes: 1,
+                ..DeviceCounts::default()
+            },
             ..NodeEntry::default()
         });
         self.node_by_name.insert(name.to_owned(), id);
@@ -584,10 +611,10 @@ impl Cluster {
         let counts = entry.counts;
         let old = entry.node.as_ref().map(|n| n.labels.clone());
         for (key, domains) in &mut self.topology_keys {
-            if let Some(v) = old.as_ref().and_then(|l| l.get(key)) {
-                if let Some(c) = domains.get_mut(v) {
-                    c.sub(counts);
-                }
+            if let Some(v) = old.as_ref().and_then(|l| l.get(key))
+                && let Some(c) = domains.get_mut(v)
+            {
+                c.sub(counts);
             }
             if let Some(v) = labels.and_then(|l| l.get(key)) {
                 domains.entry(v.clone()).or_default().add(counts);
@@ -597,7 +624,9 @@ impl Cluster {
 
     /// The node of this name.
     pub fn node(&self, name: &str) -> Option<&Node> {
-        self.node_by_name.get(name).and_then(|id| self.nodes[id.index()].node.as_ref())
+        self.node_by_name
+            .get(name)
+            .and_then(|id| self.nodes[id.index()].node.as_ref())
     }
 
     /// The id of a node (or of a node name a slice refers to).
@@ -612,7 +641,9 @@ impl Cluster {
 
     /// Every node, by name.
     pub fn nodes(&self) -> impl Iterator<Item = &Node> + '_ {
-        self.node_by_name.values().filter_map(|id| self.nodes[id.index()].node.as_ref())
+        self.node_by_name
+            .values()
+            .filter_map(|id| self.nodes[id.index()].node.as_ref())
     }
 
     /// The node-local devices of a node (any state).
@@ -643,15 +674,18 @@ impl Cluster {
 
     /// Counts of one topology domain (`key` = `value`), if `key` is tracked.
     pub fn domain_counts(&self, key: &str, value: &str) -> Option<DeviceCounts> {
-        self.topology_keys.get(key).map(|d| d.get(value).copied().unwrap_or_default())
+        self.topology_keys
+            .get(key)
+            .map(|d| d.get(value).copied().unwrap_or_default())
     }
 
     /// Every domain of a tracked key with its counts, by value.
     pub fn domains(&self, key: &str) -> impl Iterator<Item = (&str, DeviceCounts)> + '_ {
-        self.topology_keys
-            .get(key)
-            .into_iter()
-            .flat_map(|d| d.iter().filter(|(_, c)| c.nodes > 0).map(|(v, c)| (v.as_str(), *c)))
+        self.topology_keys.get(key).into_iter().flat_map(|d| {
+            d.iter()
+                .filter(|(_, c)| c.nodes > 0)
+                .map(|(v, c)| (v.as_str(), *c))
+        })
     }
 
     // ----------------------------------------------------------------- classes
@@ -665,7 +699,9 @@ impl Cluster {
 
     /// Removes a DeviceClass.
     pub fn remove_class(&mut self, name: &str) -> Result<DeviceClass, ClusterError> {
-        self.classes.remove(name).ok_or_else(|| not_found(ObjectKind::DeviceClass, name))
+        self.classes
+            .remove(name)
+            .ok_or_else(|| not_found(ObjectKind::DeviceClass, name))
     }
 
     /// A DeviceClass by name.
@@ -701,11 +737,17 @@ impl Cluster {
         };
         let old_entry = self.slice_entry(old);
         if old_entry.slice.driver != slice.driver || old_entry.slice.pool.name != slice.pool.name {
-            let field = if old_entry.slice.driver == slice.driver { "spec.pool.name" } else { "spec.driver" };
+            let field = if old_entry.slice.driver == slice.driver {
+                "spec.pool.name"
+            } else {
+                "spec.driver"
+            };
             return Err(ClusterError::Invalid(vec![ValidationError::new(
                 slice.object_ref(),
                 field,
-                Problem::Forbidden { reason: "field is immutable" },
+                Problem::Forbidden {
+                    reason: "field is immutable",
+                },
             )]));
         }
         let mut refs = slice_refs(&slice);
@@ -718,18 +760,25 @@ impl Cluster {
 
     /// Removes a ResourceSlice; returns it.
     pub fn remove_slice(&mut self, name: &str) -> Result<ResourceSlice, ClusterError> {
-        let id = *self.slice_by_name.get(name).ok_or_else(|| not_found(ObjectKind::ResourceSlice, name))?;
+        let id = *self
+            .slice_by_name
+            .get(name)
+            .ok_or_else(|| not_found(ObjectKind::ResourceSlice, name))?;
         Ok(self.delete_slice(id))
     }
 
     /// A ResourceSlice by name.
     pub fn slice(&self, name: &str) -> Option<&ResourceSlice> {
-        self.slice_by_name.get(name).map(|id| &self.slice_entry(*id).slice)
+        self.slice_by_name
+            .get(name)
+            .map(|id| &self.slice_entry(*id).slice)
     }
 
     /// Every ResourceSlice, by name.
     pub fn slices(&self) -> impl Iterator<Item = &ResourceSlice> + '_ {
-        self.slice_by_name.values().map(|id| &self.slice_entry(*id).slice)
+        self.slice_by_name
+            .values()
+            .map(|id| &self.slice_entry(*id).slice)
     }
 
     fn slice_entry(&self, id: SliceId) -> &SliceEntry {
@@ -737,17 +786,18 @@ impl Cluster {
     }
 
     fn insert_slice(&mut self, slice: ResourceSlice) -> SliceId {
-        let id = match self.free_slice_ids.pop_first() {
-            Some(i) => SliceId(i),
-            None => {
-                self.slices.push(None);
-                SliceId(self.slices.len() as u32 - 1)
-            }
+        let id = if let Some(i) = self.free_slice_ids.pop_first() {
+            SliceId(i)
+        } else {
+            self.slices.push(None);
+            SliceId(self.slices.len() as u32 - 1)
         };
         let driver = self.strings.intern(&slice.driver);
         let pool_sym = self.strings.intern(&slice.pool.name);
         let pool = self.pool_slot(driver, pool_sym, &slice.driver, &slice.pool.name);
-        self.pools[pool.index()].slices.insert(slice.name.clone(), id);
+        self.pools[pool.index()]
+            .slices
+            .insert(slice.name.clone(), id);
         self.slice_by_name.insert(slice.name.clone(), id);
         let slice_node = slice.node_name().map(str::to_owned);
         let mut ids = Vec::with_capacity(slice.devices.len());
@@ -764,7 +814,11 @@ impl Cluster {
                 pos: pos as u16,
                 node,
                 key: (driver, pool_sym, name),
-                flags: if d.allow_multiple_allocations { SHAREABLE } else { 0 },
+                flags: if d.allow_multiple_allocations {
+                    SHAREABLE
+                } else {
+                    0
+                },
                 taints: SmallVec::new(),
             });
             self.grow_index(dev);
@@ -777,7 +831,11 @@ impl Cluster {
             self.index_attributes(dev, &slice.driver, d, true);
             ids.push(dev);
         }
-        self.slices[id.index()] = Some(SliceEntry { slice, pool, devices: ids.clone() });
+        self.slices[id.index()] = Some(SliceEntry {
+            slice,
+            pool,
+            devices: ids.clone(),
+        });
         for &dev in &ids {
             self.rebuild_taints(dev);
         }
@@ -789,7 +847,9 @@ impl Cluster {
         let entry = self.slices[id.index()].take().expect("live slice id");
         self.free_slice_ids.insert(id.0);
         self.slice_by_name.remove(&entry.slice.name);
-        self.pools[entry.pool.index()].slices.remove(&entry.slice.name);
+        self.pools[entry.pool.index()]
+            .slices
+            .remove(&entry.slice.name);
         for (pos, &dev) in entry.devices.iter().enumerate() {
             self.set_groups(dev, SmallVec::new());
             self.apply_flags(dev, 0);
@@ -810,18 +870,23 @@ impl Cluster {
     }
 
     fn alloc_device_id(&mut self) -> DeviceId {
-        match self.free_device_ids.pop_first() {
-            Some(i) => DeviceId(i),
-            None => {
-                self.devices.push(None);
-                DeviceId(self.devices.len() as u32 - 1)
-            }
+        if let Some(i) = self.free_device_ids.pop_first() {
+            DeviceId(i)
+        } else {
+            self.devices.push(None);
+            DeviceId(self.devices.len() as u32 - 1)
         }
     }
 
     fn grow_index(&mut self, dev: DeviceId) {
         let n = dev.index() + 1;
-        for s in [&mut self.live, &mut self.eligible, &mut self.free, &mut self.tainted, &mut self.shared] {
+        for s in [
+            &mut self.live,
+            &mut self.eligible,
+            &mut self.free,
+            &mut self.tainted,
+            &mut self.shared,
+        ] {
             s.grow(n);
         }
     }
@@ -865,7 +930,9 @@ impl Cluster {
             .filter(|s| self.slice_entry(*s).slice.pool.generation == generation)
             .collect();
         // The slices of one generation should agree; the first by name decides.
-        let expected = current.first().map_or(0, |s| self.slice_entry(*s).slice.pool.resource_slice_count);
+        let expected = current
+            .first()
+            .map_or(0, |s| self.slice_entry(*s).slice.pool.resource_slice_count);
         let mut problems = Vec::new();
         let mut by_name: BTreeMap<Symbol, DeviceId> = BTreeMap::new();
         let mut counter_sets: BTreeMap<&str, &BTreeMap<String, crate::Quantity>> = BTreeMap::new();
@@ -881,7 +948,9 @@ impl Cluster {
                 let slot = self.devices[dev.index()].as_ref().expect("live device id");
                 devices.insert(dev);
                 if by_name.insert(slot.key.2, dev).is_some() {
-                    problems.push(PoolProblem::DuplicateDevice(self.strings.resolve(slot.key.2).to_owned()));
+                    problems.push(PoolProblem::DuplicateDevice(
+                        self.strings.resolve(slot.key.2).to_owned(),
+                    ));
                 }
             }
         }
@@ -927,20 +996,26 @@ impl Cluster {
     /// The state of a pool.
     pub fn pool_status(&self, driver: &str, pool: &str) -> Option<&PoolStatus> {
         let key = (self.strings.get(driver)?, self.strings.get(pool)?);
-        self.pool_by_key.get(&key).map(|p| &self.pools[p.index()].status)
+        self.pool_by_key
+            .get(&key)
+            .map(|p| &self.pools[p.index()].status)
     }
 
     /// Every pool that has at least one slice, by (driver, name).
     pub fn pools(&self) -> impl Iterator<Item = &PoolStatus> + '_ {
         let mut v: Vec<&PoolEntry> = self.pools.iter().filter(|p| !p.slices.is_empty()).collect();
-        v.sort_by(|a, b| (&a.status.driver, &a.status.name).cmp(&(&b.status.driver, &b.status.name)));
+        v.sort_by(|a, b| {
+            (&a.status.driver, &a.status.name).cmp(&(&b.status.driver, &b.status.name))
+        });
         v.into_iter().map(|p| &p.status)
     }
 
     /// The current-generation devices of a pool.
     pub fn pool_devices(&self, driver: &str, pool: &str) -> Option<&SparseDeviceSet> {
         let key = (self.strings.get(driver)?, self.strings.get(pool)?);
-        self.pool_by_key.get(&key).map(|p| &self.pools[p.index()].devices)
+        self.pool_by_key
+            .get(&key)
+            .map(|p| &self.pools[p.index()].devices)
     }
 
     // ----------------------------------------------------------------- attribute index
@@ -980,11 +1055,21 @@ impl Cluster {
     /// slice once any device has a taint).
     ///
     /// The new taint must have a known effect (`None`, `NoSchedule`, `NoExecute`).
-    pub fn taint_device(&mut self, device: &DeviceRef, taint: DeviceTaint) -> Result<TaintReport, ClusterError> {
-        let dev = self.device_id(device).ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
+    pub fn taint_device(
+        &mut self,
+        device: &DeviceRef,
+        taint: DeviceTaint,
+    ) -> Result<TaintReport, ClusterError> {
+        let dev = self
+            .device_id(device)
+            .ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
         let entry = self.slice_entry(slot.slice);
-        let path = format!("spec.devices[{}].taints[{}]", slot.pos, entry.slice.devices[slot.pos as usize].taints.len());
+        let path = format!(
+            "spec.devices[{}].taints[{}]",
+            slot.pos,
+            entry.slice.devices[slot.pos as usize].taints.len()
+        );
         let mut errs = Vec::new();
         taint.validate(&entry.slice.object_ref(), &path, &mut errs);
         if !errs.is_empty() {
@@ -1002,7 +1087,9 @@ impl Cluster {
         key: &str,
         effect: Option<&DeviceTaintEffect>,
     ) -> Result<TaintReport, ClusterError> {
-        let dev = self.device_id(device).ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
+        let dev = self
+            .device_id(device)
+            .ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
         let mut slice = self.slice_entry(slot.slice).slice.clone();
         slice.devices[slot.pos as usize]
@@ -1022,7 +1109,10 @@ impl Cluster {
     }
 
     /// Replaces a DeviceTaintRule of the same name.
-    pub fn replace_taint_rule(&mut self, rule: DeviceTaintRule) -> Result<TaintReport, ClusterError> {
+    pub fn replace_taint_rule(
+        &mut self,
+        rule: DeviceTaintRule,
+    ) -> Result<TaintReport, ClusterError> {
         rule.validate()?;
         if !self.rules.contains_key(&rule.name) {
             return Err(ClusterError::NotFound(rule.object_ref()));
@@ -1036,7 +1126,10 @@ impl Cluster {
     }
 
     /// Removes a DeviceTaintRule; pending evictions it caused are cancelled.
-    pub fn remove_taint_rule(&mut self, name: &str) -> Result<(DeviceTaintRule, TaintReport), ClusterError> {
+    pub fn remove_taint_rule(
+        &mut self,
+        name: &str,
+    ) -> Result<(DeviceTaintRule, TaintReport), ClusterError> {
         if !self.rules.contains_key(name) {
             return Err(not_found(ObjectKind::DeviceTaintRule, name));
         }
@@ -1058,18 +1151,26 @@ impl Cluster {
 
     /// The devices a rule's selector picks (any generation).
     pub fn rule_devices(&self, rule: &DeviceTaintRule) -> Vec<DeviceId> {
-        let Some(sel) = &rule.selector else { return Vec::new() };
+        let Some(sel) = &rule.selector else {
+            return Vec::new();
+        };
         let mut out = Vec::new();
         for p in &self.pools {
             let driver = self.strings.resolve(p.driver);
             let pool = self.strings.resolve(p.name);
-            if sel.driver.as_deref().is_some_and(|d| d != driver) || sel.pool.as_deref().is_some_and(|x| x != pool) {
+            if sel.driver.as_deref().is_some_and(|d| d != driver)
+                || sel.pool.as_deref().is_some_and(|x| x != pool)
+            {
                 continue;
             }
             for s in p.slices.values() {
                 for &dev in &self.slice_entry(*s).devices {
                     let slot = self.devices[dev.index()].as_ref().expect("live device id");
-                    if sel.device.as_deref().is_none_or(|n| n == self.strings.resolve(slot.key.2)) {
+                    if sel
+                        .device
+                        .as_deref()
+                        .is_none_or(|n| n == self.strings.resolve(slot.key.2))
+                    {
                         out.push(dev);
                     }
                 }
@@ -1080,17 +1181,17 @@ impl Cluster {
     }
 
     fn insert_rule(&mut self, rule: DeviceTaintRule) {
-        let slot = match self.rule_slots.iter().position(Option::is_none) {
-            Some(i) => i as u32,
-            None => {
-                self.rule_slots.push(None);
-                self.rule_slots.len() as u32 - 1
-            }
+        let slot = if let Some(i) = self.rule_slots.iter().position(Option::is_none) {
+            i as u32
+        } else {
+            self.rule_slots.push(None);
+            self.rule_slots.len() as u32 - 1
         };
         self.rule_slots[slot as usize] = Some(rule.name.clone());
         let group = self.group_for(&rule.taint);
         let devices = self.rule_devices(&rule);
-        self.rules.insert(rule.name.clone(), RuleEntry { rule, slot, group });
+        self.rules
+            .insert(rule.name.clone(), RuleEntry { rule, slot, group });
         for &d in &devices {
             self.rebuild_taints(d);
         }
@@ -1139,18 +1240,26 @@ impl Cluster {
         let mut applied: SmallVec<[AppliedTaint; 1]> = SmallVec::new();
         for (i, t) in own.iter().enumerate() {
             let group = self.group_for(t);
-            applied.push(AppliedTaint { source: TaintSource::Slice(i as u8), group });
+            applied.push(AppliedTaint {
+                source: TaintSource::Slice(i as u8),
+                group,
+            });
         }
         for r in self.rules.values() {
             if r.rule.selects(&driver, &pool, &name) {
-                applied.push(AppliedTaint { source: TaintSource::Rule(r.slot), group: r.group });
+                applied.push(AppliedTaint {
+                    source: TaintSource::Rule(r.slot),
+                    group: r.group,
+                });
             }
         }
         self.set_groups(dev, applied);
     }
 
     fn set_groups(&mut self, dev: DeviceId, applied: SmallVec<[AppliedTaint; 1]>) {
-        let Some(slot) = self.devices[dev.index()].as_mut() else { return };
+        let Some(slot) = self.devices[dev.index()].as_mut() else {
+            return;
+        };
         let old: BTreeSet<u32> = slot.taints.iter().filter_map(|t| t.group).collect();
         let new: BTreeSet<u32> = applied.iter().filter_map(|t| t.group).collect();
         slot.taints = applied;
@@ -1173,14 +1282,21 @@ impl Cluster {
         let Some(slot) = self.devices.get(dev.index()).and_then(Option::as_ref) else {
             return Vec::new();
         };
-        slot.taints.iter().map(|t| self.resolve_taint(slot, t.source).clone()).collect()
+        slot.taints
+            .iter()
+            .map(|t| self.resolve_taint(slot, t.source).clone())
+            .collect()
     }
 
     fn resolve_taint(&self, slot: &DeviceSlot, source: TaintSource) -> &DeviceTaint {
         match source {
-            TaintSource::Slice(i) => &self.slice_entry(slot.slice).slice.devices[slot.pos as usize].taints[i as usize],
+            TaintSource::Slice(i) => {
+                &self.slice_entry(slot.slice).slice.devices[slot.pos as usize].taints[i as usize]
+            }
             TaintSource::Rule(r) => {
-                let name = self.rule_slots[r as usize].as_ref().expect("live rule slot");
+                let name = self.rule_slots[r as usize]
+                    .as_ref()
+                    .expect("live rule slot");
                 &self.rules[name].rule.taint
             }
         }
@@ -1189,12 +1305,18 @@ impl Cluster {
     /// The eviction notices in force for one device: (consumer, taint) pairs whose
     /// NoExecute taint is not tolerated forever.
     fn device_evictions(&self, dev: DeviceId, out: &mut Vec<EvictionNotice>) {
-        let Some(slot) = self.devices.get(dev.index()).and_then(Option::as_ref) else { return };
-        let Some(holders) = self.allocations.get(&slot.key) else { return };
+        let Some(slot) = self.devices.get(dev.index()).and_then(Option::as_ref) else {
+            return;
+        };
+        let Some(holders) = self.allocations.get(&slot.key) else {
+            return;
+        };
         for t in &slot.taints {
             let taint = self.resolve_taint(slot, t.source);
             for h in holders {
-                if let EvictionVerdict::Evict { delay_seconds } = device_eviction(taint, &h.tolerations) {
+                if let EvictionVerdict::Evict { delay_seconds } =
+                    device_eviction(taint, &h.tolerations)
+                {
                     out.push(EvictionNotice {
                         device: self.device_ref_of(slot),
                         consumer: h.consumer.clone(),
@@ -1211,8 +1333,13 @@ impl Cluster {
     /// `refs`, and reports which evictions it started and cancelled on them. Devices are
     /// compared by identity (driver/pool/device), so a republished slice diffs
     /// correctly; work is proportional to `refs`, not to the cluster.
-    fn with_eviction_diff(&mut self, refs: &BTreeSet<DeviceRef>, f: impl FnOnce(&mut Cluster)) -> TaintReport {
-        let before_taints: Vec<Vec<DeviceTaint>> = refs.iter().map(|r| self.current_taints(r)).collect();
+    fn with_eviction_diff(
+        &mut self,
+        refs: &BTreeSet<DeviceRef>,
+        f: impl FnOnce(&mut Cluster),
+    ) -> TaintReport {
+        let before_taints: Vec<Vec<DeviceTaint>> =
+            refs.iter().map(|r| self.current_taints(r)).collect();
         let before = self.evictions_for(refs);
         f(self);
         let after = self.evictions_for(refs);
@@ -1223,13 +1350,23 @@ impl Cluster {
             .count();
         TaintReport {
             devices_affected,
-            evictions: after.iter().filter(|e| !before.contains(e)).cloned().collect(),
-            cancelled: before.iter().filter(|e| !after.contains(e)).cloned().collect(),
+            evictions: after
+                .iter()
+                .filter(|e| !before.contains(e))
+                .cloned()
+                .collect(),
+            cancelled: before
+                .iter()
+                .filter(|e| !after.contains(e))
+                .cloned()
+                .collect(),
         }
     }
 
     fn current_taints(&self, r: &DeviceRef) -> Vec<DeviceTaint> {
-        self.device_id(r).map(|d| self.device_taints(d)).unwrap_or_default()
+        self.device_id(r)
+            .map(|d| self.device_taints(d))
+            .unwrap_or_default()
     }
 
     fn evictions_for(&self, refs: &BTreeSet<DeviceRef>) -> Vec<EvictionNotice> {
@@ -1278,18 +1415,34 @@ impl Cluster {
     /// Records that `allocation.consumer` holds a device. Exclusive devices take one
     /// holder; devices with `allowMultipleAllocations` take many (capacity accounting
     /// belongs to the allocator); admin access never blocks and is never blocked.
-    pub fn allocate(&mut self, device: &DeviceRef, allocation: DeviceAllocation) -> Result<DeviceId, ClusterError> {
-        let dev = self.device_id(device).ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
+    pub fn allocate(
+        &mut self,
+        device: &DeviceRef,
+        allocation: DeviceAllocation,
+    ) -> Result<DeviceId, ClusterError> {
+        let dev = self
+            .device_id(device)
+            .ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
         let shareable = slot.flags & SHAREABLE != 0;
-        let holders = self.allocations.get(&slot.key).map_or(&[][..], Vec::as_slice);
+        let holders = self
+            .allocations
+            .get(&slot.key)
+            .map_or(&[][..], Vec::as_slice);
         if let Some(h) = holders.iter().find(|h| h.consumer == allocation.consumer) {
-            return Err(ClusterError::DeviceInUse { device: device.clone(), holder: h.consumer.clone() });
+            return Err(ClusterError::DeviceInUse {
+                device: device.clone(),
+                holder: h.consumer.clone(),
+            });
         }
-        if !allocation.admin_access && !shareable {
-            if let Some(h) = holders.iter().find(|h| !h.admin_access) {
-                return Err(ClusterError::DeviceInUse { device: device.clone(), holder: h.consumer.clone() });
-            }
+        if !allocation.admin_access
+            && !shareable
+            && let Some(h) = holders.iter().find(|h| !h.admin_access)
+        {
+            return Err(ClusterError::DeviceInUse {
+                device: device.clone(),
+                holder: h.consumer.clone(),
+            });
         }
         let key = slot.key;
         let flags = slot.flags;
@@ -1299,15 +1452,25 @@ impl Cluster {
     }
 
     /// Releases a consumer's hold on a device.
-    pub fn release(&mut self, device: &DeviceRef, consumer: &str) -> Result<DeviceAllocation, ClusterError> {
-        let not_allocated = || ClusterError::NotAllocated { device: device.clone(), consumer: consumer.to_owned() };
+    pub fn release(
+        &mut self,
+        device: &DeviceRef,
+        consumer: &str,
+    ) -> Result<DeviceAllocation, ClusterError> {
+        let not_allocated = || ClusterError::NotAllocated {
+            device: device.clone(),
+            consumer: consumer.to_owned(),
+        };
         let key = (
             self.strings.get(&device.driver).ok_or_else(not_allocated)?,
             self.strings.get(&device.pool).ok_or_else(not_allocated)?,
             self.strings.get(&device.device).ok_or_else(not_allocated)?,
         );
         let holders = self.allocations.get_mut(&key).ok_or_else(not_allocated)?;
-        let i = holders.iter().position(|h| h.consumer == consumer).ok_or_else(not_allocated)?;
+        let i = holders
+            .iter()
+            .position(|h| h.consumer == consumer)
+            .ok_or_else(not_allocated)?;
         let removed = holders.remove(i);
         if holders.is_empty() {
             self.allocations.remove(&key);
@@ -1321,15 +1484,25 @@ impl Cluster {
 
     /// The holders of a device.
     pub fn allocations(&self, device: &DeviceRef) -> &[DeviceAllocation] {
-        let key = (|| Some((self.strings.get(&device.driver)?, self.strings.get(&device.pool)?, self.strings.get(&device.device)?)))();
-        key.and_then(|k| self.allocations.get(&k)).map_or(&[], Vec::as_slice)
+        let key = (|| {
+            Some((
+                self.strings.get(&device.driver)?,
+                self.strings.get(&device.pool)?,
+                self.strings.get(&device.device)?,
+            ))
+        })();
+        key.and_then(|k| self.allocations.get(&k))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// FREE unless a non-admin holder is recorded under the device's key and the
     /// device is exclusive.
     fn free_flag(&self, slot: &DeviceSlot) -> u8 {
         let held = slot.flags & SHAREABLE == 0
-            && self.allocations.get(&slot.key).is_some_and(|hs| hs.iter().any(|h| !h.admin_access));
+            && self
+                .allocations
+                .get(&slot.key)
+                .is_some_and(|hs| hs.iter().any(|h| !h.admin_access));
         if held { 0 } else { FREE }
     }
 
@@ -1338,15 +1511,20 @@ impl Cluster {
     /// Sets a device's ELIGIBLE and TAINTED bits (FREE is derived from the allocation
     /// records, SHAREABLE is fixed) and updates the index.
     fn set_flags(&mut self, dev: DeviceId, flags: u8) {
-        let Some(slot) = self.devices[dev.index()].as_ref() else { return };
-        let flags = (flags & (ELIGIBLE | TAINTED)) | (slot.flags & SHAREABLE) | self.free_flag(slot);
+        let Some(slot) = self.devices[dev.index()].as_ref() else {
+            return;
+        };
+        let flags =
+            (flags & (ELIGIBLE | TAINTED)) | (slot.flags & SHAREABLE) | self.free_flag(slot);
         self.apply_flags(dev, flags);
     }
 
     /// The single place device state changes: updates the dense sets and the node and
     /// domain counts by the difference.
     fn apply_flags(&mut self, dev: DeviceId, flags: u8) {
-        let Some(slot) = self.devices[dev.index()].as_mut() else { return };
+        let Some(slot) = self.devices[dev.index()].as_mut() else {
+            return;
+        };
         let old = slot.flags;
         if old == flags {
             return;
@@ -1384,7 +1562,11 @@ impl Cluster {
 
     /// The id of a device at its pool's current generation.
     pub fn device_id(&self, device: &DeviceRef) -> Option<DeviceId> {
-        let key = (self.strings.get(&device.driver)?, self.strings.get(&device.pool)?, self.strings.get(&device.device)?);
+        let key = (
+            self.strings.get(&device.driver)?,
+            self.strings.get(&device.pool)?,
+            self.strings.get(&device.device)?,
+        );
         self.device_by_key(key)
     }
 
@@ -1461,17 +1643,34 @@ impl Cluster {
 
     /// Adds the devices whose attribute `name` equals (or contains) `value`.
     fn attribute_matches(&self, name: &str, value: &DeviceAttribute, out: &mut DeviceSet) {
-        let Some(sym) = self.strings.get(name) else { return };
+        let Some(sym) = self.strings.get(name) else {
+            return;
+        };
         let keys: Vec<AttrKey> = match value {
             DeviceAttribute::Int(i) => vec![AttrKey::Int(*i)],
             DeviceAttribute::Bool(b) => vec![AttrKey::Bool(*b)],
-            DeviceAttribute::String(s) => self.strings.get(s).map(AttrKey::Str).into_iter().collect(),
-            DeviceAttribute::Version(s) => self.strings.get(s).map(AttrKey::Version).into_iter().collect(),
+            DeviceAttribute::String(s) => {
+                self.strings.get(s).map(AttrKey::Str).into_iter().collect()
+            }
+            DeviceAttribute::Version(s) => self
+                .strings
+                .get(s)
+                .map(AttrKey::Version)
+                .into_iter()
+                .collect(),
             // A list filter matches devices holding any of its values.
             DeviceAttribute::Ints(v) => v.iter().map(|i| AttrKey::Int(*i)).collect(),
             DeviceAttribute::Bools(v) => v.iter().map(|b| AttrKey::Bool(*b)).collect(),
-            DeviceAttribute::Strings(v) => v.iter().filter_map(|s| self.strings.get(s)).map(AttrKey::Str).collect(),
-            DeviceAttribute::Versions(v) => v.iter().filter_map(|s| self.strings.get(s)).map(AttrKey::Version).collect(),
+            DeviceAttribute::Strings(v) => v
+                .iter()
+                .filter_map(|s| self.strings.get(s))
+                .map(AttrKey::Str)
+                .collect(),
+            DeviceAttribute::Versions(v) => v
+                .iter()
+                .filter_map(|s| self.strings.get(s))
+                .map(AttrKey::Version)
+                .collect(),
         };
         for k in keys {
             if let Some(set) = self.attr_values.get(&(sym, k)) {
@@ -1483,7 +1682,11 @@ impl Cluster {
     /// Devices that carry attribute `name` (fully qualified), any value.
     pub fn devices_with_attribute(&self, name: &str) -> DeviceSet {
         let mut out = DeviceSet::with_universe(self.devices.len());
-        if let Some(set) = self.strings.get(name).and_then(|s| self.attr_present.get(&s)) {
+        if let Some(set) = self
+            .strings
+            .get(name)
+            .and_then(|s| self.attr_present.get(&s))
+        {
             set.add_to(&mut out);
         }
         out
@@ -1504,7 +1707,10 @@ impl Cluster {
         out
     }
 
-    fn untolerated_groups<'a>(&'a self, tolerations: &'a [DeviceToleration]) -> impl Iterator<Item = &'a TaintGroup> + 'a {
+    fn untolerated_groups<'a>(
+        &'a self,
+        tolerations: &'a [DeviceToleration],
+    ) -> impl Iterator<Item = &'a TaintGroup> + 'a {
         self.groups.iter().filter(move |g| {
             g.len > 0 && {
                 let probe = DeviceTaint {
@@ -1541,8 +1747,15 @@ impl Cluster {
 
     /// How many devices of `candidates` a claim with these tolerations can get on one
     /// node (node-local devices only).
-    pub fn usable_on_node(&self, node: NodeId, candidates: &DeviceSet, tolerations: &[DeviceToleration]) -> usize {
-        let Some(e) = self.nodes.get(node.index()) else { return 0 };
+    pub fn usable_on_node(
+        &self,
+        node: NodeId,
+        candidates: &DeviceSet,
+        tolerations: &[DeviceToleration],
+    ) -> usize {
+        let Some(e) = self.nodes.get(node.index()) else {
+            return 0;
+        };
         let mut s = DeviceSet::new();
         e.devices.add_to(&mut s);
         s.intersect_with(candidates);
@@ -1552,22 +1765,55 @@ impl Cluster {
 
     /// Memory used by the device index (not the stored objects).
     pub fn index_memory(&self) -> IndexMemory {
-        let dense = [&self.live, &self.eligible, &self.free, &self.tainted, &self.shared]
-            .iter()
-            .map(|s| s.heap_bytes())
-            .sum::<usize>()
-            + self.groups.iter().map(|g| g.members.heap_bytes() + 64).sum::<usize>()
-            + self.by_driver.values().map(|s| s.heap_bytes() + 48).sum::<usize>();
+        let dense = [
+            &self.live,
+            &self.eligible,
+            &self.free,
+            &self.tainted,
+            &self.shared,
+        ]
+        .iter()
+        .map(|s| s.heap_bytes())
+        .sum::<usize>()
+            + self
+                .groups
+                .iter()
+                .map(|g| g.members.heap_bytes() + 64)
+                .sum::<usize>()
+            + self
+                .by_driver
+                .values()
+                .map(|s| s.heap_bytes() + 48)
+                .sum::<usize>();
         let slots = self.devices.capacity() * core::mem::size_of::<Option<DeviceSlot>>()
             + self
                 .devices
                 .iter()
                 .flatten()
-                .map(|s| if s.taints.spilled() { s.taints.capacity() * core::mem::size_of::<AppliedTaint>() } else { 0 })
+                .map(|s| {
+                    if s.taints.spilled() {
+                        s.taints.capacity() * core::mem::size_of::<AppliedTaint>()
+                    } else {
+                        0
+                    }
+                })
                 .sum::<usize>();
-        let sparse = self.nodes.iter().map(|n| n.devices.heap_bytes() + core::mem::size_of::<NodeEntry>()).sum::<usize>()
-            + self.pools.iter().map(|p| p.devices.heap_bytes() + p.device_by_name.len() * 16).sum::<usize>()
-            + self.slices.iter().flatten().map(|s| s.devices.capacity() * 4).sum::<usize>();
+        let sparse = self
+            .nodes
+            .iter()
+            .map(|n| n.devices.heap_bytes() + core::mem::size_of::<NodeEntry>())
+            .sum::<usize>()
+            + self
+                .pools
+                .iter()
+                .map(|p| p.devices.heap_bytes() + p.device_by_name.len() * 16)
+                .sum::<usize>()
+            + self
+                .slices
+                .iter()
+                .flatten()
+                .map(|s| s.devices.capacity() * 4)
+                .sum::<usize>();
         let attribute_bytes = self
             .attr_values
             .values()
@@ -1575,7 +1821,11 @@ impl Cluster {
             .map(|s| s.heap_bytes() + core::mem::size_of::<SparseDeviceSet>() + 24)
             .sum::<usize>()
             + self.strings.heap_bytes();
-        IndexMemory { devices: self.device_count(), structural_bytes: dense + slots + sparse, attribute_bytes }
+        IndexMemory {
+            devices: self.device_count(),
+            structural_bytes: dense + slots + sparse,
+            attribute_bytes,
+        }
     }
 }
 
@@ -1600,19 +1850,40 @@ fn attr_keys(strings: &mut Interner, v: &DeviceAttribute) -> SmallVec<[AttrKey; 
         DeviceAttribute::Ints(v) => v.iter().map(|i| AttrKey::Int(*i)).collect(),
         DeviceAttribute::Bools(v) => v.iter().map(|b| AttrKey::Bool(*b)).collect(),
         DeviceAttribute::Strings(v) => v.iter().map(|s| AttrKey::Str(strings.intern(s))).collect(),
-        DeviceAttribute::Versions(v) => v.iter().map(|s| AttrKey::Version(strings.intern(s))).collect(),
+        DeviceAttribute::Versions(v) => v
+            .iter()
+            .map(|s| AttrKey::Version(strings.intern(s)))
+            .collect(),
     }
 }
 
 /// The identities of a slice's devices.
 fn slice_refs(slice: &ResourceSlice) -> BTreeSet<DeviceRef> {
-    slice.devices.iter().map(|d| DeviceRef::new(&slice.driver, &slice.pool.name, &d.name)).collect()
+    slice
+        .devices
+        .iter()
+        .map(|d| DeviceRef::new(&slice.driver, &slice.pool.name, &d.name))
+        .collect()
 }
 
 /// Deterministic order of eviction notices: by time, device, consumer, then taint.
 fn sort_notices(v: &mut [EvictionNotice]) {
     v.sort_by(|a, b| {
-        (a.evict_at, &a.device, &a.consumer, &a.taint.key, &a.taint.value, a.taint.effect.as_str())
-            .cmp(&(b.evict_at, &b.device, &b.consumer, &b.taint.key, &b.taint.value, b.taint.effect.as_str()))
+        (
+            a.evict_at,
+            &a.device,
+            &a.consumer,
+            &a.taint.key,
+            &a.taint.value,
+            a.taint.effect.as_str(),
+        )
+            .cmp(&(
+                b.evict_at,
+                &b.device,
+                &b.consumer,
+                &b.taint.key,
+                &b.taint.value,
+                b.taint.effect.as_str(),
+            ))
     });
 }

@@ -1,9 +1,9 @@
 //! Devices as published in a ResourceSlice (resource.k8s.io/v1 `Device`).
 
 use crate::alloc_prelude::*;
-use crate::error::{check_max, check_name, ObjectRef, Problem, ValidationError};
+use crate::error::{ObjectRef, Problem, ValidationError, check_max, check_name};
 use crate::names;
-use crate::semver::{Version, MAX_VERSION_LEN};
+use crate::semver::{MAX_VERSION_LEN, Version};
 use crate::{DeviceTaint, NodeSelector, Quantity};
 
 /// Upstream: attributes + capacities per device.
@@ -94,7 +94,10 @@ impl DeviceAttribute {
                 errs.push(ValidationError::new(
                     obj.clone(),
                     field,
-                    Problem::TooLong { max: MAX_ATTRIBUTE_STRING_LEN, actual: s.len() },
+                    Problem::TooLong {
+                        max: MAX_ATTRIBUTE_STRING_LEN,
+                        actual: s.len(),
+                    },
                 ));
             }
         };
@@ -103,13 +106,19 @@ impl DeviceAttribute {
                 errs.push(ValidationError::new(
                     obj.clone(),
                     field,
-                    Problem::TooLong { max: MAX_VERSION_LEN, actual: s.len() },
+                    Problem::TooLong {
+                        max: MAX_VERSION_LEN,
+                        actual: s.len(),
+                    },
                 ));
             } else if let Err(error) = Version::parse(s) {
                 errs.push(ValidationError::new(
                     obj.clone(),
                     field,
-                    Problem::InvalidVersion { value: s.to_owned(), error },
+                    Problem::InvalidVersion {
+                        value: s.to_owned(),
+                        error,
+                    },
                 ));
             }
         };
@@ -178,7 +187,10 @@ pub struct DeviceCapacity {
 
 impl From<Quantity> for DeviceCapacity {
     fn from(value: Quantity) -> DeviceCapacity {
-        DeviceCapacity { value, request_policy: None }
+        DeviceCapacity {
+            value,
+            request_policy: None,
+        }
     }
 }
 
@@ -240,7 +252,10 @@ pub struct Device {
 impl Device {
     /// A device with a name and nothing else.
     pub fn new(name: impl Into<String>) -> Device {
-        Device { name: name.into(), ..Device::default() }
+        Device {
+            name: name.into(),
+            ..Device::default()
+        }
     }
 
     /// Adds an attribute (builder style).
@@ -279,7 +294,13 @@ impl Device {
         per_device_node_selection: bool,
         errs: &mut Vec<ValidationError>,
     ) {
-        check_name(obj, &format!("{path}.name"), &self.name, names::validate_dns_label, errs);
+        check_name(
+            obj,
+            &format!("{path}.name"),
+            &self.name,
+            names::validate_dns_label,
+            errs,
+        );
         check_max(
             obj,
             &format!("{path}.attributes"),
@@ -287,8 +308,18 @@ impl Device {
             MAX_ATTRIBUTES_AND_CAPACITIES,
             errs,
         );
-        let values: usize = self.attributes.values().map(DeviceAttribute::value_count).sum();
-        check_max(obj, &format!("{path}.attributes"), values, MAX_ATTRIBUTE_VALUES, errs);
+        let values: usize = self
+            .attributes
+            .values()
+            .map(DeviceAttribute::value_count)
+            .sum();
+        check_max(
+            obj,
+            &format!("{path}.attributes"),
+            values,
+            MAX_ATTRIBUTE_VALUES,
+            errs,
+        );
         for (name, attr) in &self.attributes {
             let field = format!("{path}.attributes[\"{name}\"]");
             check_name(obj, &field, name, names::validate_qualified_name, errs);
@@ -299,7 +330,13 @@ impl Device {
             check_name(obj, &field, name, names::validate_qualified_name, errs);
             if let Some(policy) = &cap.request_policy {
                 if self.allow_multiple_allocations {
-                    validate_policy(obj, &format!("{field}.requestPolicy"), cap.value, policy, errs);
+                    validate_policy(
+                        obj,
+                        &format!("{field}.requestPolicy"),
+                        cap.value,
+                        policy,
+                        errs,
+                    );
                 } else {
                     errs.push(ValidationError::new(
                         obj.clone(),
@@ -322,17 +359,31 @@ impl Device {
         for (i, c) in self.consumes_counters.iter().enumerate() {
             let field = format!("{path}.consumesCounters[{i}]");
             let set_field = format!("{field}.counterSet");
-            check_name(obj, &set_field, &c.counter_set, names::validate_dns_label, errs);
+            check_name(
+                obj,
+                &set_field,
+                &c.counter_set,
+                names::validate_dns_label,
+                errs,
+            );
             if !sets.insert(c.counter_set.as_str()) {
                 errs.push(ValidationError::new(
                     obj.clone(),
                     set_field,
-                    Problem::Duplicate { value: c.counter_set.clone() },
+                    Problem::Duplicate {
+                        value: c.counter_set.clone(),
+                    },
                 ));
             }
             validate_counters(obj, &format!("{field}.counters"), &c.counters, errs);
         }
-        check_max(obj, &format!("{path}.taints"), self.taints.len(), MAX_DEVICE_TAINTS, errs);
+        check_max(
+            obj,
+            &format!("{path}.taints"),
+            self.taints.len(),
+            MAX_DEVICE_TAINTS,
+            errs,
+        );
         for (i, t) in self.taints.iter().enumerate() {
             t.validate_stored(obj, &format!("{path}.taints[{i}]"), errs);
         }
@@ -341,7 +392,10 @@ impl Device {
             (None, true) => errs.push(ValidationError::new(
                 obj.clone(),
                 path.to_owned(),
-                Problem::ExactlyOneOf { fields: &["nodeName", "nodeSelector", "allNodes"], set: 0 },
+                Problem::ExactlyOneOf {
+                    fields: &["nodeName", "nodeSelector", "allNodes"],
+                    set: 0,
+                },
             )),
             (Some(_), false) => errs.push(ValidationError::new(
                 obj.clone(),
@@ -365,7 +419,13 @@ pub(crate) fn validate_access(
 ) {
     match access {
         NodeAccess::NodeName(n) => {
-            check_name(obj, &format!("{path}.nodeName"), n, names::validate_dns_subdomain, errs);
+            check_name(
+                obj,
+                &format!("{path}.nodeName"),
+                n,
+                names::validate_dns_subdomain,
+                errs,
+            );
         }
         NodeAccess::NodeSelector(sel) => {
             let field = format!("{path}.nodeSelector");
@@ -396,7 +456,13 @@ pub(crate) fn validate_counters(
 ) {
     check_max(obj, path, counters.len(), MAX_COUNTERS, errs);
     for name in counters.keys() {
-        check_name(obj, &format!("{path}[\"{name}\"]"), name, names::validate_dns_label, errs);
+        check_name(
+            obj,
+            &format!("{path}[\"{name}\"]"),
+            name,
+            names::validate_dns_label,
+            errs,
+        );
     }
 }
 
@@ -417,7 +483,11 @@ fn validate_binding_conditions(
             let item = format!("{field}[{i}]");
             check_name(obj, &item, c, names::validate_label_name, errs);
             if !seen.insert(c.as_str()) {
-                errs.push(ValidationError::new(obj.clone(), item, Problem::Duplicate { value: c.clone() }));
+                errs.push(ValidationError::new(
+                    obj.clone(),
+                    item,
+                    Problem::Duplicate { value: c.clone() },
+                ));
             }
         }
     }
@@ -458,13 +528,23 @@ fn validate_policy(
     errs: &mut Vec<ValidationError>,
 ) {
     let invalid = |field: String, q: Quantity, reason: &'static str| {
-        ValidationError::new(obj.clone(), field, Problem::Invalid { value: q.to_string(), reason })
+        ValidationError::new(
+            obj.clone(),
+            field,
+            Problem::Invalid {
+                value: q.to_string(),
+                reason,
+            },
+        )
     };
     if !p.valid_values.is_empty() && p.valid_range.is_some() {
         errs.push(ValidationError::new(
             obj.clone(),
             path.to_owned(),
-            Problem::ExactlyOneOf { fields: &["validValues", "validRange"], set: 2 },
+            Problem::ExactlyOneOf {
+                fields: &["validValues", "validRange"],
+                set: 2,
+            },
         ));
     }
     if !p.valid_values.is_empty() {
@@ -472,57 +552,109 @@ fn validate_policy(
         check_max(obj, &field, p.valid_values.len(), MAX_VALID_VALUES, errs);
         for (i, v) in p.valid_values.iter().enumerate() {
             if *v > capacity {
-                errs.push(invalid(format!("{field}[{i}]"), *v, "must not exceed the capacity value"));
+                errs.push(invalid(
+                    format!("{field}[{i}]"),
+                    *v,
+                    "must not exceed the capacity value",
+                ));
             }
             if i > 0 && *v <= p.valid_values[i - 1] {
-                errs.push(invalid(format!("{field}[{i}]"), *v, "validValues must be sorted ascending without duplicates"));
+                errs.push(invalid(
+                    format!("{field}[{i}]"),
+                    *v,
+                    "validValues must be sorted ascending without duplicates",
+                ));
             }
         }
         match p.default {
             Some(d) if !p.valid_values.contains(&d) => {
-                errs.push(invalid(format!("{path}.default"), d, "default must be one of validValues"));
+                errs.push(invalid(
+                    format!("{path}.default"),
+                    d,
+                    "default must be one of validValues",
+                ));
             }
-            None => errs.push(ValidationError::new(obj.clone(), format!("{path}.default"), Problem::Required)),
+            None => errs.push(ValidationError::new(
+                obj.clone(),
+                format!("{path}.default"),
+                Problem::Required,
+            )),
             Some(_) => {}
         }
     }
     if let Some(r) = &p.valid_range {
         let field = format!("{path}.validRange");
         if r.min > capacity {
-            errs.push(invalid(format!("{field}.min"), r.min, "must not exceed the capacity value"));
+            errs.push(invalid(
+                format!("{field}.min"),
+                r.min,
+                "must not exceed the capacity value",
+            ));
         }
         if let Some(max) = r.max {
             if max > capacity {
-                errs.push(invalid(format!("{field}.max"), max, "must not exceed the capacity value"));
+                errs.push(invalid(
+                    format!("{field}.max"),
+                    max,
+                    "must not exceed the capacity value",
+                ));
             }
             if max < r.min {
-                errs.push(invalid(format!("{field}.max"), max, "must not be less than min"));
+                errs.push(invalid(
+                    format!("{field}.max"),
+                    max,
+                    "must not be less than min",
+                ));
             }
         }
         if let Some(d) = p.default {
             if d < r.min {
-                errs.push(invalid(format!("{path}.default"), d, "default must not be less than validRange.min"));
+                errs.push(invalid(
+                    format!("{path}.default"),
+                    d,
+                    "default must not be less than validRange.min",
+                ));
             }
             if r.max.is_some_and(|m| d > m) {
-                errs.push(invalid(format!("{path}.default"), d, "default must not exceed validRange.max"));
+                errs.push(invalid(
+                    format!("{path}.default"),
+                    d,
+                    "default must not exceed validRange.max",
+                ));
             }
         }
         if let Some(step) = r.step {
             if step.is_negative() || step.is_zero() {
-                errs.push(invalid(format!("{field}.step"), step, "must be greater than zero"));
+                errs.push(invalid(
+                    format!("{field}.step"),
+                    step,
+                    "must be greater than zero",
+                ));
             } else {
                 if r.min.checked_add(step).is_none_or(|s| s > capacity) {
-                    errs.push(invalid(format!("{field}.step"), step, "min + step must not exceed the capacity value"));
+                    errs.push(invalid(
+                        format!("{field}.step"),
+                        step,
+                        "min + step must not exceed the capacity value",
+                    ));
                 }
                 let on_step = |q: Quantity| {
                     let off = q.as_nano() - r.min.as_nano();
                     off >= 0 && off % step.as_nano() == 0
                 };
                 if let Some(d) = p.default.filter(|d| !on_step(*d)) {
-                    errs.push(invalid(format!("{path}.default"), d, "default must be min plus a multiple of step"));
+                    errs.push(invalid(
+                        format!("{path}.default"),
+                        d,
+                        "default must be min plus a multiple of step",
+                    ));
                 }
                 if let Some(m) = r.max.filter(|m| !on_step(*m)) {
-                    errs.push(invalid(format!("{field}.max"), m, "max must be min plus a multiple of step"));
+                    errs.push(invalid(
+                        format!("{field}.max"),
+                        m,
+                        "max must be min plus a multiple of step",
+                    ));
                 }
             }
         }

@@ -176,7 +176,9 @@ impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Problem::Required => f.write_str("required value"),
-            Problem::InvalidName { value, error } => write!(f, "invalid value \"{value}\": {error}"),
+            Problem::InvalidName { value, error } => {
+                write!(f, "invalid value \"{value}\": {error}")
+            }
             Problem::InvalidQuantity { value, error } => {
                 write!(f, "invalid quantity \"{value}\": {error}")
             }
@@ -187,7 +189,10 @@ impl fmt::Display for Problem {
                 write!(f, "too many: {actual}, must have at most {max} items")
             }
             Problem::TooLong { max, actual } => {
-                write!(f, "too long: {actual} bytes, may not be more than {max} bytes")
+                write!(
+                    f,
+                    "too long: {actual} bytes, may not be more than {max} bytes"
+                )
             }
             Problem::Duplicate { value } => write!(f, "duplicate value \"{value}\""),
             Problem::NotSupported { value, supported } => {

@@ -1,7 +1,7 @@
 //! Nodes (core/v1 `Node`): the part of a node that scheduling reads.
 
 use crate::alloc_prelude::*;
-use crate::error::{check_name, ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_name};
 use crate::names;
 use crate::{Quantity, Taint};
 
@@ -65,7 +65,13 @@ impl Node {
     pub fn validate(&self) -> Result<(), Vec<ValidationError>> {
         let obj = self.object_ref();
         let mut errs = Vec::new();
-        check_name(&obj, "metadata.name", &self.name, names::validate_dns_subdomain, &mut errs);
+        check_name(
+            &obj,
+            "metadata.name",
+            &self.name,
+            names::validate_dns_subdomain,
+            &mut errs,
+        );
         for (k, v) in &self.labels {
             let field = format!("metadata.labels[\"{k}\"]");
             check_name(&obj, &field, k, names::validate_label_name, &mut errs);
@@ -73,7 +79,10 @@ impl Node {
                 errs.push(ValidationError::new(
                     obj.clone(),
                     field,
-                    Problem::InvalidName { value: v.clone(), error },
+                    Problem::InvalidName {
+                        value: v.clone(),
+                        error,
+                    },
                 ));
             }
         }

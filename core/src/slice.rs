@@ -1,8 +1,8 @@
 //! ResourceSlices and resource pools (resource.k8s.io/v1).
 
 use crate::alloc_prelude::*;
-use crate::device::{validate_access, validate_counters, NodeAccess};
-use crate::error::{check_max, check_name, ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::device::{NodeAccess, validate_access, validate_counters};
+use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_max, check_name};
 use crate::names;
 use crate::{Device, Quantity};
 
@@ -33,7 +33,11 @@ pub struct ResourcePool {
 impl ResourcePool {
     /// A pool of one slice at generation 0.
     pub fn single(name: impl Into<String>) -> ResourcePool {
-        ResourcePool { name: name.into(), generation: 0, resource_slice_count: 1 }
+        ResourcePool {
+            name: name.into(),
+            generation: 0,
+            resource_slice_count: 1,
+        }
     }
 }
 
@@ -137,9 +141,27 @@ impl ResourceSlice {
     pub fn validate(&self) -> Result<(), Vec<ValidationError>> {
         let obj = self.object_ref();
         let mut errs = Vec::new();
-        check_name(&obj, "metadata.name", &self.name, names::validate_dns_subdomain, &mut errs);
-        check_name(&obj, "spec.driver", &self.driver, names::validate_driver_name, &mut errs);
-        check_name(&obj, "spec.pool.name", &self.pool.name, names::validate_pool_name, &mut errs);
+        check_name(
+            &obj,
+            "metadata.name",
+            &self.name,
+            names::validate_dns_subdomain,
+            &mut errs,
+        );
+        check_name(
+            &obj,
+            "spec.driver",
+            &self.driver,
+            names::validate_driver_name,
+            &mut errs,
+        );
+        check_name(
+            &obj,
+            "spec.pool.name",
+            &self.pool.name,
+            names::validate_pool_name,
+            &mut errs,
+        );
         if self.pool.generation < 0 {
             errs.push(ValidationError::new(
                 obj.clone(),
@@ -167,10 +189,19 @@ impl ResourceSlice {
             errs.push(ValidationError::new(
                 obj.clone(),
                 "spec",
-                Problem::ExactlyOneOf { fields: &["devices", "sharedCounters"], set: 2 },
+                Problem::ExactlyOneOf {
+                    fields: &["devices", "sharedCounters"],
+                    set: 2,
+                },
             ));
         }
-        check_max(&obj, "spec.devices", self.devices.len(), self.device_limit(), &mut errs);
+        check_max(
+            &obj,
+            "spec.devices",
+            self.devices.len(),
+            self.device_limit(),
+            &mut errs,
+        );
         let per_device = self.node_selection == SliceNodeSelection::PerDevice;
         let mut names_seen = BTreeSet::new();
         for (i, d) in self.devices.iter().enumerate() {
@@ -180,20 +211,36 @@ impl ResourceSlice {
                 errs.push(ValidationError::new(
                     obj.clone(),
                     format!("{path}.name"),
-                    Problem::Duplicate { value: d.name.clone() },
+                    Problem::Duplicate {
+                        value: d.name.clone(),
+                    },
                 ));
             }
         }
-        check_max(&obj, "spec.sharedCounters", self.shared_counters.len(), MAX_COUNTER_SETS, &mut errs);
+        check_max(
+            &obj,
+            "spec.sharedCounters",
+            self.shared_counters.len(),
+            MAX_COUNTER_SETS,
+            &mut errs,
+        );
         let mut sets_seen = BTreeSet::new();
         for (i, s) in self.shared_counters.iter().enumerate() {
             let path = format!("spec.sharedCounters[{i}]");
-            check_name(&obj, &format!("{path}.name"), &s.name, names::validate_dns_label, &mut errs);
+            check_name(
+                &obj,
+                &format!("{path}.name"),
+                &s.name,
+                names::validate_dns_label,
+                &mut errs,
+            );
             if !sets_seen.insert(s.name.as_str()) {
                 errs.push(ValidationError::new(
                     obj.clone(),
                     format!("{path}.name"),
-                    Problem::Duplicate { value: s.name.clone() },
+                    Problem::Duplicate {
+                        value: s.name.clone(),
+                    },
                 ));
             }
             validate_counters(&obj, &format!("{path}.counters"), &s.counters, &mut errs);

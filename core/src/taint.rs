@@ -256,7 +256,12 @@ impl DeviceTaint {
     /// as the API server holds it): a non-empty unknown effect is accepted, because
     /// upstream only checks the effect when it is new or changed and consumers must
     /// treat unknown effects like `None`. An empty effect is still an error.
-    pub(crate) fn validate_stored(&self, obj: &ObjectRef, path: &str, errs: &mut Vec<ValidationError>) {
+    pub(crate) fn validate_stored(
+        &self,
+        obj: &ObjectRef,
+        path: &str,
+        errs: &mut Vec<ValidationError>,
+    ) {
         let stored = matches!(&self.effect, DeviceTaintEffect::Unknown(e) if !e.is_empty());
         self.validate_update(stored.then_some(self), obj, path, errs);
     }

@@ -1,9 +1,9 @@
 //! DeviceTaintRules (resource.k8s.io/v1, stable in 1.37).
 
-use crate::alloc_prelude::*;
-use crate::error::{check_name, ObjectKind, ObjectRef, ValidationError};
-use crate::names;
 use crate::DeviceTaint;
+use crate::alloc_prelude::*;
+use crate::error::{ObjectKind, ObjectRef, ValidationError, check_name};
+use crate::names;
 
 /// `DeviceTaintSelector`: which devices a rule taints. Every criterion that is set must
 /// match; an empty selector (`{}`) matches **every** device in the cluster.
@@ -50,7 +50,9 @@ pub struct DeviceTaintRule {
 impl DeviceTaintRule {
     /// Whether the rule taints a device.
     pub fn selects(&self, driver: &str, pool: &str, device: &str) -> bool {
-        self.selector.as_ref().is_some_and(|s| s.matches(driver, pool, device))
+        self.selector
+            .as_ref()
+            .is_some_and(|s| s.matches(driver, pool, device))
     }
 
     /// The object reference used in errors.
@@ -65,16 +67,40 @@ impl DeviceTaintRule {
     pub fn validate(&self) -> Result<(), Vec<ValidationError>> {
         let obj = self.object_ref();
         let mut errs = Vec::new();
-        check_name(&obj, "metadata.name", &self.name, names::validate_dns_subdomain, &mut errs);
+        check_name(
+            &obj,
+            "metadata.name",
+            &self.name,
+            names::validate_dns_subdomain,
+            &mut errs,
+        );
         if let Some(s) = &self.selector {
             if let Some(d) = &s.driver {
-                check_name(&obj, "spec.deviceSelector.driver", d, names::validate_driver_name, &mut errs);
+                check_name(
+                    &obj,
+                    "spec.deviceSelector.driver",
+                    d,
+                    names::validate_driver_name,
+                    &mut errs,
+                );
             }
             if let Some(p) = &s.pool {
-                check_name(&obj, "spec.deviceSelector.pool", p, names::validate_pool_name, &mut errs);
+                check_name(
+                    &obj,
+                    "spec.deviceSelector.pool",
+                    p,
+                    names::validate_pool_name,
+                    &mut errs,
+                );
             }
             if let Some(d) = &s.device {
-                check_name(&obj, "spec.deviceSelector.device", d, names::validate_dns_label, &mut errs);
+                check_name(
+                    &obj,
+                    "spec.deviceSelector.device",
+                    d,
+                    names::validate_dns_label,
+                    &mut errs,
+                );
             }
         }
         self.taint.validate_stored(&obj, "spec.taint", &mut errs);

@@ -5,9 +5,10 @@ mod common;
 
 use common::*;
 use gangpack::{
-    Cluster, ClusterError, Device, DeviceAllocation, DeviceAttribute, DeviceCounterConsumption, DeviceFilter,
-    DeviceTaintEffect, DeviceTaintRule, DeviceTaintSelector, DeviceToleration, DeviceTolerationOperator, NodeAccess,
-    ObjectKind, Problem, Quantity, ResourcePool, ResourceSlice, SliceNodeSelection, Time,
+    Cluster, ClusterError, Device, DeviceAllocation, DeviceAttribute, DeviceCounterConsumption,
+    DeviceFilter, DeviceTaintEffect, DeviceTaintRule, DeviceTaintSelector, DeviceToleration,
+    DeviceTolerationOperator, NodeAccess, ObjectKind, Problem, Quantity, ResourcePool,
+    ResourceSlice, SliceNodeSelection, Time,
 };
 
 fn tol_exists(key: &str, effect: Option<DeviceTaintEffect>, secs: Option<i64>) -> DeviceToleration {
@@ -35,17 +36,31 @@ fn counts_per_node_and_domain_follow_allocations_and_taints() {
     let mut c = two_nodes();
     let n1 = c.node_id("n1").unwrap();
     assert_eq!(c.node_counts(n1).unwrap().free_untainted, 4);
-    c.allocate(&dref("n1", "gpu-0"), holder("ns/a", vec![])).unwrap();
-    c.taint_device(&dref("n1", "gpu-1"), taint("k", "v", DeviceTaintEffect::NoSchedule, 5)).unwrap();
+    c.allocate(&dref("n1", "gpu-0"), holder("ns/a", vec![]))
+        .unwrap();
+    c.taint_device(
+        &dref("n1", "gpu-1"),
+        taint("k", "v", DeviceTaintEffect::NoSchedule, 5),
+    )
+    .unwrap();
     let counts = c.node_counts(n1).unwrap();
-    assert_eq!((counts.devices, counts.free, counts.free_untainted), (4, 3, 2));
+    assert_eq!(
+        (counts.devices, counts.free, counts.free_untainted),
+        (4, 3, 2)
+    );
     let r1 = c.domain_counts("rack", "r1").unwrap();
-    assert_eq!((r1.nodes, r1.devices, r1.free, r1.free_untainted), (1, 4, 3, 2));
+    assert_eq!(
+        (r1.nodes, r1.devices, r1.free, r1.free_untainted),
+        (1, 4, 3, 2)
+    );
     // Moving n1 to rack r2 moves its counts.
     c.replace_node(node("n1", "r2")).unwrap();
     assert_eq!(c.domain_counts("rack", "r1").unwrap().devices, 0);
     let r2 = c.domain_counts("rack", "r2").unwrap();
-    assert_eq!((r2.nodes, r2.devices, r2.free, r2.free_untainted), (2, 8, 7, 6));
+    assert_eq!(
+        (r2.nodes, r2.devices, r2.free, r2.free_untainted),
+        (2, 8, 7, 6)
+    );
     c.release(&dref("n1", "gpu-0"), "ns/a").unwrap();
     assert_eq!(c.node_counts(n1).unwrap().free, 4);
 }
@@ -56,12 +71,20 @@ fn incomplete_pool_is_never_used_until_all_slices_arrive() {
     c.add_node(node("n1", "r1")).unwrap();
     let mut a = gpus("n1", 2);
     a.name = "n1-a".into();
-    a.pool = ResourcePool { name: "n1".into(), generation: 1, resource_slice_count: 2 };
+    a.pool = ResourcePool {
+        name: "n1".into(),
+        generation: 1,
+        resource_slice_count: 2,
+    };
     c.add_slice(a).unwrap();
     assert!(!c.pool_status(DRIVER, "n1").unwrap().is_complete());
     assert!(c.usable_devices().is_empty());
     let mut b = ResourceSlice::node_local("n1-b", DRIVER, "n1", "n1");
-    b.pool = ResourcePool { name: "n1".into(), generation: 1, resource_slice_count: 2 };
+    b.pool = ResourcePool {
+        name: "n1".into(),
+        generation: 1,
+        resource_slice_count: 2,
+    };
     b.devices.push(Device::new("gpu-9"));
     c.add_slice(b).unwrap();
     assert!(c.pool_status(DRIVER, "n1").unwrap().is_usable());
@@ -97,7 +120,10 @@ fn duplicate_device_names_across_slices_make_the_pool_invalid() {
     c.add_slice(b).unwrap();
     let st = c.pool_status(DRIVER, "n1").unwrap();
     assert!(st.is_complete());
-    assert_eq!(st.problems, vec![gangpack::PoolProblem::DuplicateDevice("gpu-0".into())]);
+    assert_eq!(
+        st.problems,
+        vec![gangpack::PoolProblem::DuplicateDevice("gpu-0".into())]
+    );
     assert!(c.usable_devices().is_empty());
 }
 
@@ -105,10 +131,12 @@ fn duplicate_device_names_across_slices_make_the_pool_invalid() {
 fn counters_must_exist_in_the_pool() {
     let mut c = Cluster::new();
     let mut s = gpus("n1", 1);
-    s.devices[0].consumes_counters.push(DeviceCounterConsumption {
-        counter_set: "gpu-0-counters".into(),
-        counters: [("memory".to_string(), Quantity::parse("40Gi").unwrap())].into(),
-    });
+    s.devices[0]
+        .consumes_counters
+        .push(DeviceCounterConsumption {
+            counter_set: "gpu-0-counters".into(),
+            counters: [("memory".to_string(), Quantity::parse("40Gi").unwrap())].into(),
+        });
     c.add_slice(s).unwrap();
     assert!(matches!(
         c.pool_status(DRIVER, "n1").unwrap().problems[0],
@@ -128,7 +156,9 @@ fn rule_without_selector_selects_nothing_and_empty_selector_everything() {
     let r = c.add_taint_rule(rule("none", None)).unwrap();
     assert_eq!(r.devices_affected, 0);
     assert!(c.tainted_devices().is_empty());
-    let r = c.add_taint_rule(rule("all", Some(DeviceTaintSelector::default()))).unwrap();
+    let r = c
+        .add_taint_rule(rule("all", Some(DeviceTaintSelector::default())))
+        .unwrap();
     assert_eq!(r.devices_affected, 8);
     assert_eq!(c.tainted_devices().len(), 8);
     let (_, r) = c.remove_taint_rule("all").unwrap();
@@ -139,16 +169,28 @@ fn rule_without_selector_selects_nothing_and_empty_selector_everything() {
 #[test]
 fn rule_taints_merge_with_slice_taints_and_apply_to_new_slices() {
     let mut c = two_nodes();
-    c.taint_device(&dref("n1", "gpu-0"), taint("ecc", "fatal", DeviceTaintEffect::NoSchedule, 1)).unwrap();
+    c.taint_device(
+        &dref("n1", "gpu-0"),
+        taint("ecc", "fatal", DeviceTaintEffect::NoSchedule, 1),
+    )
+    .unwrap();
     c.add_taint_rule(DeviceTaintRule {
         name: "ecc-rule".into(),
-        selector: Some(DeviceTaintSelector { driver: Some(DRIVER.into()), pool: None, device: Some("gpu-0".into()) }),
+        selector: Some(DeviceTaintSelector {
+            driver: Some(DRIVER.into()),
+            pool: None,
+            device: Some("gpu-0".into()),
+        }),
         taint: taint("ecc", "fatal", DeviceTaintEffect::NoExecute, 2),
     })
     .unwrap();
     let id = c.device_id(&dref("n1", "gpu-0")).unwrap();
     let taints = c.device_taints(id);
-    assert_eq!(taints.len(), 2, "slice taint and rule taint are both kept: {taints:?}");
+    assert_eq!(
+        taints.len(),
+        2,
+        "slice taint and rule taint are both kept: {taints:?}"
+    );
     // A NoExecute toleration does not cover the NoSchedule taint with the same key.
     let only_noexec = vec![tol_exists("ecc", Some(DeviceTaintEffect::NoExecute), None)];
     assert!(!c.usable(c.usable_devices(), &only_noexec).contains(id));
@@ -163,9 +205,18 @@ fn rule_taints_merge_with_slice_taints_and_apply_to_new_slices() {
 #[test]
 fn none_and_unknown_effects_never_block() {
     let mut c = two_nodes();
-    c.taint_device(&dref("n1", "gpu-0"), taint("health", "degraded", DeviceTaintEffect::None, 1)).unwrap();
+    c.taint_device(
+        &dref("n1", "gpu-0"),
+        taint("health", "degraded", DeviceTaintEffect::None, 1),
+    )
+    .unwrap();
     let mut s = gpus("n3", 1);
-    s.devices[0].taints.push(taint("future", "", DeviceTaintEffect::Unknown("NoExecuteWithPDB".into()), 1));
+    s.devices[0].taints.push(taint(
+        "future",
+        "",
+        DeviceTaintEffect::Unknown("NoExecuteWithPDB".into()),
+        1,
+    ));
     c.add_slice(s).unwrap();
     assert!(c.tainted_devices().is_empty());
     assert_eq!(c.usable(c.usable_devices(), &[]).len(), 9);
@@ -174,26 +225,51 @@ fn none_and_unknown_effects_never_block() {
 #[test]
 fn noexecute_taint_on_allocated_device_reports_evictions() {
     let mut c = two_nodes();
-    c.allocate(&dref("n1", "gpu-0"), holder("ns/plain", vec![])).unwrap();
+    c.allocate(&dref("n1", "gpu-0"), holder("ns/plain", vec![]))
+        .unwrap();
     c.allocate(
         &dref("n1", "gpu-1"),
-        holder("ns/patient", vec![tol_exists("ecc", Some(DeviceTaintEffect::NoExecute), Some(300))]),
+        holder(
+            "ns/patient",
+            vec![tol_exists(
+                "ecc",
+                Some(DeviceTaintEffect::NoExecute),
+                Some(300),
+            )],
+        ),
     )
     .unwrap();
-    c.allocate(&dref("n1", "gpu-2"), holder("ns/forever", vec![tol_exists("ecc", Some(DeviceTaintEffect::NoExecute), None)]))
-        .unwrap();
+    c.allocate(
+        &dref("n1", "gpu-2"),
+        holder(
+            "ns/forever",
+            vec![tol_exists("ecc", Some(DeviceTaintEffect::NoExecute), None)],
+        ),
+    )
+    .unwrap();
     // QUIRK (upstream eviction controller): an empty-effect toleration allows allocation
     // but is not consulted for eviction, so this holder is evicted at once.
-    c.allocate(&dref("n1", "gpu-3"), holder("ns/empty-effect", vec![tol_exists("ecc", None, None)])).unwrap();
+    c.allocate(
+        &dref("n1", "gpu-3"),
+        holder("ns/empty-effect", vec![tol_exists("ecc", None, None)]),
+    )
+    .unwrap();
     let r = c
         .add_taint_rule(DeviceTaintRule {
             name: "n1".into(),
-            selector: Some(DeviceTaintSelector { driver: None, pool: Some("n1".into()), device: None }),
+            selector: Some(DeviceTaintSelector {
+                driver: None,
+                pool: Some("n1".into()),
+                device: None,
+            }),
             taint: taint("ecc", "", DeviceTaintEffect::NoExecute, 1_000),
         })
         .unwrap();
-    let got: Vec<(String, i64, Option<Time>)> =
-        r.evictions.iter().map(|e| (e.consumer.clone(), e.delay_seconds, e.evict_at)).collect();
+    let got: Vec<(String, i64, Option<Time>)> = r
+        .evictions
+        .iter()
+        .map(|e| (e.consumer.clone(), e.delay_seconds, e.evict_at))
+        .collect();
     assert_eq!(
         got,
         vec![
@@ -212,10 +288,13 @@ fn noexecute_taint_on_allocated_device_reports_evictions() {
 #[test]
 fn allocations_survive_a_republished_slice() {
     let mut c = two_nodes();
-    c.allocate(&dref("n1", "gpu-2"), holder("ns/a", vec![])).unwrap();
+    c.allocate(&dref("n1", "gpu-2"), holder("ns/a", vec![]))
+        .unwrap();
     let mut s = gpus("n1", 4);
     s.pool.generation = 1;
-    s.devices[2].taints.push(taint("ecc", "", DeviceTaintEffect::NoExecute, 7));
+    s.devices[2]
+        .taints
+        .push(taint("ecc", "", DeviceTaintEffect::NoExecute, 7));
     let r = c.replace_slice(s).unwrap();
     assert_eq!(r.devices_affected, 1);
     assert_eq!(r.evictions.len(), 1);
@@ -229,42 +308,76 @@ fn exclusive_shared_and_admin_allocations() {
     let mut s = gpus("n3", 1);
     s.devices[0].allow_multiple_allocations = true;
     c.add_slice(s).unwrap();
-    c.allocate(&dref("n1", "gpu-0"), holder("ns/a", vec![])).unwrap();
+    c.allocate(&dref("n1", "gpu-0"), holder("ns/a", vec![]))
+        .unwrap();
     assert!(matches!(
         c.allocate(&dref("n1", "gpu-0"), holder("ns/b", vec![])),
         Err(ClusterError::DeviceInUse { .. })
     ));
     // Admin access neither blocks nor is blocked.
-    let admin = DeviceAllocation { consumer: "monitoring/dcgm".into(), tolerations: vec![], admin_access: true };
+    let admin = DeviceAllocation {
+        consumer: "monitoring/dcgm".into(),
+        tolerations: vec![],
+        admin_access: true,
+    };
     c.allocate(&dref("n1", "gpu-0"), admin.clone()).unwrap();
     c.allocate(&dref("n1", "gpu-1"), admin).unwrap();
     let id1 = c.device_id(&dref("n1", "gpu-1")).unwrap();
     assert!(c.free_devices().contains(id1));
     // A shareable device takes several holders and stays free.
-    c.allocate(&dref("n3", "gpu-0"), holder("ns/x", vec![])).unwrap();
-    c.allocate(&dref("n3", "gpu-0"), holder("ns/y", vec![])).unwrap();
-    assert!(c.free_devices().contains(c.device_id(&dref("n3", "gpu-0")).unwrap()));
-    assert!(matches!(c.release(&dref("n1", "gpu-0"), "ns/zzz"), Err(ClusterError::NotAllocated { .. })));
+    c.allocate(&dref("n3", "gpu-0"), holder("ns/x", vec![]))
+        .unwrap();
+    c.allocate(&dref("n3", "gpu-0"), holder("ns/y", vec![]))
+        .unwrap();
+    assert!(
+        c.free_devices()
+            .contains(c.device_id(&dref("n3", "gpu-0")).unwrap())
+    );
+    assert!(matches!(
+        c.release(&dref("n1", "gpu-0"), "ns/zzz"),
+        Err(ClusterError::NotAllocated { .. })
+    ));
     c.release(&dref("n1", "gpu-0"), "ns/a").unwrap();
-    assert!(c.free_devices().contains(c.device_id(&dref("n1", "gpu-0")).unwrap()));
+    assert!(
+        c.free_devices()
+            .contains(c.device_id(&dref("n1", "gpu-0")).unwrap())
+    );
 }
 
 #[test]
 fn select_uses_qualified_attribute_names() {
     let mut c = Cluster::new();
     let mut s = gpus("n1", 3);
-    s.devices[0].attributes.insert("model".into(), DeviceAttribute::String("H100".into()));
-    s.devices[1].attributes.insert(format!("{DRIVER}/model"), DeviceAttribute::String("H100".into()));
-    s.devices[2].attributes.insert("other.example.com/model".into(), DeviceAttribute::String("H100".into()));
-    s.devices[2].attributes.insert("ints".into(), DeviceAttribute::Ints(vec![1, 2]));
+    s.devices[0]
+        .attributes
+        .insert("model".into(), DeviceAttribute::String("H100".into()));
+    s.devices[1].attributes.insert(
+        format!("{DRIVER}/model"),
+        DeviceAttribute::String("H100".into()),
+    );
+    s.devices[2].attributes.insert(
+        "other.example.com/model".into(),
+        DeviceAttribute::String("H100".into()),
+    );
+    s.devices[2]
+        .attributes
+        .insert("ints".into(), DeviceAttribute::Ints(vec![1, 2]));
     c.add_slice(s).unwrap();
     let model = |name: &str| {
-        c.select(&DeviceFilter::all().attribute(name, DeviceAttribute::String("H100".into()))).len()
+        c.select(&DeviceFilter::all().attribute(name, DeviceAttribute::String("H100".into())))
+            .len()
     };
     assert_eq!(model(&format!("{DRIVER}/model")), 2);
     assert_eq!(model("other.example.com/model"), 1);
-    assert_eq!(c.select(&DeviceFilter::all().attribute(format!("{DRIVER}/ints"), DeviceAttribute::Int(2))).len(), 1);
-    assert_eq!(c.devices_with_attribute(&format!("{DRIVER}/model")).len(), 2);
+    assert_eq!(
+        c.select(&DeviceFilter::all().attribute(format!("{DRIVER}/ints"), DeviceAttribute::Int(2)))
+            .len(),
+        1
+    );
+    assert_eq!(
+        c.devices_with_attribute(&format!("{DRIVER}/model")).len(),
+        2
+    );
 }
 
 #[test]
@@ -294,12 +407,20 @@ fn slice_limits_are_enforced_with_object_and_field() {
     c.add_slice(ok).unwrap();
     let too_many = gpus("n2", 129);
     let e = field_of(c.add_slice(too_many).unwrap_err());
-    assert_eq!(e, vec!["ResourceSlice \"n2-gpus\": spec.devices: too many: 129, must have at most 128 items"]);
+    assert_eq!(
+        e,
+        vec!["ResourceSlice \"n2-gpus\": spec.devices: too many: 129, must have at most 128 items"]
+    );
     // With a taint, the limit is 64.
     let mut tainted = gpus("n3", 65);
-    tainted.devices[7].taints.push(taint("k", "", DeviceTaintEffect::NoSchedule, 0));
+    tainted.devices[7]
+        .taints
+        .push(taint("k", "", DeviceTaintEffect::NoSchedule, 0));
     let e = field_of(c.add_slice(tainted).unwrap_err());
-    assert_eq!(e, vec!["ResourceSlice \"n3-gpus\": spec.devices: too many: 65, must have at most 64 items"]);
+    assert_eq!(
+        e,
+        vec!["ResourceSlice \"n3-gpus\": spec.devices: too many: 65, must have at most 64 items"]
+    );
 }
 
 #[test]
@@ -307,22 +428,39 @@ fn device_limits_are_enforced() {
     let mut c = Cluster::new();
     let mut s = gpus("n1", 2);
     for i in 0..33 {
-        s.devices[0].attributes.insert(format!("a{i}"), DeviceAttribute::Int(i));
+        s.devices[0]
+            .attributes
+            .insert(format!("a{i}"), DeviceAttribute::Int(i));
     }
     for i in 0..17 {
-        s.devices[1].taints.push(taint(&format!("k{i}"), "", DeviceTaintEffect::NoSchedule, 0));
+        s.devices[1].taints.push(taint(
+            &format!("k{i}"),
+            "",
+            DeviceTaintEffect::NoSchedule,
+            0,
+        ));
     }
     s.devices[1].name = "GPU_1".into();
     let e = field_of(c.add_slice(s).unwrap_err()).join("\n");
-    assert!(e.contains("spec.devices[0].attributes: too many: 33, must have at most 32 items"), "{e}");
-    assert!(e.contains("spec.devices[1].taints: too many: 17, must have at most 16 items"), "{e}");
-    assert!(e.contains("spec.devices[1].name: invalid value \"GPU_1\""), "{e}");
+    assert!(
+        e.contains("spec.devices[0].attributes: too many: 33, must have at most 32 items"),
+        "{e}"
+    );
+    assert!(
+        e.contains("spec.devices[1].taints: too many: 17, must have at most 16 items"),
+        "{e}"
+    );
+    assert!(
+        e.contains("spec.devices[1].name: invalid value \"GPU_1\""),
+        "{e}"
+    );
 }
 
 #[test]
 fn failed_mutations_leave_the_cluster_unchanged() {
     let mut c = two_nodes();
-    c.allocate(&dref("n1", "gpu-0"), holder("ns/a", vec![])).unwrap();
+    c.allocate(&dref("n1", "gpu-0"), holder("ns/a", vec![]))
+        .unwrap();
     c.add_taint_rule(DeviceTaintRule {
         name: "r".into(),
         selector: Some(DeviceTaintSelector::default()),
@@ -331,7 +469,10 @@ fn failed_mutations_leave_the_cluster_unchanged() {
     .unwrap();
     let before = observe(&c);
     // A slice that already exists.
-    assert!(matches!(c.add_slice(gpus("n1", 2)), Err(ClusterError::AlreadyExists(_))));
+    assert!(matches!(
+        c.add_slice(gpus("n1", 2)),
+        Err(ClusterError::AlreadyExists(_))
+    ));
     // An invalid slice (bad driver name).
     let mut bad = gpus("n9", 2);
     bad.driver = "Not A Driver".into();
@@ -343,30 +484,52 @@ fn failed_mutations_leave_the_cluster_unchanged() {
     // A taint that would push a 65-device slice over the tainted limit.
     c.add_slice(gpus("big", 65)).unwrap();
     let before_big = observe(&c);
-    let e = c.taint_device(&dref("big", "gpu-3"), taint("k", "", DeviceTaintEffect::NoExecute, 0)).unwrap_err();
+    let e = c
+        .taint_device(
+            &dref("big", "gpu-3"),
+            taint("k", "", DeviceTaintEffect::NoExecute, 0),
+        )
+        .unwrap_err();
     assert!(e.to_string().contains("at most 64"), "{e}");
     assert_eq!(observe(&c), before_big);
     c.remove_slice("big-gpus").unwrap();
     // A 17th taint on one device.
     for i in 0..16 {
-        c.taint_device(&dref("n2", "gpu-0"), taint(&format!("k{i}"), "", DeviceTaintEffect::None, 0)).unwrap();
+        c.taint_device(
+            &dref("n2", "gpu-0"),
+            taint(&format!("k{i}"), "", DeviceTaintEffect::None, 0),
+        )
+        .unwrap();
     }
     let before_taints = observe(&c);
-    assert!(c.taint_device(&dref("n2", "gpu-0"), taint("k16", "", DeviceTaintEffect::None, 0)).is_err());
+    assert!(
+        c.taint_device(
+            &dref("n2", "gpu-0"),
+            taint("k16", "", DeviceTaintEffect::None, 0)
+        )
+        .is_err()
+    );
     assert_eq!(observe(&c), before_taints);
     for i in 0..16 {
-        c.untaint_device(&dref("n2", "gpu-0"), &format!("k{i}"), None).unwrap();
+        c.untaint_device(&dref("n2", "gpu-0"), &format!("k{i}"), None)
+            .unwrap();
     }
     // An invalid rule, a duplicate rule, a missing rule.
     let mut bad_rule = c.taint_rule("r").unwrap().clone();
     bad_rule.taint.key = "bad key".into();
     assert!(c.replace_taint_rule(bad_rule).is_err());
-    assert!(matches!(c.add_taint_rule(c.taint_rule("r").unwrap().clone()), Err(ClusterError::AlreadyExists(_))));
+    assert!(matches!(
+        c.add_taint_rule(c.taint_rule("r").unwrap().clone()),
+        Err(ClusterError::AlreadyExists(_))
+    ));
     assert!(c.remove_taint_rule("missing").is_err());
     // An invalid node, a double allocation, an unknown device.
     assert!(c.add_node(gangpack::Node::new("UPPER")).is_err());
     assert!(c.replace_node(node("nope", "r1")).is_err());
-    assert!(c.allocate(&dref("n1", "gpu-0"), holder("ns/b", vec![])).is_err());
+    assert!(
+        c.allocate(&dref("n1", "gpu-0"), holder("ns/b", vec![]))
+            .is_err()
+    );
     assert!(matches!(
         c.allocate(&dref("n1", "gpu-99"), holder("ns/b", vec![])),
         Err(ClusterError::DeviceNotFound(_))
@@ -384,8 +547,17 @@ fn node_validation_names_fields() {
         ClusterError::Invalid(errs) => errs,
         other => panic!("{other:?}"),
     };
-    assert!(e.iter().all(|e| e.object.kind == ObjectKind::Node && e.object.name == "n1"));
+    assert!(
+        e.iter()
+            .all(|e| e.object.kind == ObjectKind::Node && e.object.name == "n1")
+    );
     let fields: Vec<&str> = e.iter().map(|e| e.field.as_str()).collect();
-    assert_eq!(fields, vec!["metadata.labels[\"bad key!\"]", "status.allocatable[\"cpu\"]"]);
+    assert_eq!(
+        fields,
+        vec![
+            "metadata.labels[\"bad key!\"]",
+            "status.allocatable[\"cpu\"]"
+        ]
+    );
     assert!(matches!(e[1].problem, Problem::Invalid { .. }));
 }

@@ -3,6 +3,7 @@
 
 use gangpack_benches::fleet;
 
+#[allow(clippy::cast_precision_loss)] // a report
 fn main() {
     println!("| devices | structural bytes | per device | attribute index bytes | per device |");
     println!("|---:|---:|---:|---:|---:|");

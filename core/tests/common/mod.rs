@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use gangpack::{
-    Cluster, Device, DeviceAllocation, DeviceRef, DeviceTaint, DeviceTaintEffect, DeviceToleration, Node,
-    ResourceSlice, Time,
+    Cluster, Device, DeviceAllocation, DeviceRef, DeviceTaint, DeviceTaintEffect, DeviceToleration,
+    Node, ResourceSlice, Time,
 };
 use std::fmt::Write;
 
@@ -23,11 +23,20 @@ pub(crate) fn dref(pool: &str, device: &str) -> DeviceRef {
 }
 
 pub(crate) fn taint(key: &str, value: &str, effect: DeviceTaintEffect, at: i64) -> DeviceTaint {
-    DeviceTaint { key: key.into(), value: value.into(), effect, time_added: Some(Time(at)) }
+    DeviceTaint {
+        key: key.into(),
+        value: value.into(),
+        effect,
+        time_added: Some(Time(at)),
+    }
 }
 
 pub(crate) fn holder(consumer: &str, tolerations: Vec<DeviceToleration>) -> DeviceAllocation {
-    DeviceAllocation { consumer: consumer.into(), tolerations, admin_access: false }
+    DeviceAllocation {
+        consumer: consumer.into(),
+        tolerations,
+        admin_access: false,
+    }
 }
 
 pub(crate) fn node(name: &str, rack: &str) -> Node {
@@ -40,7 +49,13 @@ pub(crate) fn observe(c: &Cluster) -> String {
     let mut out = String::new();
     for n in c.nodes() {
         let id = c.node_id(&n.name).unwrap();
-        writeln!(out, "node {n:?} counts {:?} devices {:?}", c.node_counts(id), c.node_devices(id)).unwrap();
+        writeln!(
+            out,
+            "node {n:?} counts {:?} devices {:?}",
+            c.node_counts(id),
+            c.node_devices(id)
+        )
+        .unwrap();
     }
     for s in c.slices() {
         writeln!(out, "slice {s:?}").unwrap();
@@ -60,7 +75,14 @@ pub(crate) fn observe(c: &Cluster) -> String {
     writeln!(out, "shared {:?}", c.shared_devices()).unwrap();
     for id in c.usable_devices().iter() {
         let v = c.device(id).unwrap();
-        writeln!(out, "device {} {:?} {:?}", v.device_ref(), c.device_taints(id), c.allocations(&v.device_ref())).unwrap();
+        writeln!(
+            out,
+            "device {} {:?} {:?}",
+            v.device_ref(),
+            c.device_taints(id),
+            c.allocations(&v.device_ref())
+        )
+        .unwrap();
     }
     for (rack, counts) in c.domains("rack") {
         writeln!(out, "rack {rack} {counts:?}").unwrap();
