@@ -388,18 +388,32 @@ enum AttrKey {
     Version(Symbol),
 }
 
+/// The per-device record of the index: 20 bytes. The device's (driver, pool, name)
+/// key, under which allocations are recorded so that they survive a slice being
+/// republished, is `(pool.driver, pool.name, name)`. Applied taints live in a side
+/// map because few devices carry any.
 #[derive(Clone, Debug)]
 struct DeviceSlot {
     slice: SliceId,
+    pool: PoolId,
+    name: Symbol,
+    /// The node for node-local devices, `NO_NODE` for shared ones.
+    node: NodeId,
     /// Position in `slice.devices`.
     pos: u16,
-    node: Option<NodeId>,
-    /// (driver, pool, device name): the key allocations are recorded under, so they
-    /// survive a slice being republished.
-    key: (Symbol, Symbol, Symbol),
     flags: u8,
-    taints: SmallVec<[AppliedTaint; 1]>,
 }
+
+/// `DeviceSlot::node` of a device that no single node owns.
+const NO_NODE: NodeId = NodeId(u32::MAX);
+
+impl DeviceSlot {
+    fn node(&self) -> Option<NodeId> {
+        (self.node != NO_NODE).then_some(self.node)
+    }
+}
+
+type DeviceKey = (Symbol, Symbol, Symbol);
 
 #[derive(Clone, Debug)]
 struct SliceEntry {
@@ -416,7 +430,8 @@ struct PoolEntry {
     slices: BTreeMap<String, SliceId>,
     status: PoolStatus,
     /// Current-generation devices by name.
-    device_by_name: BTreeMap<Symbol, DeviceId>,
+    /// Current-generation devices by name, sorted by symbol (8 bytes a device).
+    device_by_name: Vec<(Symbol, DeviceId)>,
     /// Current-generation devices.
     devices: SparseDeviceSet,
 }
@@ -431,9 +446,8 @@ struct NodeEntry {
 
 #[derive(Clone, Debug)]
 struct TaintGroup {
-    key: String,
-    value: String,
-    effect: DeviceTaintEffect,
+    /// A representative taint of the group (its `time_added` is irrelevant).
+    probe: DeviceTaint,
     members: DeviceSet,
     len: usize,
 }
@@ -485,7 +499,8 @@ pub struct Cluster {
     classes: BTreeMap<String, DeviceClass>,
     rules: BTreeMap<String, RuleEntry>,
     rule_slots: Vec<Option<String>>,
-    allocations: BTreeMap<(Symbol, Symbol, Symbol), Vec<DeviceAllocation>>,
+    allocations: BTreeMap<DeviceKey, Vec<DeviceAllocation>>,
+    applied: BTreeMap<DeviceId, SmallVec<[AppliedTaint; 2]>>,
     // The index.
     live: DeviceSet,
     eligible: DeviceSet,
@@ -812,14 +827,14 @@ impl Cluster {
             self.devices[dev.index()] = Some(DeviceSlot {
                 slice: id,
                 pos: pos as u16,
-                node,
-                key: (driver, pool_sym, name),
+                node: node.unwrap_or(NO_NODE),
+                pool,
+                name,
                 flags: if d.allow_multiple_allocations {
                     SHAREABLE
                 } else {
                     0
                 },
-                taints: SmallVec::new(),
             });
             self.grow_index(dev);
             self.live.insert(dev);
@@ -855,11 +870,11 @@ impl Cluster {
             self.apply_flags(dev, 0);
             let slot = self.devices[dev.index()].take().expect("live device id");
             self.live.remove(dev);
-            match slot.node {
+            match slot.node() {
                 Some(n) => self.nodes[n.index()].devices.remove(dev),
                 None => self.shared.remove(dev),
             }
-            if let Some(s) = self.by_driver.get_mut(&slot.key.0) {
+            if let Some(s) = self.by_driver.get_mut(&self.pools[slot.pool.index()].driver) {
                 s.remove(dev);
             }
             self.index_attributes(dev, &entry.slice.driver, &entry.slice.devices[pos], false);
@@ -908,7 +923,7 @@ impl Cluster {
                 slices_expected: 0,
                 problems: Vec::new(),
             },
-            device_by_name: BTreeMap::new(),
+            device_by_name: Vec::new(),
             devices: SparseDeviceSet::new(),
         });
         self.pool_by_key.insert((driver, name), id);
@@ -947,9 +962,9 @@ impl Cluster {
             for &dev in &e.devices {
                 let slot = self.devices[dev.index()].as_ref().expect("live device id");
                 devices.insert(dev);
-                if by_name.insert(slot.key.2, dev).is_some() {
+                if by_name.insert(slot.name, dev).is_some() {
                     problems.push(PoolProblem::DuplicateDevice(
-                        self.strings.resolve(slot.key.2).to_owned(),
+                        self.strings.resolve(slot.name).to_owned(),
                     ));
                 }
             }
@@ -980,6 +995,8 @@ impl Cluster {
         p.status.slices_present = current.len();
         p.status.slices_expected = expected;
         p.status.problems = problems;
+        let mut by_name: Vec<(Symbol, DeviceId)> = by_name.into_iter().collect();
+        by_name.shrink_to_fit();
         p.device_by_name = by_name;
         p.devices = devices;
         let usable = p.status.is_usable();
@@ -1169,7 +1186,7 @@ impl Cluster {
                     if sel
                         .device
                         .as_deref()
-                        .is_none_or(|n| n == self.strings.resolve(slot.key.2))
+                        .is_none_or(|n| n == self.strings.resolve(slot.name))
                     {
                         out.push(dev);
                     }
@@ -1218,9 +1235,7 @@ impl Cluster {
         }
         let g = self.groups.len() as u32;
         self.groups.push(TaintGroup {
-            key: t.key.clone(),
-            value: t.value.clone(),
-            effect: t.effect.clone(),
+            probe: DeviceTaint { time_added: None, ..t.clone() },
             members: DeviceSet::new(),
             len: 0,
         });
@@ -1237,7 +1252,7 @@ impl Cluster {
         let pool = entry.slice.pool.name.clone();
         let name = d.name.clone();
         let own: Vec<DeviceTaint> = d.taints.clone();
-        let mut applied: SmallVec<[AppliedTaint; 1]> = SmallVec::new();
+        let mut applied: SmallVec<[AppliedTaint; 2]> = SmallVec::new();
         for (i, t) in own.iter().enumerate() {
             let group = self.group_for(t);
             applied.push(AppliedTaint {
@@ -1256,14 +1271,18 @@ impl Cluster {
         self.set_groups(dev, applied);
     }
 
-    fn set_groups(&mut self, dev: DeviceId, applied: SmallVec<[AppliedTaint; 1]>) {
-        let Some(slot) = self.devices[dev.index()].as_mut() else {
+    fn set_groups(&mut self, dev: DeviceId, applied: SmallVec<[AppliedTaint; 2]>) {
+        let Some(slot) = self.devices[dev.index()].as_ref() else {
             return;
         };
-        let old: BTreeSet<u32> = slot.taints.iter().filter_map(|t| t.group).collect();
         let new: BTreeSet<u32> = applied.iter().filter_map(|t| t.group).collect();
-        slot.taints = applied;
         let flags = (slot.flags & !TAINTED) | if new.is_empty() { 0 } else { TAINTED };
+        let old_applied = if applied.is_empty() {
+            self.applied.remove(&dev)
+        } else {
+            self.applied.insert(dev, applied)
+        };
+        let old: BTreeSet<u32> = old_applied.iter().flatten().filter_map(|t| t.group).collect();
         for g in old.difference(&new) {
             let grp = &mut self.groups[*g as usize];
             grp.members.remove(dev);
@@ -1282,8 +1301,10 @@ impl Cluster {
         let Some(slot) = self.devices.get(dev.index()).and_then(Option::as_ref) else {
             return Vec::new();
         };
-        slot.taints
-            .iter()
+        self.applied
+            .get(&dev)
+            .into_iter()
+            .flatten()
             .map(|t| self.resolve_taint(slot, t.source).clone())
             .collect()
     }
@@ -1308,10 +1329,10 @@ impl Cluster {
         let Some(slot) = self.devices.get(dev.index()).and_then(Option::as_ref) else {
             return;
         };
-        let Some(holders) = self.allocations.get(&slot.key) else {
+        let Some(holders) = self.allocations.get(&self.key_of(slot)) else {
             return;
         };
-        for t in &slot.taints {
+        for t in self.applied.get(&dev).into_iter().flatten() {
             let taint = self.resolve_taint(slot, t.source);
             for h in holders {
                 if let EvictionVerdict::Evict { delay_seconds } =
@@ -1399,9 +1420,18 @@ impl Cluster {
         out
     }
 
-    fn device_by_key(&self, key: (Symbol, Symbol, Symbol)) -> Option<DeviceId> {
+    fn key_of(&self, slot: &DeviceSlot) -> DeviceKey {
+        let p = &self.pools[slot.pool.index()];
+        (p.driver, p.name, slot.name)
+    }
+
+    fn device_by_key(&self, key: DeviceKey) -> Option<DeviceId> {
         let pool = self.pool_by_key.get(&(key.0, key.1))?;
-        self.pools[pool.index()].device_by_name.get(&key.2).copied()
+        let by_name = &self.pools[pool.index()].device_by_name;
+        by_name
+            .binary_search_by_key(&key.2, |e| e.0)
+            .ok()
+            .map(|i| by_name[i].1)
     }
 
     /// Every eviction currently in force: allocated devices with a `NoExecute` taint
@@ -1427,7 +1457,7 @@ impl Cluster {
         let shareable = slot.flags & SHAREABLE != 0;
         let holders = self
             .allocations
-            .get(&slot.key)
+            .get(&self.key_of(slot))
             .map_or(&[][..], Vec::as_slice);
         if let Some(h) = holders.iter().find(|h| h.consumer == allocation.consumer) {
             return Err(ClusterError::DeviceInUse {
@@ -1444,7 +1474,7 @@ impl Cluster {
                 holder: h.consumer.clone(),
             });
         }
-        let key = slot.key;
+        let key = self.key_of(slot);
         let flags = slot.flags;
         self.allocations.entry(key).or_default().push(allocation);
         self.set_flags(dev, flags);
@@ -1501,7 +1531,7 @@ impl Cluster {
         let held = slot.flags & SHAREABLE == 0
             && self
                 .allocations
-                .get(&slot.key)
+                .get(&self.key_of(slot))
                 .is_some_and(|hs| hs.iter().any(|h| !h.admin_access));
         if held { 0 } else { FREE }
     }
@@ -1530,7 +1560,7 @@ impl Cluster {
             return;
         }
         slot.flags = flags;
-        let node = slot.node;
+        let node = slot.node();
         self.eligible.set(dev, flags & ELIGIBLE != 0);
         self.free.set(dev, flags & FREE != 0);
         self.tainted.set(dev, flags & TAINTED != 0);
@@ -1580,7 +1610,7 @@ impl Cluster {
             pool: &entry.slice.pool.name,
             slice: &entry.slice.name,
             device: &entry.slice.devices[slot.pos as usize],
-            node: slot.node.map(|n| self.nodes[n.index()].name.as_str()),
+            node: slot.node().map(|n| self.nodes[n.index()].name.as_str()),
             usable: slot.flags & ELIGIBLE != 0,
             free: slot.flags & FREE != 0,
         })
@@ -1588,9 +1618,9 @@ impl Cluster {
 
     fn device_ref_of(&self, slot: &DeviceSlot) -> DeviceRef {
         DeviceRef::new(
-            self.strings.resolve(slot.key.0),
-            self.strings.resolve(slot.key.1),
-            self.strings.resolve(slot.key.2),
+            self.strings.resolve(self.pools[slot.pool.index()].driver),
+            self.strings.resolve(self.pools[slot.pool.index()].name),
+            self.strings.resolve(slot.name),
         )
     }
 
@@ -1712,15 +1742,7 @@ impl Cluster {
         tolerations: &'a [DeviceToleration],
     ) -> impl Iterator<Item = &'a TaintGroup> + 'a {
         self.groups.iter().filter(move |g| {
-            g.len > 0 && {
-                let probe = DeviceTaint {
-                    key: g.key.clone(),
-                    value: g.value.clone(),
-                    effect: g.effect.clone(),
-                    time_added: None,
-                };
-                !tolerations.iter().any(|t| t.tolerates(&probe))
-            }
+            g.len > 0 && !tolerations.iter().any(|t| t.tolerates(&g.probe))
         })
     }
 
@@ -1785,28 +1807,23 @@ impl Cluster {
                 .values()
                 .map(|s| s.heap_bytes() + 48)
                 .sum::<usize>();
+        // B-tree entries are counted at 1.5x their size for node overhead.
         let slots = self.devices.capacity() * core::mem::size_of::<Option<DeviceSlot>>()
-            + self
-                .devices
-                .iter()
-                .flatten()
-                .map(|s| {
-                    if s.taints.spilled() {
-                        s.taints.capacity() * core::mem::size_of::<AppliedTaint>()
-                    } else {
-                        0
-                    }
-                })
-                .sum::<usize>();
+            + self.applied.len()
+                * (core::mem::size_of::<(DeviceId, SmallVec<[AppliedTaint; 2]>)>() * 3 / 2);
         let sparse = self
             .nodes
             .iter()
-            .map(|n| n.devices.heap_bytes() + core::mem::size_of::<NodeEntry>())
+            .map(|n| {
+                n.devices.heap_bytes()
+                    + core::mem::size_of::<SparseDeviceSet>()
+                    + core::mem::size_of::<DeviceCounts>()
+            })
             .sum::<usize>()
             + self
                 .pools
                 .iter()
-                .map(|p| p.devices.heap_bytes() + p.device_by_name.len() * 16)
+                .map(|p| p.devices.heap_bytes() + p.device_by_name.capacity() * 8)
                 .sum::<usize>()
             + self
                 .slices
