@@ -3,7 +3,7 @@
 #![allow(missing_docs)]
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use gangpack::{DeviceTaint, DeviceTaintEffect, Time};
+use gangpack::{DeviceTaint, DeviceTaintEffect, DeviceTaintRule, DeviceTaintSelector, Time};
 use gangpack_benches::{fleet, gpu_ref, h100_class, tolerate_corrected};
 use std::hint::black_box;
 
@@ -54,6 +54,27 @@ fn index(c: &mut Criterion) {
                     cluster
                         .untaint_device(&target, &taint.key, None)
                         .expect("untaint");
+                });
+            },
+        );
+        // The same through a DeviceTaintRule naming driver, pool and device.
+        let rule = DeviceTaintRule {
+            name: "thermal-one-gpu".into(),
+            selector: Some(DeviceTaintSelector {
+                driver: Some(target.driver.clone()),
+                pool: Some(target.pool.clone()),
+                device: Some(target.device.clone()),
+            }),
+            taint: taint.clone(),
+        };
+        group.bench_with_input(
+            BenchmarkId::new("add_remove_taint_rule_one_device", n),
+            &n,
+            |b, _| {
+                b.iter(|| {
+                    let r = cluster.add_taint_rule(rule.clone()).expect("add rule");
+                    black_box(r.devices_affected);
+                    cluster.remove_taint_rule(&rule.name).expect("remove rule");
                 });
             },
         );

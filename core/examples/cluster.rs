@@ -125,7 +125,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }];
     let with_toleration = cluster.usable(&h100, &tolerant);
 
-    println!("\nrequest: deviceClassName gpu.nvidia.com, productName == \"NVIDIA H100\"");
+    println!("\nrequest: devices of driver gpu.nvidia.com with productName == \"NVIDIA H100\"");
     println!(
         "  {} H100s published, {} usable without tolerations:",
         h100.len(),

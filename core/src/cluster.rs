@@ -874,7 +874,10 @@ impl Cluster {
                 Some(n) => self.nodes[n.index()].devices.remove(dev),
                 None => self.shared.remove(dev),
             }
-            if let Some(s) = self.by_driver.get_mut(&self.pools[slot.pool.index()].driver) {
+            if let Some(s) = self
+                .by_driver
+                .get_mut(&self.pools[slot.pool.index()].driver)
+            {
                 s.remove(dev);
             }
             self.index_attributes(dev, &entry.slice.driver, &entry.slice.devices[pos], false);
@@ -1077,24 +1080,16 @@ impl Cluster {
         device: &DeviceRef,
         taint: DeviceTaint,
     ) -> Result<TaintReport, ClusterError> {
-        let dev = self
-            .device_id(device)
-            .ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
-        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let (dev, slot) = self.live_slot(device)?;
         let entry = self.slice_entry(slot.slice);
-        let path = format!(
-            "spec.devices[{}].taints[{}]",
-            slot.pos,
-            entry.slice.devices[slot.pos as usize].taints.len()
-        );
+        let index = entry.slice.devices[slot.pos as usize].taints.len();
+        let path = format!("spec.devices[{}].taints[{index}]", slot.pos);
         let mut errs = Vec::new();
         taint.validate(&entry.slice.object_ref(), &path, &mut errs);
         if !errs.is_empty() {
             return Err(ClusterError::Invalid(errs));
         }
-        let mut slice = self.slice_entry(slot.slice).slice.clone();
-        slice.devices[slot.pos as usize].taints.push(taint);
-        self.replace_slice(slice)
+        self.edit_device_taints(device, dev, |taints| taints.push(taint))
     }
 
     /// Removes a device's slice taints with this key (and effect, if given).
@@ -1104,15 +1099,66 @@ impl Cluster {
         key: &str,
         effect: Option<&DeviceTaintEffect>,
     ) -> Result<TaintReport, ClusterError> {
+        let (dev, _) = self.live_slot(device)?;
+        self.edit_device_taints(device, dev, |taints| {
+            taints.retain(|t| !(t.key == key && effect.is_none_or(|e| *e == t.effect)));
+        })
+    }
+
+    fn live_slot(&self, device: &DeviceRef) -> Result<(DeviceId, DeviceSlot), ClusterError> {
         let dev = self
             .device_id(device)
             .ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
-        let slot = self.devices[dev.index()].as_ref().expect("live device id");
-        let mut slice = self.slice_entry(slot.slice).slice.clone();
-        slice.devices[slot.pos as usize]
-            .taints
-            .retain(|t| !(t.key == key && effect.is_none_or(|e| *e == t.effect)));
-        self.replace_slice(slice)
+        Ok((
+            dev,
+            self.devices[dev.index()].clone().expect("live device id"),
+        ))
+    }
+
+    /// Changes one device's slice taints in place. Only the limits that a taint edit can
+    /// break are re-checked (the rest of the slice was valid and is unchanged): taints
+    /// per device, and the slice's device limit, which drops to 64 once a device has a
+    /// taint.
+    fn edit_device_taints(
+        &mut self,
+        device: &DeviceRef,
+        dev: DeviceId,
+        edit: impl FnOnce(&mut Vec<DeviceTaint>),
+    ) -> Result<TaintReport, ClusterError> {
+        let slot = self.devices[dev.index()].clone().expect("live device id");
+        let entry = self.slice_entry(slot.slice);
+        let pos = slot.pos as usize;
+        let mut taints = entry.slice.devices[pos].taints.clone();
+        edit(&mut taints);
+        let obj = entry.slice.object_ref();
+        let mut errs = Vec::new();
+        crate::error::check_max(
+            &obj,
+            &format!("spec.devices[{pos}].taints"),
+            taints.len(),
+            crate::device::MAX_DEVICE_TAINTS,
+            &mut errs,
+        );
+        if !taints.is_empty() {
+            crate::error::check_max(
+                &obj,
+                "spec.devices",
+                entry.slice.devices.len(),
+                crate::slice::MAX_DEVICES_PER_SLICE_SMALL,
+                &mut errs,
+            );
+        }
+        if !errs.is_empty() {
+            return Err(ClusterError::Invalid(errs));
+        }
+        let refs = BTreeSet::from([device.clone()]);
+        Ok(self.with_eviction_diff(&refs, |c| {
+            let entry = c.slices[slot.slice.index()]
+                .as_mut()
+                .expect("live slice id");
+            entry.slice.devices[pos].taints = taints;
+            c.rebuild_taints(dev);
+        }))
     }
 
     /// Adds a DeviceTaintRule; its taint joins the taints of every selected device.
@@ -1171,23 +1217,37 @@ impl Cluster {
         let Some(sel) = &rule.selector else {
             return Vec::new();
         };
+        // Criteria as symbols; a string that was never interned matches nothing.
+        let lookup = |v: &Option<String>| match v {
+            None => Ok(None),
+            Some(s) => self.strings.get(s).map(Some).ok_or(()),
+        };
+        let (Ok(driver), Ok(pool), Ok(device)) =
+            (lookup(&sel.driver), lookup(&sel.pool), lookup(&sel.device))
+        else {
+            return Vec::new();
+        };
+        let pools: Vec<&PoolEntry> = match (driver, pool) {
+            (Some(d), Some(p)) => self
+                .pool_by_key
+                .get(&(d, p))
+                .map(|id| &self.pools[id.index()])
+                .into_iter()
+                .collect(),
+            _ => self
+                .pools
+                .iter()
+                .filter(|p| {
+                    driver.is_none_or(|d| d == p.driver) && pool.is_none_or(|x| x == p.name)
+                })
+                .collect(),
+        };
         let mut out = Vec::new();
-        for p in &self.pools {
-            let driver = self.strings.resolve(p.driver);
-            let pool = self.strings.resolve(p.name);
-            if sel.driver.as_deref().is_some_and(|d| d != driver)
-                || sel.pool.as_deref().is_some_and(|x| x != pool)
-            {
-                continue;
-            }
+        for p in pools {
             for s in p.slices.values() {
                 for &dev in &self.slice_entry(*s).devices {
                     let slot = self.devices[dev.index()].as_ref().expect("live device id");
-                    if sel
-                        .device
-                        .as_deref()
-                        .is_none_or(|n| n == self.strings.resolve(slot.name))
-                    {
+                    if device.is_none_or(|n| n == slot.name) {
                         out.push(dev);
                     }
                 }
@@ -1235,7 +1295,10 @@ impl Cluster {
         }
         let g = self.groups.len() as u32;
         self.groups.push(TaintGroup {
-            probe: DeviceTaint { time_added: None, ..t.clone() },
+            probe: DeviceTaint {
+                time_added: None,
+                ..t.clone()
+            },
             members: DeviceSet::new(),
             len: 0,
         });
@@ -1282,7 +1345,11 @@ impl Cluster {
         } else {
             self.applied.insert(dev, applied)
         };
-        let old: BTreeSet<u32> = old_applied.iter().flatten().filter_map(|t| t.group).collect();
+        let old: BTreeSet<u32> = old_applied
+            .iter()
+            .flatten()
+            .filter_map(|t| t.group)
+            .collect();
         for g in old.difference(&new) {
             let grp = &mut self.groups[*g as usize];
             grp.members.remove(dev);
@@ -1741,9 +1808,9 @@ impl Cluster {
         &'a self,
         tolerations: &'a [DeviceToleration],
     ) -> impl Iterator<Item = &'a TaintGroup> + 'a {
-        self.groups.iter().filter(move |g| {
-            g.len > 0 && !tolerations.iter().any(|t| t.tolerates(&g.probe))
-        })
+        self.groups
+            .iter()
+            .filter(move |g| g.len > 0 && !tolerations.iter().any(|t| t.tolerates(&g.probe)))
     }
 
     /// The devices of `candidates` a claim with these tolerations can be given now:

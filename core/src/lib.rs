@@ -1,4 +1,58 @@
-//! gangpack core.
+//! # gangpack
+//!
+//! The scheduling core of gangpack: Kubernetes 1.37 device taints and tolerations,
+//! DRA ResourceSlices / DeviceClasses / DeviceTaintRules, and a bitset index over
+//! every device that answers "which devices can this request use" in a few word-wise
+//! passes. `no_std` + `alloc`, no unsafe code; builds for bare-metal targets and
+//! WebAssembly.
+//!
+//! ## The model
+//!
+//! A [`Cluster`] holds [`Node`]s, [`ResourceSlice`]s (grouped into pools by driver and
+//! pool name; only the newest generation of a complete, valid pool is used),
+//! [`DeviceClass`]es and [`DeviceTaintRule`]s, plus the holders of allocated devices.
+//! Every mutation validates first, as the API server would, and applies second, so a
+//! refused mutation changes nothing. Mutations that change taints return a
+//! [`TaintReport`]: the `NoExecute` evictions they start or cancel.
+//!
+//! ```
+//! use gangpack::prelude::*;
+//!
+//! let mut cluster = Cluster::new();
+//! cluster.add_node(Node::new("node-a").with_label("rack", "r1"))?;
+//! let mut slice = ResourceSlice::node_local("node-a-gpus", "gpu.example.com", "node-a", "node-a");
+//! for i in 0..4 {
+//!     slice.devices.push(Device::new(format!("gpu-{i}")));
+//! }
+//! cluster.add_slice(slice)?;
+//!
+//! // The driver reports an ECC error on gpu-2.
+//! let gpu2 = DeviceRef::new("gpu.example.com", "node-a", "gpu-2");
+//! cluster.taint_device(&gpu2, "gpu.example.com/ecc=fatal:NoSchedule".parse()?)?;
+//!
+//! let all = cluster.select(&DeviceFilter::all().driver("gpu.example.com"));
+//! assert_eq!(cluster.usable(&all, &[]).len(), 3);
+//!
+//! // A claim that tolerates the taint may still get it.
+//! let tolerate = DeviceToleration {
+//!     key: "gpu.example.com/ecc".into(),
+//!     operator: DeviceTolerationOperator::Exists,
+//!     value: String::new(),
+//!     effect: None,
+//!     toleration_seconds: None,
+//! };
+//! assert_eq!(cluster.usable(&all, &[tolerate]).len(), 4);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Feature flags
+//!
+//! - `std` (default): std-only conveniences; today it only forwards `serde?/std`. The
+//!   crate is `#![no_std]` with or without it.
+//! - `serde`: `Serialize` / `Deserialize` for the model types (serde without its
+//!   default features).
+//!
+//! See `docs/ARCHITECTURE.md` in the repository for the index layout and data flow.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -67,6 +121,21 @@ pub mod limits {
     };
     pub use crate::slice::{MAX_COUNTER_SETS, MAX_DEVICES_PER_SLICE, MAX_DEVICES_PER_SLICE_SMALL};
 }
+
+/// The types most programs need, for `use gangpack::prelude::*`.
+pub mod prelude {
+    pub use crate::{
+        Cluster, ClusterError, Device, DeviceAllocation, DeviceAttribute, DeviceClass,
+        DeviceFilter, DeviceRef, DeviceSet, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
+        DeviceTaintSelector, DeviceToleration, DeviceTolerationOperator, Node, Quantity,
+        ResourceSlice, Taint, TaintEffect, Time, Toleration, TolerationOperator,
+    };
+}
+
+/// Runs the README's Rust examples as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
 
 /// The version of this crate.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -47,6 +47,16 @@ enum Op {
     RemoveRule {
         name: u8,
     },
+    TaintDevice {
+        n: u8,
+        dev: u8,
+        taint: (u8, u8, u8),
+    },
+    UntaintDevice {
+        n: u8,
+        dev: u8,
+        key: u8,
+    },
     Allocate {
         n: u8,
         dev: u8,
@@ -148,6 +158,12 @@ fn op() -> impl Strategy<Value = Op> {
                 taint
             }),
         (0..3u8).prop_map(|name| Op::RemoveRule { name }),
+        (0..3u8, 0..4u8, (0..2u8, 0..2u8, 0..3u8)).prop_map(|(n, dev, taint)| Op::TaintDevice {
+            n,
+            dev,
+            taint
+        }),
+        (0..3u8, 0..4u8, 0..2u8).prop_map(|(n, dev, key)| Op::UntaintDevice { n, dev, key }),
         (0..3u8, 0..4u8, 0..3u8, prop::bool::weighted(0.2), 0..4u8).prop_map(
             |(n, dev, consumer, admin, tolerations)| Op::Allocate {
                 n,
@@ -232,6 +248,19 @@ fn apply(c: &mut Cluster, op: &Op) -> bool {
             }
         }
         Op::RemoveRule { name } => c.remove_taint_rule(&format!("rule-{name}")).is_ok(),
+        Op::TaintDevice { n, dev, taint } => c
+            .taint_device(
+                &DeviceRef::new(DRIVER, node_name(*n), format!("gpu-{dev}")),
+                mk_taint(*taint),
+            )
+            .is_ok(),
+        Op::UntaintDevice { n, dev, key } => c
+            .untaint_device(
+                &DeviceRef::new(DRIVER, node_name(*n), format!("gpu-{dev}")),
+                ["ecc", "thermal"][*key as usize],
+                None,
+            )
+            .is_ok(),
         Op::Allocate {
             n,
             dev,
@@ -411,7 +440,7 @@ fn check_against_oracle(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
     fn index_matches_a_recount_after_every_mutation(ops in prop::collection::vec(op(), 1..40)) {
