@@ -3,7 +3,10 @@
 #![allow(missing_docs)]
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use gangpack::{DeviceTaint, DeviceTaintEffect, DeviceTaintRule, DeviceTaintSelector, Time};
+use gangpack::{
+    DeviceAttribute, DeviceId, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
+    DeviceTaintSelector, Time, device_taint_blocks,
+};
 use gangpack_benches::{fleet, gpu_ref, h100_class, tolerate_corrected};
 use std::hint::black_box;
 
@@ -35,6 +38,31 @@ fn index(c: &mut Criterion) {
                 });
             },
         );
+        // The baseline the index replaces: a scan over the device structs that checks
+        // the class attribute, state and every taint against the tolerations.
+        group.bench_with_input(BenchmarkId::new("usable_set/naive_scan", n), &n, |b, _| {
+            let h100 = DeviceAttribute::String("H100".into());
+            b.iter(|| {
+                let mut count = 0usize;
+                for i in 0..cluster.device_count() {
+                    let id = DeviceId(u32::try_from(i).expect("fewer than 2^32 devices"));
+                    let Some(d) = cluster.device(id) else {
+                        continue;
+                    };
+                    if d.usable
+                        && d.free
+                        && d.device.attributes.get("productName") == Some(&h100)
+                        && cluster
+                            .device_taints(id)
+                            .iter()
+                            .all(|t| !device_taint_blocks(t, &tolerations))
+                    {
+                        count += 1;
+                    }
+                }
+                black_box(count)
+            });
+        });
         // One device in the middle of the fleet; taint then untaint keeps the state
         // stable across iterations, so the figure is for the pair.
         let target = gpu_ref(n / GPUS_PER_NODE_HALF, 1);
