@@ -37,7 +37,12 @@ cargo run -q -p gangpack --example cluster >/dev/null
 step "benchmarks compile"
 cargo bench -p gangpack-benches --no-run
 
-step "tests: no default features, all features, then the workspace"
-cargo test -p gangpack --no-default-features
-cargo test -p gangpack --all-features
-cargo test --workspace
+step "tests: the workspace, then the core without default features and with all"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --workspace 2>&1 | tee -a "$log"
+cargo test -p gangpack --no-default-features 2>&1 | tee -a "$log"
+cargo test -p gangpack --all-features 2>&1 | tee -a "$log"
+
+# One closing line over every test binary above.
+awk '/^test result:/ { p += $4; f += $6 } END { printf "\ntests: %d passed, %d failed\n", p, f }' "$log"

@@ -109,3 +109,30 @@ pub fn tolerate_corrected() -> Vec<DeviceToleration> {
         toleration_seconds: None,
     }]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fixture's shape, recounted from its definition, so a change to the
+    /// generator cannot silently change what the benchmarks measure.
+    #[test]
+    fn fleet_has_the_documented_shape() {
+        let c = fleet(1_000);
+        assert_eq!(c.device_count(), 1_000);
+        assert_eq!(c.nodes().count(), 125);
+        assert_eq!(c.domains("topology.example.com/rack").count(), 8);
+        let class = h100_class(&c);
+        let h100_nodes = (0..125).filter(|n| n % 4 != 3).count();
+        assert_eq!(class.len(), h100_nodes * GPUS_PER_NODE);
+        // Free (odd index), H100, and not carrying a blocking taint.
+        let expect = |tolerate_corrected: bool| {
+            (0..1_000usize)
+                .filter(|i| (i / GPUS_PER_NODE) % 4 != 3 && i % 2 == 1)
+                .filter(|i| i % 97 != 0 || (tolerate_corrected && i % 3 == 0))
+                .count()
+        };
+        assert_eq!(c.usable(&class, &[]).len(), expect(false));
+        assert_eq!(c.usable(&class, &tolerate_corrected()).len(), expect(true));
+    }
+}

@@ -11,6 +11,7 @@ use crate::device::NodeAccess;
 use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError};
 use crate::ids::{DeviceId, NodeId, PoolId, SliceId};
 use crate::intern::{Interner, Symbol};
+use crate::slice::SliceNodeSelection;
 use crate::toleration::{EvictionVerdict, device_eviction};
 use crate::{
     Device, DeviceAttribute, DeviceClass, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
@@ -1850,6 +1851,39 @@ impl Cluster {
         s.intersect_with(candidates);
         self.restrict_usable(&mut s, tolerations);
         s.len()
+    }
+
+    /// Every device a pod on `node` could reach: the node's own devices plus the shared
+    /// ones (slice or per-device `nodeSelector` / `allNodes`) whose selector matches the
+    /// node's name and labels. Any state; combine with [`usable`](Self::usable).
+    pub fn devices_reachable_from(&self, node: NodeId) -> DeviceSet {
+        let mut out = DeviceSet::with_universe(self.devices.len());
+        let Some(entry) = self.nodes.get(node.index()) else {
+            return out;
+        };
+        entry.devices.add_to(&mut out);
+        let empty = BTreeMap::new();
+        let labels = entry.node.as_ref().map_or(&empty, |n| &n.labels);
+        for dev in self.shared.iter() {
+            let slot = self.devices[dev.index()].as_ref().expect("live device id");
+            let slice = &self.slice_entry(slot.slice).slice;
+            let access = match &slice.node_selection {
+                SliceNodeSelection::Slice(a) => Some(a),
+                SliceNodeSelection::PerDevice => {
+                    slice.devices[slot.pos as usize].node_access.as_ref()
+                }
+            };
+            let reaches = match access {
+                Some(NodeAccess::AllNodes) => true,
+                Some(NodeAccess::NodeSelector(sel)) => sel.matches(&entry.name, labels),
+                Some(NodeAccess::NodeName(n)) => *n == entry.name,
+                None => false,
+            };
+            if reaches {
+                out.insert(dev);
+            }
+        }
+        out
     }
 
     /// Memory used by the device index (not the stored objects).

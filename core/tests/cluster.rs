@@ -391,6 +391,57 @@ fn shared_slices_are_not_counted_on_nodes() {
     assert_eq!(c.domain_counts("rack", "r1").unwrap().devices, 4);
 }
 
+#[test]
+fn reachable_devices_follow_node_selectors() {
+    use gangpack::{NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm};
+    let mut c = two_nodes();
+    let mut s = ResourceSlice::node_local("rack-r1-fabric", "fabric.example.com", "x", "r1-fabric");
+    s.node_selection = SliceNodeSelection::Slice(NodeAccess::NodeSelector(NodeSelector {
+        terms: vec![NodeSelectorTerm {
+            match_expressions: vec![NodeSelectorRequirement::new(
+                "rack",
+                NodeSelectorOperator::In,
+                vec!["r1".to_string()],
+            )],
+            match_fields: vec![],
+        }],
+    }));
+    s.devices.push(Device::new("nvswitch-0"));
+    c.add_slice(s).unwrap();
+    let mut per_device = ResourceSlice::node_local("pd", "fabric.example.com", "x", "pd");
+    per_device.node_selection = SliceNodeSelection::PerDevice;
+    let mut d = Device::new("link-n2");
+    d.node_access = Some(NodeAccess::NodeName("n2".into()));
+    per_device.devices.push(d);
+    let mut e = Device::new("link-all");
+    e.node_access = Some(NodeAccess::AllNodes);
+    per_device.devices.push(e);
+    c.add_slice(per_device).unwrap();
+    let names = |node: &str| -> Vec<String> {
+        let id = c.node_id(node).unwrap();
+        c.devices_reachable_from(id)
+            .iter()
+            .map(|d| c.device(d).unwrap().device_ref().to_string())
+            .collect()
+    };
+    assert_eq!(
+        names("n1"),
+        vec![
+            "gpu.example.com/n1/gpu-0",
+            "gpu.example.com/n1/gpu-1",
+            "gpu.example.com/n1/gpu-2",
+            "gpu.example.com/n1/gpu-3",
+            "fabric.example.com/r1-fabric/nvswitch-0",
+            "fabric.example.com/pd/link-all",
+        ]
+    );
+    let n2 = names("n2");
+    assert!(
+        n2.contains(&"fabric.example.com/pd/link-n2".to_string())
+            && !n2.iter().any(|d| d.contains("nvswitch"))
+    );
+}
+
 // ---------------------------------------------------------------- validation
 
 fn field_of(err: ClusterError) -> Vec<String> {
