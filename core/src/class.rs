@@ -96,6 +96,6 @@ impl DeviceClass {
                 &mut errs,
             );
         }
-        if errs.is_empty() { Ok(()) } else { Err(errs) }
+        crate::error::finish(errs)
     }
 }

@@ -293,3 +293,8 @@ pub(crate) fn check_max(
         ));
     }
 }
+
+/// `Ok` when no problem was recorded, else every problem.
+pub(crate) fn finish(errs: Vec<ValidationError>) -> Result<(), Vec<ValidationError>> {
+    if errs.is_empty() { Ok(()) } else { Err(errs) }
+}

@@ -75,16 +75,7 @@ impl Node {
         for (k, v) in &self.labels {
             let field = format!("metadata.labels[\"{k}\"]");
             check_name(&obj, &field, k, names::validate_label_name, &mut errs);
-            if let Err(error) = names::validate_label_value(v) {
-                errs.push(ValidationError::new(
-                    obj.clone(),
-                    field,
-                    Problem::InvalidName {
-                        value: v.clone(),
-                        error,
-                    },
-                ));
-            }
+            crate::taint::check_label_value(v, &obj, field, &mut errs);
         }
         for (name, amount) in &self.allocatable {
             let field = format!("status.allocatable[\"{name}\"]");
@@ -115,6 +106,6 @@ impl Node {
                 ));
             }
         }
-        if errs.is_empty() { Ok(()) } else { Err(errs) }
+        crate::error::finish(errs)
     }
 }

@@ -245,6 +245,6 @@ impl ResourceSlice {
             }
             validate_counters(&obj, &format!("{path}.counters"), &s.counters, &mut errs);
         }
-        if errs.is_empty() { Ok(()) } else { Err(errs) }
+        crate::error::finish(errs)
     }
 }

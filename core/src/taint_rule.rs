@@ -104,6 +104,6 @@ impl DeviceTaintRule {
             }
         }
         self.taint.validate_stored(&obj, "spec.taint", &mut errs);
-        if errs.is_empty() { Ok(()) } else { Err(errs) }
+        crate::error::finish(errs)
     }
 }
