@@ -79,11 +79,7 @@ pub fn fleet(devices: usize) -> Cluster {
         for g in (0..GPUS_PER_NODE).step_by(2) {
             c.allocate(
                 &gpu_ref(n, g),
-                DeviceAllocation {
-                    consumer: format!("default/claim-{n}-{g}"),
-                    tolerations: Vec::new(),
-                    admin_access: false,
-                },
+                DeviceAllocation::new(format!("default/claim-{n}-{g}"), Vec::new()),
             )
             .expect("free device");
         }

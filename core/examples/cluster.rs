@@ -59,11 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for g in [0, 1] {
         cluster.allocate(
             &DeviceRef::new(DRIVER, "gpu-node-1", format!("gpu-{g}")),
-            DeviceAllocation {
-                consumer: "ml/train-0-gpus".into(),
-                tolerations: vec![],
-                admin_access: false,
-            },
+            DeviceAllocation::new("ml/train-0-gpus", vec![]),
         )?;
     }
 

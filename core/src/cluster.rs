@@ -74,6 +74,52 @@ pub struct DeviceAllocation {
     /// Administrative access: never makes the device "in use" for others.
     #[cfg_attr(feature = "serde", serde(default))]
     pub admin_access: bool,
+    /// For a device with `allowMultipleAllocations`: the share's id (one consumer may
+    /// hold several shares of one device, one per request).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub share_id: Option<String>,
+    /// For a device with `allowMultipleAllocations`: what this share consumes, by
+    /// capacity name as the device declares it.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub consumed_capacity: BTreeMap<String, crate::Quantity>,
+}
+
+impl DeviceAllocation {
+    /// An ordinary (exclusive, non-admin) allocation to `consumer` with these
+    /// tolerations.
+    pub fn new(
+        consumer: impl Into<String>,
+        tolerations: Vec<DeviceToleration>,
+    ) -> DeviceAllocation {
+        DeviceAllocation {
+            consumer: consumer.into(),
+            tolerations,
+            admin_access: false,
+            share_id: None,
+            consumed_capacity: BTreeMap::new(),
+        }
+    }
+
+    /// The same with administrative access.
+    #[must_use]
+    pub fn admin(mut self) -> DeviceAllocation {
+        self.admin_access = true;
+        self
+    }
+}
+
+/// Too little of a capacity or shared counter for an allocation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Shortage {
+    /// The device.
+    pub device: DeviceRef,
+    /// The capacity name, or `counterSet/counter`.
+    pub name: String,
+    /// What the allocation needs.
+    pub requested: crate::Quantity,
+    /// What is left.
+    pub available: crate::Quantity,
 }
 
 /// Why a mutation was refused. A refused mutation leaves the cluster unchanged.
@@ -95,6 +141,10 @@ pub enum ClusterError {
         /// The consumer that holds it.
         holder: String,
     },
+    /// A share would consume more of a capacity than the device has left.
+    CapacityExceeded(Box<Shortage>),
+    /// The device consumes a shared counter (`set/counter`) that has too little left.
+    CountersExhausted(Box<Shortage>),
     /// The device is not allocated to this consumer.
     NotAllocated {
         /// The device.
@@ -122,6 +172,16 @@ impl fmt::Display for ClusterError {
             ClusterError::DeviceInUse { device, holder } => {
                 write!(f, "device {device} is already allocated to {holder}")
             }
+            ClusterError::CapacityExceeded(x) => write!(
+                f,
+                "device {}: capacity {}: {} requested, {} available",
+                x.device, x.name, x.requested, x.available
+            ),
+            ClusterError::CountersExhausted(x) => write!(
+                f,
+                "device {}: counter {}: {} needed, {} available",
+                x.device, x.name, x.requested, x.available
+            ),
             ClusterError::NotAllocated { device, consumer } => {
                 write!(f, "device {device} is not allocated to {consumer}")
             }
@@ -1522,39 +1582,150 @@ impl Cluster {
             .device_id(device)
             .ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let key = self.key_of(slot);
         let shareable = slot.flags & SHAREABLE != 0;
-        let holders = self
-            .allocations
-            .get(&self.key_of(slot))
-            .map_or(&[][..], Vec::as_slice);
-        if let Some(h) = holders.iter().find(|h| h.consumer == allocation.consumer) {
-            return Err(ClusterError::DeviceInUse {
-                device: device.clone(),
-                holder: h.consumer.clone(),
-            });
+        let holders = self.allocations.get(&key).map_or(&[][..], Vec::as_slice);
+        let in_use = |holder: &str| ClusterError::DeviceInUse {
+            device: device.clone(),
+            holder: holder.to_owned(),
+        };
+        if let Some(h) = holders
+            .iter()
+            .find(|h| h.consumer == allocation.consumer && h.share_id == allocation.share_id)
+        {
+            return Err(in_use(&h.consumer));
         }
         if !allocation.admin_access
             && !shareable
             && let Some(h) = holders.iter().find(|h| !h.admin_access)
         {
-            return Err(ClusterError::DeviceInUse {
-                device: device.clone(),
-                holder: h.consumer.clone(),
-            });
+            return Err(in_use(&h.consumer));
         }
-        let key = self.key_of(slot);
+        if !allocation.admin_access {
+            let d = &self.slice_entry(slot.slice).slice.devices[slot.pos as usize];
+            if shareable {
+                check_capacity(device, d, holders, &allocation)?;
+            }
+            // A shareable device is charged against its counters once, for its first share.
+            let first = !holders.iter().any(|h| !h.admin_access);
+            if first {
+                self.check_counters(device, slot.pool, d)?;
+            }
+        }
         let flags = slot.flags;
         self.allocations.entry(key).or_default().push(allocation);
         self.set_flags(dev, flags);
         Ok(dev)
     }
 
+    /// Every counter the device consumes must have room in its pool.
+    fn check_counters(
+        &self,
+        device: &DeviceRef,
+        pool: PoolId,
+        d: &Device,
+    ) -> Result<(), ClusterError> {
+        if d.consumes_counters.is_empty() {
+            return Ok(());
+        }
+        let available = self.counters_available_in(pool);
+        for c in &d.consumes_counters {
+            for (counter, amount) in &c.counters {
+                let left = available
+                    .get(&(c.counter_set.clone(), counter.clone()))
+                    .copied()
+                    .unwrap_or(crate::Quantity::ZERO);
+                if *amount > left {
+                    return Err(ClusterError::CountersExhausted(Box::new(Shortage {
+                        device: device.clone(),
+                        name: format!("{}/{counter}", c.counter_set),
+                        requested: *amount,
+                        available: left,
+                    })));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What is left of every shared counter of a pool: the counter sets of its current
+    /// generation minus what its allocated devices consume (admin access excepted; a
+    /// shareable device counts once). May be negative when a driver shrank a set.
+    pub fn counters_available(
+        &self,
+        driver: &str,
+        pool: &str,
+    ) -> BTreeMap<(String, String), crate::Quantity> {
+        let key = (|| Some((self.strings.get(driver)?, self.strings.get(pool)?)))();
+        match key.and_then(|k| self.pool_by_key.get(&k)) {
+            Some(p) => self.counters_available_in(*p),
+            None => BTreeMap::new(),
+        }
+    }
+
+    fn counters_available_in(&self, pool: PoolId) -> BTreeMap<(String, String), crate::Quantity> {
+        let p = &self.pools[pool.index()];
+        let generation = p.status.generation;
+        let mut out: BTreeMap<(String, String), crate::Quantity> = BTreeMap::new();
+        let current = p
+            .slices
+            .values()
+            .map(|s| self.slice_entry(*s))
+            .filter(|e| e.slice.pool.generation == generation);
+        for e in current.clone() {
+            for set in &e.slice.shared_counters {
+                for (name, q) in &set.counters {
+                    out.insert((set.name.clone(), name.clone()), *q);
+                }
+            }
+        }
+        for e in current {
+            for (pos, &dev) in e.devices.iter().enumerate() {
+                let d = &e.slice.devices[pos];
+                if d.consumes_counters.is_empty() {
+                    continue;
+                }
+                let slot = self.devices[dev.index()].as_ref().expect("live device id");
+                let held = self
+                    .allocations
+                    .get(&self.key_of(slot))
+                    .is_some_and(|hs| hs.iter().any(|h| !h.admin_access));
+                if !held {
+                    continue;
+                }
+                for c in &d.consumes_counters {
+                    for (name, q) in &c.counters {
+                        let entry = out
+                            .entry((c.counter_set.clone(), name.clone()))
+                            .or_insert(crate::Quantity::ZERO);
+                        *entry = entry.saturating_sub(*q);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// What the shares of a shareable device consume in total, by capacity name.
+    pub fn consumed_capacity(&self, device: &DeviceRef) -> BTreeMap<String, crate::Quantity> {
+        let mut out: BTreeMap<String, crate::Quantity> = BTreeMap::new();
+        for h in self.allocations(device).iter().filter(|h| !h.admin_access) {
+            for (name, q) in &h.consumed_capacity {
+                let e = out.entry(name.clone()).or_insert(crate::Quantity::ZERO);
+                *e = e.saturating_add(*q);
+            }
+        }
+        out
+    }
+
     /// Releases a consumer's hold on a device.
+    ///
+    /// Every share the consumer holds on the device is released; they are returned.
     pub fn release(
         &mut self,
         device: &DeviceRef,
         consumer: &str,
-    ) -> Result<DeviceAllocation, ClusterError> {
+    ) -> Result<Vec<DeviceAllocation>, ClusterError> {
         let not_allocated = || ClusterError::NotAllocated {
             device: device.clone(),
             consumer: consumer.to_owned(),
@@ -1565,11 +1736,14 @@ impl Cluster {
             self.strings.get(&device.device).ok_or_else(not_allocated)?,
         );
         let holders = self.allocations.get_mut(&key).ok_or_else(not_allocated)?;
-        let i = holders
-            .iter()
-            .position(|h| h.consumer == consumer)
-            .ok_or_else(not_allocated)?;
-        let removed = holders.remove(i);
+        if !holders.iter().any(|h| h.consumer == consumer) {
+            return Err(not_allocated());
+        }
+        let (removed, kept): (Vec<DeviceAllocation>, Vec<DeviceAllocation>) =
+            core::mem::take(holders)
+                .into_iter()
+                .partition(|h| h.consumer == consumer);
+        *holders = kept;
         if holders.is_empty() {
             self.allocations.remove(&key);
         }
@@ -1973,6 +2147,49 @@ fn attr_keys(strings: &mut Interner, v: &DeviceAttribute) -> SmallVec<[AttrKey; 
             .map(|s| AttrKey::Version(strings.intern(s)))
             .collect(),
     }
+}
+
+/// Capacity left on a shareable device must cover the new share.
+fn check_capacity(
+    device: &DeviceRef,
+    d: &Device,
+    holders: &[DeviceAllocation],
+    allocation: &DeviceAllocation,
+) -> Result<(), ClusterError> {
+    for (name, amount) in &allocation.consumed_capacity {
+        let Some(cap) = d.capacity.get(name) else {
+            return Err(capacity_shortage(
+                device,
+                name,
+                *amount,
+                crate::Quantity::ZERO,
+            ));
+        };
+        let used = holders
+            .iter()
+            .filter(|h| !h.admin_access)
+            .filter_map(|h| h.consumed_capacity.get(name))
+            .fold(crate::Quantity::ZERO, |a, b| a.saturating_add(*b));
+        let available = cap.value.saturating_sub(used);
+        if *amount > available {
+            return Err(capacity_shortage(device, name, *amount, available));
+        }
+    }
+    Ok(())
+}
+
+fn capacity_shortage(
+    device: &DeviceRef,
+    name: &str,
+    requested: crate::Quantity,
+    available: crate::Quantity,
+) -> ClusterError {
+    ClusterError::CapacityExceeded(Box::new(Shortage {
+        device: device.clone(),
+        name: name.to_owned(),
+        requested,
+        available,
+    }))
 }
 
 /// The identities of a slice's devices.

@@ -315,11 +315,7 @@ fn exclusive_shared_and_admin_allocations() {
         Err(ClusterError::DeviceInUse { .. })
     ));
     // Admin access neither blocks nor is blocked.
-    let admin = DeviceAllocation {
-        consumer: "monitoring/dcgm".into(),
-        tolerations: vec![],
-        admin_access: true,
-    };
+    let admin = DeviceAllocation::new("monitoring/dcgm", vec![]).admin();
     c.allocate(&dref("n1", "gpu-0"), admin.clone()).unwrap();
     c.allocate(&dref("n1", "gpu-1"), admin).unwrap();
     let id1 = c.device_id(&dref("n1", "gpu-1")).unwrap();
@@ -611,4 +607,89 @@ fn node_validation_names_fields() {
         ]
     );
     assert!(matches!(e[1].problem, Problem::Invalid { .. }));
+}
+
+#[test]
+fn shares_of_a_shareable_device_respect_its_capacity() {
+    let mut c = Cluster::new();
+    let mut s = gpus("n1", 1);
+    s.devices[0].allow_multiple_allocations = true;
+    s.devices[0]
+        .capacity
+        .insert("memory".into(), Quantity::parse("80Gi").unwrap().into());
+    c.add_slice(s).unwrap();
+    let share = |consumer: &str, id: &str, mem: &str| {
+        let mut a = DeviceAllocation::new(consumer, vec![]);
+        a.share_id = Some(id.into());
+        a.consumed_capacity
+            .insert("memory".into(), Quantity::parse(mem).unwrap());
+        a
+    };
+    let gpu = dref("n1", "gpu-0");
+    c.allocate(&gpu, share("ns/a", "s1", "40Gi")).unwrap();
+    c.allocate(&gpu, share("ns/a", "s2", "30Gi")).unwrap();
+    let err = c.allocate(&gpu, share("ns/b", "s3", "20Gi")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "device gpu.example.com/n1/gpu-0: capacity memory: 20Gi requested, 10Gi available"
+    );
+    assert_eq!(
+        c.consumed_capacity(&gpu)["memory"],
+        Quantity::parse("70Gi").unwrap()
+    );
+    assert_eq!(c.release(&gpu, "ns/a").unwrap().len(), 2);
+    c.allocate(&gpu, share("ns/b", "s3", "80Gi")).unwrap();
+}
+
+#[test]
+fn partitions_consume_shared_counters() {
+    use gangpack::CounterSet;
+    let mut c = Cluster::new();
+    let mut counters = ResourceSlice::node_local("n1-counters", DRIVER, "n1", "n1");
+    counters.pool.resource_slice_count = 2;
+    counters.shared_counters.push(CounterSet {
+        name: "gpu-0".into(),
+        counters: [("memory".to_string(), Quantity::parse("80Gi").unwrap())].into(),
+    });
+    let mut parts = ResourceSlice::node_local("n1-parts", DRIVER, "n1", "n1");
+    parts.pool.resource_slice_count = 2;
+    for (name, mem) in [
+        ("gpu-0-full", "80Gi"),
+        ("gpu-0-mig-a", "40Gi"),
+        ("gpu-0-mig-b", "40Gi"),
+    ] {
+        let mut d = Device::new(name);
+        d.consumes_counters.push(DeviceCounterConsumption {
+            counter_set: "gpu-0".into(),
+            counters: [("memory".to_string(), Quantity::parse(mem).unwrap())].into(),
+        });
+        parts.devices.push(d);
+    }
+    c.add_slice(counters).unwrap();
+    c.add_slice(parts).unwrap();
+    assert!(c.pool_status(DRIVER, "n1").unwrap().is_usable());
+    c.allocate(&dref("n1", "gpu-0-mig-a"), holder("ns/a", vec![]))
+        .unwrap();
+    let err = c
+        .allocate(&dref("n1", "gpu-0-full"), holder("ns/b", vec![]))
+        .unwrap_err();
+    assert!(matches!(err, ClusterError::CountersExhausted(_)), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "device gpu.example.com/n1/gpu-0-full: counter gpu-0/memory: 80Gi needed, 40Gi available"
+    );
+    c.allocate(&dref("n1", "gpu-0-mig-b"), holder("ns/b", vec![]))
+        .unwrap();
+    let left = c.counters_available(DRIVER, "n1");
+    assert_eq!(
+        left[&("gpu-0".to_string(), "memory".to_string())],
+        Quantity::ZERO
+    );
+    // Admin access does not consume counters.
+    c.allocate(&dref("n1", "gpu-0-full"), holder("mon/x", vec![]).admin())
+        .unwrap();
+    assert_eq!(
+        c.counters_available(DRIVER, "n1")[&("gpu-0".to_string(), "memory".to_string())],
+        Quantity::ZERO
+    );
 }

@@ -177,6 +177,11 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+fn allocation(consumer: u8, tolerations: u8, admin: bool) -> DeviceAllocation {
+    let a = DeviceAllocation::new(format!("ns/c{consumer}"), toleration_set(tolerations));
+    if admin { a.admin() } else { a }
+}
+
 fn node_name(n: u8) -> String {
     format!("n{n}")
 }
@@ -270,11 +275,7 @@ fn apply(c: &mut Cluster, op: &Op) -> bool {
         } => c
             .allocate(
                 &DeviceRef::new(DRIVER, node_name(*n), format!("gpu-{dev}")),
-                DeviceAllocation {
-                    consumer: format!("ns/c{consumer}"),
-                    tolerations: toleration_set(*tolerations),
-                    admin_access: *admin,
-                },
+                allocation(*consumer, *tolerations, *admin),
             )
             .is_ok(),
         Op::Release { n, dev, consumer } => c
@@ -454,7 +455,7 @@ proptest! {
                 match op {
                     Op::Allocate { n, dev, consumer, admin, tolerations } => {
                         allocs.entry(DeviceRef::new(DRIVER, node_name(*n), format!("gpu-{dev}"))).or_default().push(
-                            DeviceAllocation { consumer: format!("ns/c{consumer}"), tolerations: toleration_set(*tolerations), admin_access: *admin });
+                            allocation(*consumer, *tolerations, *admin));
                     }
                     Op::Release { n, dev, consumer } => {
                         let r = DeviceRef::new(DRIVER, node_name(*n), format!("gpu-{dev}"));

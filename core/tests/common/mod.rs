@@ -32,11 +32,7 @@ pub(crate) fn taint(key: &str, value: &str, effect: DeviceTaintEffect, at: i64) 
 }
 
 pub(crate) fn holder(consumer: &str, tolerations: Vec<DeviceToleration>) -> DeviceAllocation {
-    DeviceAllocation {
-        consumer: consumer.into(),
-        tolerations,
-        admin_access: false,
-    }
+    DeviceAllocation::new(consumer, tolerations)
 }
 
 pub(crate) fn node(name: &str, rack: &str) -> Node {
