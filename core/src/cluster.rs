@@ -15,7 +15,7 @@ use crate::slice::SliceNodeSelection;
 use crate::toleration::{EvictionVerdict, device_eviction};
 use crate::{
     Device, DeviceAttribute, DeviceClass, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
-    DeviceToleration, Node, ResourceSlice, Taint, TaintEffect, Time,
+    DeviceToleration, Node, Quantity, ResourceSlice, Taint, TaintEffect, Time,
 };
 
 /// A device's global identity: `<driver>/<pool>/<device>`.
@@ -108,6 +108,18 @@ impl DeviceAllocation {
     }
 }
 
+/// One node resource that does not fit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Shortfall {
+    /// The resource name (`cpu`, `memory`, `nvidia.com/gpu`, ...).
+    pub resource: String,
+    /// What is asked for.
+    pub requested: Quantity,
+    /// What the node has free.
+    pub available: Quantity,
+}
+
 /// Too little of a capacity or shared counter for an allocation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -145,6 +157,27 @@ pub enum ClusterError {
     CapacityExceeded(Box<Shortage>),
     /// The device consumes a shared counter (`set/counter`) that has too little left.
     CountersExhausted(Box<Shortage>),
+    /// A node cannot hold the scalar resources asked for.
+    Insufficient {
+        /// The node.
+        node: String,
+        /// Every resource that does not fit.
+        shortfalls: Vec<Shortfall>,
+    },
+    /// The consumer already holds a reservation on the node.
+    AlreadyReserved {
+        /// The node.
+        node: String,
+        /// The consumer.
+        consumer: String,
+    },
+    /// The consumer holds no reservation on the node.
+    NotReserved {
+        /// The node.
+        node: String,
+        /// The consumer.
+        consumer: String,
+    },
     /// The device is not allocated to this consumer.
     NotAllocated {
         /// The device.
@@ -182,6 +215,24 @@ impl fmt::Display for ClusterError {
                 "device {}: counter {}: {} needed, {} available",
                 x.device, x.name, x.requested, x.available
             ),
+            ClusterError::Insufficient { node, shortfalls } => {
+                write!(f, "node {node}: insufficient")?;
+                for (i, s) in shortfalls.iter().enumerate() {
+                    let sep = if i == 0 { " " } else { ", " };
+                    write!(
+                        f,
+                        "{sep}{}: {} requested, {} free",
+                        s.resource, s.requested, s.available
+                    )?;
+                }
+                Ok(())
+            }
+            ClusterError::AlreadyReserved { node, consumer } => {
+                write!(f, "node {node}: {consumer} already holds a reservation")
+            }
+            ClusterError::NotReserved { node, consumer } => {
+                write!(f, "node {node}: {consumer} holds no reservation")
+            }
             ClusterError::NotAllocated { device, consumer } => {
                 write!(f, "device {device} is not allocated to {consumer}")
             }
@@ -503,6 +554,10 @@ struct NodeEntry {
     node: Option<Node>,
     devices: SparseDeviceSet,
     counts: DeviceCounts,
+    /// Scalar resources reserved by consumers (pods), by consumer.
+    reserved: BTreeMap<String, BTreeMap<String, Quantity>>,
+    /// Their sum by resource name.
+    requested: BTreeMap<String, Quantity>,
 }
 
 #[derive(Clone, Debug)]
@@ -730,6 +785,111 @@ impl Cluster {
     /// A node's device counts, maintained incrementally (O(1)).
     pub fn node_counts(&self, node: NodeId) -> Option<DeviceCounts> {
         self.nodes.get(node.index()).map(|e| e.counts)
+    }
+
+    // ----------------------------------------------------------------- node scalars
+
+    /// What is left of a node's allocatable scalar resources (cpu, memory, pods,
+    /// extended resources) after the reservations recorded on it.
+    pub fn node_free_resources(&self, node: &str) -> Option<BTreeMap<String, Quantity>> {
+        let id = self.node_id(node)?;
+        let e = &self.nodes[id.index()];
+        let n = e.node.as_ref()?;
+        Some(
+            n.allocatable
+                .iter()
+                .map(|(k, v)| {
+                    let used = e.requested.get(k).copied().unwrap_or(Quantity::ZERO);
+                    (k.clone(), v.saturating_sub(used))
+                })
+                .collect(),
+        )
+    }
+
+    /// Which of `requests` a node cannot hold now (empty when they all fit). A
+    /// resource the node does not advertise has nothing free; zero requests always fit.
+    pub fn node_shortfalls(
+        &self,
+        node: &str,
+        requests: &BTreeMap<String, Quantity>,
+    ) -> Vec<Shortfall> {
+        let free = self.node_free_resources(node).unwrap_or_default();
+        requests
+            .iter()
+            .filter(|(_, q)| **q > Quantity::ZERO)
+            .filter_map(|(name, q)| {
+                let available = free.get(name).copied().unwrap_or(Quantity::ZERO);
+                (*q > available).then(|| Shortfall {
+                    resource: name.clone(),
+                    requested: *q,
+                    available,
+                })
+            })
+            .collect()
+    }
+
+    /// Reserves scalar resources on a node for `consumer` (a pod: include `pods: 1`).
+    /// Refused, with nothing changed, if the node is unknown, the consumer already holds
+    /// a reservation there, or any resource does not fit.
+    pub fn reserve_node_resources(
+        &mut self,
+        node: &str,
+        consumer: &str,
+        requests: BTreeMap<String, Quantity>,
+    ) -> Result<(), ClusterError> {
+        let Some(id) = self
+            .node_id(node)
+            .filter(|id| self.nodes[id.index()].node.is_some())
+        else {
+            return Err(not_found(ObjectKind::Node, node));
+        };
+        if self.nodes[id.index()].reserved.contains_key(consumer) {
+            return Err(ClusterError::AlreadyReserved {
+                node: node.to_owned(),
+                consumer: consumer.to_owned(),
+            });
+        }
+        let short = self.node_shortfalls(node, &requests);
+        if !short.is_empty() {
+            return Err(ClusterError::Insufficient {
+                node: node.to_owned(),
+                shortfalls: short,
+            });
+        }
+        let e = &mut self.nodes[id.index()];
+        for (k, q) in &requests {
+            let t = e.requested.entry(k.clone()).or_insert(Quantity::ZERO);
+            *t = t.saturating_add(*q);
+        }
+        e.reserved.insert(consumer.to_owned(), requests);
+        Ok(())
+    }
+
+    /// Releases a consumer's reservation on a node; returns it.
+    pub fn release_node_resources(
+        &mut self,
+        node: &str,
+        consumer: &str,
+    ) -> Result<BTreeMap<String, Quantity>, ClusterError> {
+        let id = self
+            .node_id(node)
+            .ok_or_else(|| not_found(ObjectKind::Node, node))?;
+        let e = &mut self.nodes[id.index()];
+        let Some(requests) = e.reserved.remove(consumer) else {
+            return Err(ClusterError::NotReserved {
+                node: node.to_owned(),
+                consumer: consumer.to_owned(),
+            });
+        };
+        for (k, q) in &requests {
+            if let Some(t) = e.requested.get_mut(k) {
+                *t = t.saturating_sub(*q);
+                if t.is_zero() {
+                    e.requested.remove(k);
+                }
+            }
+        }
+        Ok(requests)
     }
 
     // ----------------------------------------------------------------- topology

@@ -83,7 +83,7 @@ pub use bits::{DeviceSet, SparseDeviceSet};
 pub use class::{DeviceClass, DeviceSelector};
 pub use cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceCounts, DeviceFilter, DeviceRef, DeviceView,
-    EvictionNotice, IndexMemory, PoolProblem, PoolStatus, Shortage, TaintReport,
+    EvictionNotice, IndexMemory, PoolProblem, PoolStatus, Shortage, Shortfall, TaintReport,
 };
 pub use device::{
     CapacityRequestPolicy, CapacityRequestPolicyRange, Device, DeviceAttribute, DeviceCapacity,

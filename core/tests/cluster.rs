@@ -693,3 +693,55 @@ fn partitions_consume_shared_counters() {
         Quantity::ZERO
     );
 }
+
+#[test]
+fn node_scalar_reservations() {
+    let mut c = Cluster::new();
+    c.add_node(
+        gangpack::Node::new("n1")
+            .with_allocatable("cpu", Quantity::parse("8").unwrap())
+            .with_allocatable("memory", Quantity::parse("64Gi").unwrap())
+            .with_allocatable("pods", Quantity::from_int(110)),
+    )
+    .unwrap();
+    let req = |cpu: &str, mem: &str| -> std::collections::BTreeMap<String, Quantity> {
+        [
+            ("cpu".to_string(), Quantity::parse(cpu).unwrap()),
+            ("memory".to_string(), Quantity::parse(mem).unwrap()),
+            ("pods".to_string(), Quantity::from_int(1)),
+        ]
+        .into()
+    };
+    c.reserve_node_resources("n1", "ns/p1", req("6", "16Gi"))
+        .unwrap();
+    let before = observe(&c);
+    let err = c
+        .reserve_node_resources("n1", "ns/p2", req("2500m", "60Gi"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "node n1: insufficient cpu: 2500m requested, 2 free, memory: 60Gi requested, 48Gi free"
+    );
+    assert_eq!(observe(&c), before);
+    // A resource the node does not advertise has nothing free.
+    let mut gpu = req("1", "1Gi");
+    gpu.insert("nvidia.com/gpu".into(), Quantity::from_int(1));
+    assert_eq!(c.node_shortfalls("n1", &gpu).len(), 1);
+    assert!(matches!(
+        c.reserve_node_resources("n1", "ns/p1", req("1", "1Gi")),
+        Err(ClusterError::AlreadyReserved { .. })
+    ));
+    assert!(
+        c.reserve_node_resources("nope", "ns/p9", req("1", "1Gi"))
+            .is_err()
+    );
+    c.reserve_node_resources("n1", "ns/p2", req("2", "48Gi"))
+        .unwrap();
+    assert_eq!(c.node_free_resources("n1").unwrap()["cpu"], Quantity::ZERO);
+    c.release_node_resources("n1", "ns/p1").unwrap();
+    assert_eq!(
+        c.node_free_resources("n1").unwrap()["cpu"],
+        Quantity::parse("6").unwrap()
+    );
+    assert!(c.release_node_resources("n1", "ns/p1").is_err());
+}

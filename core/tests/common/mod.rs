@@ -45,6 +45,7 @@ pub(crate) fn observe(c: &Cluster) -> String {
     let mut out = String::new();
     for n in c.nodes() {
         let id = c.node_id(&n.name).unwrap();
+        writeln!(out, "free resources {:?}", c.node_free_resources(&n.name)).unwrap();
         writeln!(
             out,
             "node {n:?} counts {:?} devices {:?}",
