@@ -3,11 +3,15 @@
 #![allow(missing_docs)]
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use gangpack::{AllocationOutcome, AllocatorOptions, DeviceAllocation};
 use gangpack::{
     DeviceAttribute, DeviceId, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
     DeviceTaintSelector, Time, device_taint_blocks,
 };
-use gangpack_benches::{fleet, gpu_ref, h100_class, tolerate_corrected};
+use gangpack_benches::{
+    DRIVER, allocation_fleet, fleet, gpu_claim, gpu_ref, h100_class, tolerate_corrected,
+};
+use std::collections::BTreeMap;
 use std::hint::black_box;
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -113,5 +117,110 @@ fn index(c: &mut Criterion) {
 /// Divisor that picks a node in the middle of the fleet.
 const GPUS_PER_NODE_HALF: usize = 2 * gangpack_benches::GPUS_PER_NODE;
 
-criterion_group!(benches, index);
+fn allocate(c: &mut Criterion) {
+    let mut group = c.benchmark_group("allocate");
+    let none = BTreeMap::new();
+    let opts = AllocatorOptions::default();
+    let outcome_len = |o: AllocationOutcome| match o {
+        AllocationOutcome::Allocated(r) => r[0].devices.len(),
+        _ => 0,
+    };
+
+    // One node, 8 GPUs: one GPU.
+    let one = allocation_fleet(1, 8, 4, 0);
+    let node0 = gangpack_benches::node_name(0);
+    let claim1 = one
+        .prepare_claims(&[gpu_claim("one", 1, false)])
+        .expect("valid");
+    group.bench_function("one_node/1_gpu", |b| {
+        b.iter(|| {
+            outcome_len(
+                one.allocate_prepared(&node0, black_box(&claim1), &none, &opts)
+                    .expect("valid"),
+            )
+        });
+    });
+    let raw1 = [gpu_claim("one", 1, false)];
+    group.bench_function("one_node/1_gpu_with_prepare", |b| {
+        b.iter(|| {
+            outcome_len(
+                one.allocate_claims(&node0, black_box(&raw1), &none, &opts)
+                    .expect("valid"),
+            )
+        });
+    });
+
+    // One node, 16 GPUs on two NUMA nodes of 8, one GPU of NUMA 0 taken: 8 GPUs
+    // with a NUMA matchAttribute must land on NUMA 1.
+    let mut numa = allocation_fleet(1, 16, 8, 0);
+    numa.allocate(
+        &gangpack::DeviceRef::new(DRIVER, &node0, "gpu-3"),
+        DeviceAllocation::new("ns/x", vec![]),
+    )
+    .expect("free");
+    let claim8 = numa
+        .prepare_claims(&[gpu_claim("eight", 8, true)])
+        .expect("valid");
+    assert_eq!(
+        outcome_len(
+            numa.allocate_prepared(&node0, &claim8, &none, &opts)
+                .expect("valid")
+        ),
+        8
+    );
+    group.bench_function("one_node/8_gpus_match_numa", |b| {
+        b.iter(|| {
+            outcome_len(
+                numa.allocate_prepared(&node0, black_box(&claim8), &none, &opts)
+                    .expect("valid"),
+            )
+        });
+    });
+
+    // One node, 8 GPUs, one taken: 8 GPUs are infeasible.
+    let mut seven = allocation_fleet(1, 8, 4, 0);
+    seven
+        .allocate(
+            &gangpack::DeviceRef::new(DRIVER, &node0, "gpu-7"),
+            DeviceAllocation::new("ns/x", vec![]),
+        )
+        .expect("free");
+    let claim8of7 = seven
+        .prepare_claims(&[gpu_claim("eight", 8, false)])
+        .expect("valid");
+    group.bench_function("one_node/8_of_7_rejected", |b| {
+        b.iter(|| {
+            outcome_len(
+                seven
+                    .allocate_prepared(&node0, black_box(&claim8of7), &none, &opts)
+                    .expect("valid"),
+            )
+        });
+    });
+
+    // 4096 nodes x 8 GPUs, 3 % tainted: the scheduler's filter step, trying one pod's
+    // 1-GPU claim on every node.
+    let fleet = allocation_fleet(4096, 8, 4, 33);
+    let names: Vec<String> = (0..4096).map(gangpack_benches::node_name).collect();
+    let claim_f = fleet
+        .prepare_claims(&[gpu_claim("one", 1, false)])
+        .expect("valid");
+    group.sample_size(20);
+    group.bench_function("fleet_4096x8/1_gpu_every_node", |b| {
+        b.iter(|| {
+            names
+                .iter()
+                .filter(|n| {
+                    matches!(
+                        fleet.allocate_prepared(n, black_box(&claim_f), &none, &opts),
+                        Ok(AllocationOutcome::Allocated(_))
+                    )
+                })
+                .count()
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, index, allocate);
 criterion_main!(benches);

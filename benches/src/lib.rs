@@ -106,6 +106,71 @@ pub fn tolerate_corrected() -> Vec<DeviceToleration> {
     }]
 }
 
+/// The DeviceClass every allocation fixture uses: all GPUs of [`DRIVER`].
+pub fn gpu_class() -> gangpack::DeviceClass {
+    gangpack::DeviceClass::with_cel(DRIVER, format!("device.driver == \"{DRIVER}\""))
+}
+
+/// A cluster for allocation benchmarks: `nodes` nodes of `gpus` GPUs each, NUMA node
+/// `g / numa_size`, every `taint_every`-th GPU (counted across the fleet) tainted
+/// `NoSchedule` (0 = none), nothing allocated, plus [`gpu_class`].
+pub fn allocation_fleet(
+    nodes: usize,
+    gpus: usize,
+    numa_size: usize,
+    taint_every: usize,
+) -> Cluster {
+    let mut c = Cluster::new();
+    c.put_class(gpu_class()).expect("valid class");
+    for n in 0..nodes {
+        let name = node_name(n);
+        c.add_node(Node::new(&name).with_label(
+            "topology.example.com/rack",
+            format!("rack-{:03}", n / NODES_PER_RACK),
+        ))
+        .expect("valid node");
+        let mut slice = ResourceSlice::node_local(format!("{name}-gpus"), DRIVER, &name, &name);
+        for g in 0..gpus {
+            let i = n * gpus + g;
+            let mut d = Device::new(format!("gpu-{g}"))
+                .with_attribute(
+                    "numa",
+                    DeviceAttribute::Int(i64::try_from(g / numa_size).expect("small")),
+                )
+                .with_attribute("productName", DeviceAttribute::String("H100".into()));
+            if taint_every > 0 && i.is_multiple_of(taint_every) {
+                d.taints.push(DeviceTaint {
+                    key: "gpu.example.com/ecc".into(),
+                    value: "uncorrected".into(),
+                    effect: DeviceTaintEffect::NoSchedule,
+                    time_added: Some(Time(1_000)),
+                });
+            }
+            slice.devices.push(d);
+        }
+        c.add_slice(slice).expect("valid slice");
+    }
+    c
+}
+
+/// A claim `ns/<name>` for `count` GPUs of [`gpu_class`], optionally all on one NUMA
+/// node.
+pub fn gpu_claim(name: &str, count: u32, same_numa: bool) -> gangpack::ResourceClaim {
+    let mut claim = gangpack::ResourceClaim::new("ns", name);
+    claim.spec.requests.push(gangpack::DeviceRequest::exactly(
+        "gpus",
+        gangpack::ExactDeviceRequest::new(DRIVER)
+            .with_mode(gangpack::AllocationMode::ExactCount(count)),
+    ));
+    if same_numa {
+        claim.spec.constraints.push(gangpack::DeviceConstraint {
+            requests: vec![],
+            kind: gangpack::ConstraintKind::MatchAttribute(format!("{DRIVER}/numa")),
+        });
+    }
+    claim
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

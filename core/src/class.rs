@@ -29,6 +29,9 @@ pub struct DeviceClass {
     /// `spec.extendedResourceName`: pods may ask for the class as this extended
     /// resource; unset means `deviceclass.resource.kubernetes.io/<name>`.
     pub extended_resource_name: Option<String>,
+    /// `spec.config`: opaque driver configuration copied into every allocation that
+    /// uses the class (ignored by the allocation itself).
+    pub config: Vec<crate::OpaqueDeviceConfiguration>,
 }
 
 impl DeviceClass {
@@ -38,6 +41,7 @@ impl DeviceClass {
             name: name.into(),
             selectors: vec![DeviceSelector { cel: cel.into() }],
             extended_resource_name: None,
+            config: Vec::new(),
         }
     }
 

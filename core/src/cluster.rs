@@ -470,10 +470,10 @@ impl IndexMemory {
     }
 }
 
-const ELIGIBLE: u8 = 1;
-const FREE: u8 = 2;
-const TAINTED: u8 = 4;
-const SHAREABLE: u8 = 8;
+pub(crate) const ELIGIBLE: u8 = 1;
+pub(crate) const FREE: u8 = 2;
+pub(crate) const TAINTED: u8 = 4;
+pub(crate) const SHAREABLE: u8 = 8;
 
 /// Where one of a device's taints comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -485,10 +485,10 @@ enum TaintSource {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct AppliedTaint {
+pub(crate) struct AppliedTaint {
     source: TaintSource,
     /// The blocking group (NoSchedule / NoExecute taints only).
-    group: Option<u32>,
+    pub(crate) group: Option<u32>,
 }
 
 /// The inverted-index key of one attribute value.
@@ -500,47 +500,53 @@ enum AttrKey {
     Version(Symbol),
 }
 
-/// The per-device record of the index: 20 bytes. The device's (driver, pool, name)
+/// The per-device record of the index: 24 bytes. The device's (driver, pool, name)
 /// key, under which allocations are recorded so that they survive a slice being
 /// republished, is `(pool.driver, pool.name, name)`. Applied taints live in a side
 /// map because few devices carry any.
 #[derive(Clone, Debug)]
-struct DeviceSlot {
-    slice: SliceId,
-    pool: PoolId,
-    name: Symbol,
+pub(crate) struct DeviceSlot {
+    pub(crate) slice: SliceId,
+    pub(crate) pool: PoolId,
+    pub(crate) name: Symbol,
     /// The node for node-local devices, `NO_NODE` for shared ones.
-    node: NodeId,
+    pub(crate) node: NodeId,
+    /// Devices of one pool with equal `equiv` have equal attributes, capacities,
+    /// counter consumption and shareability: the allocator treats them as
+    /// interchangeable.
+    pub(crate) equiv: u32,
     /// Position in `slice.devices`.
-    pos: u16,
-    flags: u8,
+    pub(crate) pos: u16,
+    pub(crate) flags: u8,
 }
 
 /// `DeviceSlot::node` of a device that no single node owns.
 const NO_NODE: NodeId = NodeId(u32::MAX);
 
 impl DeviceSlot {
-    fn node(&self) -> Option<NodeId> {
+    pub(crate) fn node(&self) -> Option<NodeId> {
         (self.node != NO_NODE).then_some(self.node)
     }
 }
 
-type DeviceKey = (Symbol, Symbol, Symbol);
+pub(crate) type DeviceKey = (Symbol, Symbol, Symbol);
 
 #[derive(Clone, Debug)]
-struct SliceEntry {
-    slice: ResourceSlice,
-    pool: PoolId,
-    devices: Vec<DeviceId>,
+pub(crate) struct SliceEntry {
+    pub(crate) slice: ResourceSlice,
+    pub(crate) pool: PoolId,
+    pub(crate) devices: Vec<DeviceId>,
 }
 
 #[derive(Clone, Debug)]
-struct PoolEntry {
-    driver: Symbol,
-    name: Symbol,
+pub(crate) struct PoolEntry {
+    pub(crate) driver: Symbol,
+    pub(crate) name: Symbol,
     /// Every slice of the pool, any generation, by slice name.
-    slices: BTreeMap<String, SliceId>,
-    status: PoolStatus,
+    pub(crate) slices: BTreeMap<String, SliceId>,
+    /// A current device has binding conditions: upstream tries such pools last.
+    pub(crate) binding_conditions: bool,
+    pub(crate) status: PoolStatus,
     /// Current-generation devices by name.
     /// Current-generation devices by name, sorted by symbol (8 bytes a device).
     device_by_name: Vec<(Symbol, DeviceId)>,
@@ -561,9 +567,9 @@ struct NodeEntry {
 }
 
 #[derive(Clone, Debug)]
-struct TaintGroup {
+pub(crate) struct TaintGroup {
     /// A representative taint of the group (its `time_added` is irrelevant).
-    probe: DeviceTaint,
+    pub(crate) probe: DeviceTaint,
     members: DeviceSet,
     len: usize,
 }
@@ -602,28 +608,28 @@ struct RuleEntry {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Cluster {
-    strings: Interner,
+    pub(crate) strings: Interner,
     nodes: Vec<NodeEntry>,
     node_by_name: BTreeMap<String, NodeId>,
     slices: Vec<Option<SliceEntry>>,
     free_slice_ids: BTreeSet<u32>,
     slice_by_name: BTreeMap<String, SliceId>,
-    pools: Vec<PoolEntry>,
+    pub(crate) pools: Vec<PoolEntry>,
     pool_by_key: BTreeMap<(Symbol, Symbol), PoolId>,
-    devices: Vec<Option<DeviceSlot>>,
+    pub(crate) devices: Vec<Option<DeviceSlot>>,
     free_device_ids: BTreeSet<u32>,
     classes: BTreeMap<String, DeviceClass>,
     rules: BTreeMap<String, RuleEntry>,
     rule_slots: Vec<Option<String>>,
-    allocations: BTreeMap<DeviceKey, Vec<DeviceAllocation>>,
-    applied: BTreeMap<DeviceId, SmallVec<[AppliedTaint; 2]>>,
+    pub(crate) allocations: BTreeMap<DeviceKey, Vec<DeviceAllocation>>,
+    pub(crate) applied: BTreeMap<DeviceId, SmallVec<[AppliedTaint; 2]>>,
     // The index.
     live: DeviceSet,
     eligible: DeviceSet,
     free: DeviceSet,
     tainted: DeviceSet,
     shared: DeviceSet,
-    groups: Vec<TaintGroup>,
+    pub(crate) groups: Vec<TaintGroup>,
     group_by_key: BTreeMap<(String, String, bool), u32>,
     by_driver: BTreeMap<Symbol, DeviceSet>,
     attr_values: BTreeMap<(Symbol, AttrKey), SparseDeviceSet>,
@@ -1017,7 +1023,7 @@ impl Cluster {
             .map(|id| &self.slice_entry(*id).slice)
     }
 
-    fn slice_entry(&self, id: SliceId) -> &SliceEntry {
+    pub(crate) fn slice_entry(&self, id: SliceId) -> &SliceEntry {
         self.slices[id.index()].as_ref().expect("live slice id")
     }
 
@@ -1049,6 +1055,7 @@ impl Cluster {
                 slice: id,
                 pos: pos as u16,
                 node: node.unwrap_or(NO_NODE),
+                equiv: dev.0,
                 pool,
                 name,
                 flags: if d.allow_multiple_allocations {
@@ -1149,6 +1156,7 @@ impl Cluster {
             },
             device_by_name: Vec::new(),
             devices: SparseDeviceSet::new(),
+            binding_conditions: false,
         });
         self.pool_by_key.insert((driver, name), id);
         id
@@ -1214,7 +1222,16 @@ impl Cluster {
                 }
             }
         }
+        self.assign_equivalence(&current);
+        let binding = current.iter().any(|s| {
+            self.slice_entry(*s)
+                .slice
+                .devices
+                .iter()
+                .any(|d| !d.binding_conditions.is_empty())
+        });
         let p = &mut self.pools[pool.index()];
+        p.binding_conditions = binding;
         p.status.generation = generation;
         p.status.slices_present = current.len();
         p.status.slices_expected = expected;
@@ -1230,6 +1247,38 @@ impl Cluster {
                 let flags = self.devices[dev.index()].as_ref().map_or(0, |d| d.flags);
                 let eligible = if usable && is_current { ELIGIBLE } else { 0 };
                 self.set_flags(dev, (flags & !ELIGIBLE) | eligible);
+            }
+        }
+    }
+
+    /// Groups a pool's current devices into classes of interchangeable devices: equal
+    /// in everything the allocator's search looks at (attributes, capacities, counter
+    /// consumption, shareability, binding conditions, node access). Names and taints do
+    /// not count (taints are applied before the search). A device's `equiv` is the id
+    /// of the first device of its class.
+    fn assign_equivalence(&mut self, slices: &[SliceId]) {
+        let mut reps: BTreeMap<u64, Vec<(DeviceId, SliceId, usize)>> = BTreeMap::new();
+        let mut assign: Vec<(DeviceId, u32)> = Vec::new();
+        for &s in slices {
+            let e = self.slice_entry(s);
+            for (pos, (&dev, d)) in e.devices.iter().zip(&e.slice.devices).enumerate() {
+                let h = content_hash(d);
+                let bucket = reps.entry(h).or_default();
+                let rep = bucket.iter().find(|(_, rs, rpos)| {
+                    same_content(d, &self.slice_entry(*rs).slice.devices[*rpos])
+                });
+                let equiv = if let Some(&(r, _, _)) = rep {
+                    r.0
+                } else {
+                    bucket.push((dev, s, pos));
+                    dev.0
+                };
+                assign.push((dev, equiv));
+            }
+        }
+        for (dev, equiv) in assign {
+            if let Some(slot) = self.devices[dev.index()].as_mut() {
+                slot.equiv = equiv;
             }
         }
     }
@@ -1708,7 +1757,7 @@ impl Cluster {
         out
     }
 
-    fn key_of(&self, slot: &DeviceSlot) -> DeviceKey {
+    pub(crate) fn key_of(&self, slot: &DeviceSlot) -> DeviceKey {
         let p = &self.pools[slot.pool.index()];
         (p.driver, p.name, slot.name)
     }
@@ -1823,7 +1872,10 @@ impl Cluster {
         }
     }
 
-    fn counters_available_in(&self, pool: PoolId) -> BTreeMap<(String, String), crate::Quantity> {
+    pub(crate) fn counters_available_in(
+        &self,
+        pool: PoolId,
+    ) -> BTreeMap<(String, String), crate::Quantity> {
         let p = &self.pools[pool.index()];
         let generation = p.status.generation;
         let mut out: BTreeMap<(String, String), crate::Quantity> = BTreeMap::new();
@@ -2018,7 +2070,7 @@ impl Cluster {
         })
     }
 
-    fn device_ref_of(&self, slot: &DeviceSlot) -> DeviceRef {
+    pub(crate) fn device_ref_of(&self, slot: &DeviceSlot) -> DeviceRef {
         DeviceRef::new(
             self.strings.resolve(self.pools[slot.pool.index()].driver),
             self.strings.resolve(self.pools[slot.pool.index()].name),
@@ -2350,6 +2402,47 @@ fn capacity_shortage(
         requested,
         available,
     }))
+}
+
+/// Whether two devices are equal in everything but name and taints.
+fn same_content(a: &Device, b: &Device) -> bool {
+    a.attributes == b.attributes
+        && a.capacity == b.capacity
+        && a.consumes_counters == b.consumes_counters
+        && a.allow_multiple_allocations == b.allow_multiple_allocations
+        && a.binds_to_node == b.binds_to_node
+        && a.binding_conditions == b.binding_conditions
+        && a.binding_failure_conditions == b.binding_failure_conditions
+        && a.node_access == b.node_access
+}
+
+/// A 64-bit FNV-1a hash of what [`same_content`] compares, without allocating.
+fn content_hash(d: &Device) -> u64 {
+    struct Fnv(u64);
+    impl fmt::Write for Fnv {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            for b in s.bytes() {
+                self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+            Ok(())
+        }
+    }
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    let _ = fmt::write(
+        &mut h,
+        format_args!(
+            "{:?}|{:?}|{:?}|{}|{}|{:?}|{:?}|{:?}",
+            d.attributes,
+            d.capacity,
+            d.consumes_counters,
+            d.allow_multiple_allocations,
+            d.binds_to_node,
+            d.binding_conditions,
+            d.binding_failure_conditions,
+            d.node_access
+        ),
+    );
+    h.0
 }
 
 /// The identities of a slice's devices.

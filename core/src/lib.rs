@@ -61,7 +61,10 @@ extern crate alloc;
 extern crate std;
 
 mod alloc_prelude;
+mod allocator;
 mod bits;
+mod capacity;
+mod claim;
 mod class;
 mod cluster;
 mod device;
@@ -72,6 +75,7 @@ pub mod names;
 mod node;
 mod node_selector;
 mod quantity;
+mod selector;
 mod semver;
 mod slice;
 mod taint;
@@ -79,7 +83,19 @@ mod taint_rule;
 mod time;
 mod toleration;
 
+pub use allocator::{
+    AllocationError, AllocationOutcome, AllocatorOptions, EvaluationFailure, Funnel,
+    PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
+};
 pub use bits::{DeviceSet, SparseDeviceSet};
+pub use capacity::{CapacityRejection, consumed_amount, consumed_capacity, fits};
+pub use claim::{
+    AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,
+    DeviceAllocationConfiguration, DeviceClaimConfiguration, DeviceConstraint, DeviceRequest,
+    DeviceRequestAllocationResult, DeviceRequestKind, DeviceSubRequest, ExactDeviceRequest,
+    OpaqueDeviceConfiguration, RequestView, ResourceClaim, ResourceClaimSpec, share_id,
+    split_request_ref,
+};
 pub use class::{DeviceClass, DeviceSelector};
 pub use cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceCounts, DeviceFilter, DeviceRef, DeviceView,
@@ -96,6 +112,7 @@ pub use slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};
 pub use taint_rule::{DeviceTaintRule, DeviceTaintSelector};
 
 pub use quantity::{Format, Quantity, QuantityError};
+pub use selector::{CelError, CelErrorKind, EvalError, Selector};
 pub use semver::{MAX_VERSION_LEN, PreIdentifier, Version, VersionError};
 
 pub use node_selector::{
@@ -113,6 +130,10 @@ pub use toleration::{
 
 /// Upstream validation limits, enforced by the model's `validate` methods.
 pub mod limits {
+    pub use crate::claim::{
+        MAX_ALLOCATION_CONFIGS, MAX_ALLOCATION_RESULTS, MAX_CONFIGS, MAX_CONSTRAINTS,
+        MAX_OPAQUE_PARAMETERS_LEN, MAX_REQUESTS, MAX_SUBREQUESTS, MAX_TOLERATIONS,
+    };
     pub use crate::class::{MAX_CEL_LEN, MAX_SELECTORS};
     pub use crate::device::{
         MAX_ATTRIBUTE_STRING_LEN, MAX_ATTRIBUTE_VALUES, MAX_ATTRIBUTES_AND_CAPACITIES,

@@ -1,0 +1,1025 @@
+//! DRA claim allocation on one node: every request form, selectors, constraints,
+//! shared and partitioned devices, node-scalar resources.
+//!
+//! [`Cluster::allocate_claims`] takes one pod's pending claims and a node and returns,
+//! without changing the cluster, either one [`AllocationResult`] per claim (all of them
+//! or none), an [`Unsatisfiable`] explanation, or — for invalid input — an
+//! [`AllocationError`]. [`Cluster::commit_allocation`] records a result.
+//!
+//! The work is split in two: *preparation* turns every (sub)request into an ordered
+//! candidate list using the index (node reach, pool state, class and request
+//! selectors, taints against the request's tolerations, committed allocations,
+//! capacity), counting what each filter removed; the *search* (`search.rs`) then picks
+//! among the candidates.
+
+mod search;
+
+use core::fmt;
+
+use crate::alloc_prelude::*;
+use crate::capacity::{consumed_capacity, fits};
+use crate::claim::{
+    AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,
+    DeviceAllocationConfiguration, DeviceRequestAllocationResult, DeviceRequestKind, RequestView,
+    ResourceClaim,
+};
+use crate::cluster::{
+    Cluster, ClusterError, DeviceAllocation, DeviceRef, ELIGIBLE, FREE, SHAREABLE, Shortfall,
+};
+use crate::device::NodeAccess;
+use crate::ids::{DeviceId, NodeId, PoolId};
+use crate::selector::{CelError, EvalError, Selector};
+use crate::slice::SliceNodeSelection;
+use crate::{
+    Device, DeviceAttribute, DeviceTaint, DeviceToleration, NodeSelector, NodeSelectorRequirement,
+    NodeSelectorTerm, ObjectRef, Quantity, ValidationError,
+};
+use search::{Alternative, Candidate, Claim, Need, Request, SearchEnd, ValueKey, Values};
+
+use search::MAX_DEVICES_PER_CLAIM;
+
+/// Limits for one allocation call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct AllocatorOptions {
+    /// Search steps (candidate devices tried) before giving up with
+    /// [`AllocationOutcome::BudgetExhausted`].
+    pub step_budget: u64,
+}
+
+impl Default for AllocatorOptions {
+    fn default() -> AllocatorOptions {
+        AllocatorOptions {
+            step_budget: 1_000_000,
+        }
+    }
+}
+
+/// The outcome of a valid allocation call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub enum AllocationOutcome {
+    /// One result per claim, in input order.
+    Allocated(Vec<AllocationResult>),
+    /// No allocation exists on this node; why.
+    Unsatisfiable(Unsatisfiable),
+    /// The search ran out of steps before deciding.
+    BudgetExhausted {
+        /// Steps taken.
+        steps: u64,
+    },
+}
+
+/// Why claims cannot be allocated on a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub enum Unsatisfiable {
+    /// The node lacks the pod's scalar resources (cpu, memory, ...).
+    NodeResources {
+        /// The node.
+        node: String,
+        /// Every resource that does not fit.
+        shortfalls: Vec<Shortfall>,
+    },
+    /// A request (every alternative of it) has fewer usable devices than it needs.
+    NotEnoughDevices(Box<RequestShortage>),
+    /// Every request has enough usable devices on its own, but no combination
+    /// satisfies them together: constraints, devices wanted by several requests or
+    /// claims, shared capacity or shared counters.
+    NoCombination {
+        /// The claims, `namespace/name`.
+        claims: Vec<String>,
+        /// Search steps taken.
+        steps: u64,
+    },
+}
+
+/// One request that cannot be satisfied, with what removed the devices it could
+/// have used (for the best alternative, the one with the most usable devices).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct RequestShortage {
+    /// The claim, `namespace/name`.
+    pub claim: String,
+    /// The request, or `request/subrequest`.
+    pub request: String,
+    /// Devices needed (1 for `All`).
+    pub required: u32,
+    /// Devices usable.
+    pub usable: u32,
+    /// What removed the rest.
+    pub funnel: Funnel,
+}
+
+/// How the devices a node reaches narrow down to the usable ones for a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct Funnel {
+    /// Devices the node reaches in complete, valid pools.
+    pub reachable: u32,
+    /// Removed by the DeviceClass selectors.
+    pub class: u32,
+    /// Removed by the request's selectors.
+    pub selectors: u32,
+    /// Removed by taints the request does not tolerate.
+    pub taints: u32,
+    /// Removed because they are allocated already.
+    pub allocated: u32,
+    /// Removed because their capacity cannot serve the request.
+    pub capacity: u32,
+}
+
+/// A selector that does not compile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SelectorFailure {
+    /// The claim or class holding the selector.
+    pub object: ObjectRef,
+    /// The field of the expression.
+    pub field: String,
+    /// Why.
+    pub error: CelError,
+}
+
+/// A selector that failed on one device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvaluationFailure {
+    /// The claim.
+    pub claim: ObjectRef,
+    /// The request, or `request/subrequest`.
+    pub request: String,
+    /// The device.
+    pub device: DeviceRef,
+    /// Why.
+    pub error: EvalError,
+}
+
+/// Invalid input: the call cannot be answered (not "does not fit").
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AllocationError {
+    /// A claim is invalid.
+    InvalidClaim(Vec<ValidationError>),
+    /// No node of this name.
+    NodeNotFound(String),
+    /// A request names a DeviceClass that does not exist.
+    ClassNotFound {
+        /// The claim.
+        claim: ObjectRef,
+        /// The field (`spec.devices.requests[0].exactly.deviceClassName`).
+        field: String,
+        /// The class name.
+        class: String,
+    },
+    /// A selector does not compile.
+    Selector(Box<SelectorFailure>),
+    /// A selector failed while evaluating a device (upstream aborts the allocation).
+    Evaluation(Box<EvaluationFailure>),
+    /// A claim needs more devices than the per-claim limit (32).
+    TooManyDevices {
+        /// The claim.
+        claim: ObjectRef,
+        /// The least number of devices it needs.
+        needed: usize,
+    },
+    /// An `All` request on a node one of whose pools is incomplete or invalid.
+    IncompletePool {
+        /// The claim.
+        claim: ObjectRef,
+        /// The request, or `request/subrequest`.
+        request: String,
+        /// `driver/pool`.
+        pool: String,
+    },
+}
+
+impl fmt::Display for AllocationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AllocationError::InvalidClaim(errs) => {
+                for (i, e) in errs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
+            AllocationError::NodeNotFound(n) => write!(f, "Node \"{n}\" not found"),
+            AllocationError::ClassNotFound {
+                claim,
+                field,
+                class,
+            } => {
+                write!(f, "{claim}: {field}: DeviceClass \"{class}\" not found")
+            }
+            AllocationError::Selector(x) => write!(f, "{}: {}: {}", x.object, x.field, x.error),
+            AllocationError::Evaluation(x) => write!(
+                f,
+                "{}: request {}: selector failed on device {}: {}",
+                x.claim, x.request, x.device, x.error
+            ),
+            AllocationError::TooManyDevices { claim, needed } => write!(
+                f,
+                "{claim}: needs at least {needed} devices, more than the limit of {MAX_DEVICES_PER_CLAIM} per claim"
+            ),
+            AllocationError::IncompletePool {
+                claim,
+                request,
+                pool,
+            } => write!(
+                f,
+                "{claim}: request {request} asks for all matching devices, but pool {pool} is incomplete or invalid"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for AllocationError {}
+
+/// Claims validated and their selectors compiled, ready to be tried on many nodes
+/// (see [`Cluster::prepare_claims`]).
+#[derive(Clone, Debug)]
+pub struct PreparedClaims {
+    claims: Vec<ResourceClaim>,
+    /// claim → request → alternative.
+    alternatives: Vec<Vec<Vec<CompiledAlternative>>>,
+}
+
+impl PreparedClaims {
+    /// The claims, in the order they are allocated.
+    pub fn claims(&self) -> &[ResourceClaim] {
+        &self.claims
+    }
+}
+
+#[derive(Clone, Debug)]
+struct CompiledAlternative {
+    reference: String,
+    class: String,
+    class_selectors: Vec<Selector>,
+    selectors: Vec<Selector>,
+}
+
+/// One alternative under preparation, with its funnel counts.
+struct Prepared {
+    alternative: Alternative,
+    admin: bool,
+    reference: String,
+    class: String,
+    tolerations: Vec<DeviceToleration>,
+    /// Per candidate: (share consumption for results) — None for exclusive devices.
+    shares: Vec<Option<BTreeMap<String, Quantity>>>,
+    funnel: Funnel,
+    required: u32,
+}
+
+impl Cluster {
+    /// Allocates one pod's pending `claims` on `node`, all together or not at all,
+    /// without changing the cluster. `pod_resources` are the pod's scalar requests
+    /// (cpu, memory, ...; include `pods: 1` to count the pod), checked against what the
+    /// node has free.
+    ///
+    /// The first allocation in upstream's order is returned (claims, then requests,
+    /// then subrequests in order; devices by driver, pool, slice and position), so
+    /// results agree with kube-scheduler's where it finds one.
+    pub fn allocate_claims(
+        &self,
+        node: &str,
+        claims: &[ResourceClaim],
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: &AllocatorOptions,
+    ) -> Result<AllocationOutcome, AllocationError> {
+        let prepared = self.prepare_claims(claims)?;
+        self.allocate_prepared(node, &prepared, pod_resources, options)
+    }
+
+    /// Validates claims and compiles their selectors (and their classes' selectors)
+    /// once, for [`allocate_prepared`](Self::allocate_prepared) on many nodes. The
+    /// classes are read now: a class changed later is not seen by these claims.
+    pub fn prepare_claims(
+        &self,
+        claims: &[ResourceClaim],
+    ) -> Result<PreparedClaims, AllocationError> {
+        let mut errs = Vec::new();
+        for c in claims {
+            if let Err(e) = c.validate() {
+                errs.extend(e);
+            }
+        }
+        if !errs.is_empty() {
+            return Err(AllocationError::InvalidClaim(errs));
+        }
+        let mut alternatives = Vec::with_capacity(claims.len());
+        for claim in claims {
+            let mut requests = Vec::with_capacity(claim.spec.requests.len());
+            for (ri, request) in claim.spec.requests.iter().enumerate() {
+                let mut alts = Vec::new();
+                for (ai, view) in request.alternatives().into_iter().enumerate() {
+                    let path = match &request.kind {
+                        DeviceRequestKind::Exactly(_) => {
+                            format!("spec.devices.requests[{ri}].exactly")
+                        }
+                        DeviceRequestKind::FirstAvailable(_) => {
+                            format!("spec.devices.requests[{ri}].firstAvailable[{ai}]")
+                        }
+                    };
+                    alts.push(self.compile_alternative(claim, &view, &path)?);
+                }
+                requests.push(alts);
+            }
+            alternatives.push(requests);
+        }
+        Ok(PreparedClaims {
+            claims: claims.to_vec(),
+            alternatives,
+        })
+    }
+
+    fn compile_alternative(
+        &self,
+        claim: &ResourceClaim,
+        view: &RequestView<'_>,
+        path: &str,
+    ) -> Result<CompiledAlternative, AllocationError> {
+        let Some(class) = self.class(view.device_class_name) else {
+            return Err(AllocationError::ClassNotFound {
+                claim: claim.object_ref(),
+                field: format!("{path}.deviceClassName"),
+                class: view.device_class_name.to_owned(),
+            });
+        };
+        let mut class_selectors = Vec::with_capacity(class.selectors.len());
+        for (i, s) in class.selectors.iter().enumerate() {
+            class_selectors.push(Selector::compile(&s.cel).map_err(|error| {
+                AllocationError::Selector(Box::new(SelectorFailure {
+                    object: class.object_ref(),
+                    field: format!("spec.selectors[{i}].cel.expression"),
+                    error,
+                }))
+            })?);
+        }
+        let mut selectors = Vec::with_capacity(view.selectors.len());
+        for (i, s) in view.selectors.iter().enumerate() {
+            selectors.push(Selector::compile(&s.cel).map_err(|error| {
+                AllocationError::Selector(Box::new(SelectorFailure {
+                    object: claim.object_ref(),
+                    field: format!("{path}.selectors[{i}].cel.expression"),
+                    error,
+                }))
+            })?);
+        }
+        Ok(CompiledAlternative {
+            reference: view.reference(),
+            class: view.device_class_name.to_owned(),
+            class_selectors,
+            selectors,
+        })
+    }
+
+    /// [`allocate_claims`](Self::allocate_claims) for claims prepared once.
+    pub fn allocate_prepared(
+        &self,
+        node: &str,
+        prepared_claims: &PreparedClaims,
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: &AllocatorOptions,
+    ) -> Result<AllocationOutcome, AllocationError> {
+        let Some(node_id) = self
+            .node_id(node)
+            .filter(|id| self.node_by_id(*id).is_some())
+        else {
+            return Err(AllocationError::NodeNotFound(node.to_owned()));
+        };
+        let claims = prepared_claims.claims.as_slice();
+        let shortfalls = self.node_shortfalls(node, pod_resources);
+        // Prepare every claim first: input errors win over "does not fit".
+        let reach = self.reach_of(node_id);
+        let mut prepared: Vec<(Vec<Vec<Prepared>>, Vec<ConstraintKind>)> = Vec::new();
+        for (claim, compiled) in claims.iter().zip(&prepared_claims.alternatives) {
+            prepared.push(self.prepare_claim(&reach, claim, compiled)?);
+        }
+        // The search owns the alternatives; `prepared` keeps what results need.
+        let problem: Vec<Claim> = prepared
+            .iter_mut()
+            .map(|(requests, constraints)| Claim {
+                requests: requests
+                    .iter_mut()
+                    .map(|alts| Request {
+                        alternatives: alts
+                            .iter_mut()
+                            .map(|p| core::mem::replace(&mut p.alternative, Alternative::empty()))
+                            .collect(),
+                    })
+                    .collect(),
+                constraints: constraints
+                    .iter()
+                    .map(|k| match k {
+                        ConstraintKind::MatchAttribute(_) => search::ConstraintKind::Match,
+                        ConstraintKind::DistinctAttribute(_) => search::ConstraintKind::Distinct,
+                    })
+                    .collect(),
+            })
+            .collect();
+        for (claim, c) in claims.iter().zip(&problem) {
+            let needed = search::min_devices(c);
+            if needed > MAX_DEVICES_PER_CLAIM {
+                return Err(AllocationError::TooManyDevices {
+                    claim: claim.object_ref(),
+                    needed,
+                });
+            }
+        }
+        if !shortfalls.is_empty() {
+            return Ok(AllocationOutcome::Unsatisfiable(
+                Unsatisfiable::NodeResources {
+                    node: node.to_owned(),
+                    shortfalls,
+                },
+            ));
+        }
+        // A request none of whose alternatives has enough devices fails at once.
+        for ((claim, c), (requests, _)) in claims.iter().zip(&problem).zip(&prepared) {
+            for (req, alts) in c.requests.iter().zip(requests) {
+                let usable = |i: usize| req.alternatives[i].candidates.len();
+                if alts
+                    .iter()
+                    .enumerate()
+                    .any(|(i, p)| usable(i) >= p.required as usize)
+                {
+                    continue;
+                }
+                let best = (0..alts.len())
+                    .max_by_key(|&i| (usable(i), core::cmp::Reverse(alts[i].required)))
+                    .expect("a request has at least one alternative");
+                let p = &alts[best];
+                return Ok(AllocationOutcome::Unsatisfiable(
+                    Unsatisfiable::NotEnoughDevices(Box::new(RequestShortage {
+                        claim: claim_name(claim),
+                        request: p.reference.clone(),
+                        required: p.required,
+                        usable: usable(best) as u32,
+                        funnel: p.funnel,
+                    })),
+                ));
+            }
+        }
+        let counters = self.counters_for(&problem);
+        let (end, stats) = search::search(&problem, &counters, options.step_budget);
+        match end {
+            SearchEnd::Found(picks) => Ok(AllocationOutcome::Allocated(
+                self.build_results(node_id, claims, &prepared, &picks),
+            )),
+            SearchEnd::NotFound => Ok(AllocationOutcome::Unsatisfiable(
+                Unsatisfiable::NoCombination {
+                    claims: claims.iter().map(claim_name).collect(),
+                    steps: stats.steps,
+                },
+            )),
+            SearchEnd::BudgetExhausted => {
+                Ok(AllocationOutcome::BudgetExhausted { steps: stats.steps })
+            }
+        }
+    }
+
+    /// Records an allocation result for `claim` (`namespace/name`): every device is
+    /// allocated with the result's tolerations, share id and consumed capacity.
+    /// All or nothing: if one device cannot be recorded, none is.
+    pub fn commit_allocation(
+        &mut self,
+        claim: &str,
+        result: &AllocationResult,
+    ) -> Result<(), ClusterError> {
+        let mut done: Vec<DeviceRef> = Vec::new();
+        for r in &result.devices {
+            let device = DeviceRef::new(&r.driver, &r.pool, &r.device);
+            let allocation = DeviceAllocation {
+                consumer: claim.to_owned(),
+                tolerations: r.tolerations.clone(),
+                admin_access: r.admin_access,
+                share_id: r.share_id.clone(),
+                consumed_capacity: r.consumed_capacity.clone(),
+            };
+            if let Err(e) = self.allocate(&device, allocation) {
+                for d in &done {
+                    let _ = self.release(d, claim);
+                }
+                return Err(e);
+            }
+            done.push(device);
+        }
+        Ok(())
+    }
+
+    /// Devices a pod on `node` reaches, in upstream's candidate order: pools by driver
+    /// then name (pools with binding conditions last), slices by name, devices in slice
+    /// order. Any state.
+    fn reach_of(&self, node: NodeId) -> Vec<DeviceId> {
+        let mut out: Vec<DeviceId> = self
+            .node_devices(node)
+            .map(|s| s.iter().collect())
+            .unwrap_or_default();
+        let shared = self.shared_devices();
+        if !shared.is_empty() {
+            let reach = self.devices_reachable_from(node);
+            out.extend(shared.iter().filter(|d| reach.contains(*d)));
+        }
+        out.sort_by(|a, b| self.order_key(*a).cmp(&self.order_key(*b)));
+        out
+    }
+
+    fn order_key(&self, dev: DeviceId) -> (bool, &str, &str, &str, u16) {
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let pool = &self.pools[slot.pool.index()];
+        let slice = &self.slice_entry(slot.slice).slice.name;
+        (
+            pool.binding_conditions,
+            &pool.status.driver,
+            &pool.status.name,
+            slice,
+            slot.pos,
+        )
+    }
+
+    fn prepare_claim(
+        &self,
+        reach: &[DeviceId],
+        claim: &ResourceClaim,
+        compiled: &[Vec<CompiledAlternative>],
+    ) -> Result<(Vec<Vec<Prepared>>, Vec<ConstraintKind>), AllocationError> {
+        let constraints: Vec<ConstraintKind> = claim
+            .spec
+            .constraints
+            .iter()
+            .map(|c| c.kind.clone())
+            .collect();
+        let mut requests = Vec::with_capacity(compiled.len());
+        for (request, alts_compiled) in claim.spec.requests.iter().zip(compiled) {
+            let mut alts = Vec::with_capacity(alts_compiled.len());
+            for (view, alt) in request.alternatives().into_iter().zip(alts_compiled) {
+                alts.push(self.prepare_alternative(reach, claim, &view, alt)?);
+            }
+            requests.push(alts);
+        }
+        // Which constraints apply to which alternative, and each candidate's values.
+        for (k, c) in claim.spec.constraints.iter().enumerate() {
+            for alts in &mut requests {
+                for p in alts.iter_mut() {
+                    let (req, sub) = split_reference(&p.reference);
+                    if c.applies_to(req, sub) {
+                        p.alternative.constraints.push(k);
+                    }
+                }
+            }
+        }
+        for alts in &mut requests {
+            for p in alts.iter_mut() {
+                for cand in &mut p.alternative.candidates {
+                    cand.values = claim
+                        .spec
+                        .constraints
+                        .iter()
+                        .map(|c| self.values_of(cand.device, c.attribute()))
+                        .collect();
+                }
+            }
+        }
+        Ok((requests, constraints))
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn prepare_alternative(
+        &self,
+        reach: &[DeviceId],
+        claim: &ResourceClaim,
+        view: &RequestView<'_>,
+        compiled: &CompiledAlternative,
+    ) -> Result<Prepared, AllocationError> {
+        let reference = compiled.reference.clone();
+        let class_selectors = &compiled.class_selectors;
+        let selectors = &compiled.selectors;
+        let all = view.allocation_mode == AllocationMode::All;
+        if all {
+            // Upstream: `All` over a node with any incomplete or invalid pool is an error.
+            for &dev in reach {
+                let slot = self.devices[dev.index()].as_ref().expect("live device id");
+                let pool = &self.pools[slot.pool.index()];
+                if !pool.status.is_usable() {
+                    return Err(AllocationError::IncompletePool {
+                        claim: claim.object_ref(),
+                        request: reference,
+                        pool: format!("{}/{}", pool.status.driver, pool.status.name),
+                    });
+                }
+            }
+        }
+        let mut funnel = Funnel::default();
+        let mut candidates = Vec::new();
+        let mut shares = Vec::new();
+        for &dev in reach {
+            let slot = self.devices[dev.index()].as_ref().expect("live device id");
+            if slot.flags & ELIGIBLE == 0 {
+                continue;
+            }
+            funnel.reachable += 1;
+            let shareable = slot.flags & SHAREABLE != 0;
+            let in_use = slot.flags & FREE == 0;
+            let entry = self.slice_entry(slot.slice);
+            let driver = entry.slice.driver.as_str();
+            let device = &entry.slice.devices[slot.pos as usize];
+            // Upstream checks "in use" before evaluating selectors, so an allocated
+            // device never makes a selector error abort the call.
+            let skip_in_use = in_use && !view.admin_access && !all;
+            let eval = |s: &Selector| {
+                s.eval(driver, device).map_err(|error| {
+                    AllocationError::Evaluation(Box::new(EvaluationFailure {
+                        claim: claim.object_ref(),
+                        request: reference.clone(),
+                        device: self.device_ref_of(slot),
+                        error,
+                    }))
+                })
+            };
+            if skip_in_use {
+                // Count it where the funnel would, without evaluating selectors.
+                funnel.allocated += 1;
+                continue;
+            }
+            let mut class_ok = true;
+            for s in class_selectors {
+                if !eval(s)? {
+                    class_ok = false;
+                    break;
+                }
+            }
+            if !class_ok {
+                funnel.class += 1;
+                continue;
+            }
+            let mut selected = true;
+            for s in selectors {
+                if !eval(s)? {
+                    selected = false;
+                    break;
+                }
+            }
+            if !selected {
+                funnel.selectors += 1;
+                continue;
+            }
+            // Capacity: shareable devices consume it; others use requests as a filter.
+            let mut share = None;
+            let mut capacity_left = BTreeMap::new();
+            if shareable && !view.admin_access {
+                if let Ok(amount) = consumed_capacity(device, view.capacity, driver) {
+                    let committed = self.consumed_capacity(&self.device_ref_of(slot));
+                    if !fits(device, &committed, &amount) {
+                        funnel.capacity += 1;
+                        continue;
+                    }
+                    for (name, c) in &device.capacity {
+                        let used = committed.get(name).copied().unwrap_or(Quantity::ZERO);
+                        capacity_left.insert(name.clone(), c.value.saturating_sub(used));
+                    }
+                    share = Some(amount);
+                } else {
+                    funnel.capacity += 1;
+                    continue;
+                }
+            } else if !view.capacity.is_empty() && !capacity_covers(device, view.capacity, driver) {
+                funnel.capacity += 1;
+                continue;
+            }
+            if !self.tolerated(dev, view.tolerations) {
+                if all {
+                    // `All` fails if a matching device is tainted and not tolerated.
+                    candidates.clear();
+                    shares.clear();
+                    funnel.taints += 1;
+                    return Ok(Prepared {
+                        alternative: Alternative {
+                            need: Need::All,
+                            admin: view.admin_access,
+                            candidates,
+                            constraints: Vec::new(),
+                        },
+                        admin: view.admin_access,
+                        reference,
+                        class: compiled.class.clone(),
+                        tolerations: view.tolerations.to_vec(),
+                        shares,
+                        funnel,
+                        required: 1,
+                    });
+                }
+                funnel.taints += 1;
+                continue;
+            }
+            let counters = device
+                .consumes_counters
+                .iter()
+                .flat_map(|c| {
+                    c.counters
+                        .iter()
+                        .map(move |(n, q)| ((c.counter_set.clone(), n.clone()), *q))
+                })
+                .collect();
+            let counters_charged = shareable
+                && self
+                    .allocations
+                    .get(&self.key_of(slot))
+                    .is_some_and(|hs| hs.iter().any(|h| !h.admin_access));
+            candidates.push(Candidate {
+                device: dev,
+                pool: slot.pool,
+                equiv: slot.equiv,
+                shareable,
+                consumes: share.clone().unwrap_or_default(),
+                capacity_left,
+                counters,
+                counters_charged,
+                in_use,
+                values: Vec::new(),
+            });
+            shares.push(share);
+        }
+        let (need, required) = match view.allocation_mode {
+            AllocationMode::ExactCount(n) => (Need::Count(n), n),
+            AllocationMode::All => (Need::All, 1),
+        };
+        if all
+            && candidates
+                .iter()
+                .any(|c| c.in_use && !c.shareable && !view.admin_access)
+        {
+            // `All` fails if any matching device is already allocated.
+            funnel.allocated += candidates.len() as u32;
+            candidates.clear();
+            shares.clear();
+        }
+        Ok(Prepared {
+            alternative: Alternative {
+                need,
+                admin: view.admin_access,
+                candidates,
+                constraints: Vec::new(),
+            },
+            admin: view.admin_access,
+            reference,
+            class: compiled.class.clone(),
+            tolerations: view.tolerations.to_vec(),
+            shares,
+            funnel,
+            required,
+        })
+    }
+
+    /// Whether every blocking taint of a device is tolerated.
+    fn tolerated(&self, dev: DeviceId, tolerations: &[DeviceToleration]) -> bool {
+        let Some(applied) = self.applied.get(&dev) else {
+            return true;
+        };
+        applied.iter().filter_map(|t| t.group).all(|g| {
+            let probe: &DeviceTaint = &self.groups[g as usize].probe;
+            tolerations.iter().any(|t| t.tolerates(probe))
+        })
+    }
+
+    /// A device's values of a fully qualified attribute (exact name first, then the
+    /// bare name when the domain is the driver's).
+    fn values_of(&self, dev: DeviceId, attribute: &str) -> Values {
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let entry = self.slice_entry(slot.slice);
+        let device = &entry.slice.devices[slot.pos as usize];
+        let value = device.attributes.get(attribute).or_else(|| {
+            let (domain, id) = attribute.split_once('/')?;
+            (domain == entry.slice.driver)
+                .then(|| device.attributes.get(id))
+                .flatten()
+        })?;
+        Some(match value {
+            DeviceAttribute::Int(i) => smallvec::smallvec![ValueKey::Int(*i)],
+            DeviceAttribute::Bool(b) => smallvec::smallvec![ValueKey::Bool(*b)],
+            DeviceAttribute::String(s) => smallvec::smallvec![ValueKey::Str(s.clone())],
+            DeviceAttribute::Version(s) => smallvec::smallvec![ValueKey::Version(s.clone())],
+            DeviceAttribute::Ints(v) => v.iter().map(|i| ValueKey::Int(*i)).collect(),
+            DeviceAttribute::Bools(v) => v.iter().map(|b| ValueKey::Bool(*b)).collect(),
+            DeviceAttribute::Strings(v) => v.iter().map(|s| ValueKey::Str(s.clone())).collect(),
+            DeviceAttribute::Versions(v) => {
+                v.iter().map(|s| ValueKey::Version(s.clone())).collect()
+            }
+        })
+    }
+
+    /// Counters left per pool for every pool a candidate consumes from.
+    fn counters_for(
+        &self,
+        claims: &[Claim],
+    ) -> BTreeMap<PoolId, BTreeMap<(String, String), Quantity>> {
+        let mut out = BTreeMap::new();
+        for c in claims {
+            for r in &c.requests {
+                for a in &r.alternatives {
+                    for cand in a.candidates.iter().filter(|c| !c.counters.is_empty()) {
+                        out.entry(cand.pool)
+                            .or_insert_with(|| self.counters_available_in(cand.pool));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn build_results(
+        &self,
+        node: NodeId,
+        claims: &[ResourceClaim],
+        prepared: &[(Vec<Vec<Prepared>>, Vec<ConstraintKind>)],
+        picks: &[search::Pick],
+    ) -> Vec<AllocationResult> {
+        let node_name = self.nodes_name(node);
+        let mut out = Vec::with_capacity(claims.len());
+        for (ci, claim) in claims.iter().enumerate() {
+            let mut result = AllocationResult::default();
+            let mut pinned = false;
+            let mut terms: Vec<NodeSelectorRequirement> = Vec::new();
+            let mut fields: Vec<NodeSelectorRequirement> = Vec::new();
+            let mut share_ordinals: BTreeMap<(String, DeviceId), u32> = BTreeMap::new();
+            let mut used_requests: Vec<(String, String)> = Vec::new(); // (reference, class)
+            for p in picks.iter().filter(|p| p.claim == ci) {
+                let prep = &prepared[ci].0[p.request][p.alternative];
+                let slot = self.devices[p.device.index()]
+                    .as_ref()
+                    .expect("live device id");
+                let entry = self.slice_entry(slot.slice);
+                let device = &entry.slice.devices[slot.pos as usize];
+                let share = prep.shares[p.candidate].clone();
+                let share_id = share.as_ref().map(|_| {
+                    let ord = share_ordinals
+                        .entry((prep.reference.clone(), p.device))
+                        .or_insert(0);
+                    let id = crate::claim::share_id(
+                        &claim_name(claim),
+                        &prep.reference,
+                        &self.device_ref_of(slot).to_string(),
+                        *ord,
+                    );
+                    *ord += 1;
+                    id
+                });
+                result.devices.push(DeviceRequestAllocationResult {
+                    request: prep.reference.clone(),
+                    driver: entry.slice.driver.clone(),
+                    pool: entry.slice.pool.name.clone(),
+                    device: device.name.clone(),
+                    admin_access: prep.admin,
+                    tolerations: prep.tolerations.clone(),
+                    binding_conditions: device.binding_conditions.clone(),
+                    binding_failure_conditions: device.binding_failure_conditions.clone(),
+                    share_id,
+                    consumed_capacity: share.unwrap_or_default(),
+                });
+                if !used_requests.iter().any(|(r, _)| *r == prep.reference) {
+                    used_requests.push((prep.reference.clone(), prep.class.clone()));
+                }
+                // Node selector (upstream 3.11): node-local devices and bindsToNode
+                // pin the allocation to this node; otherwise selectors are merged.
+                let access = match &entry.slice.node_selection {
+                    SliceNodeSelection::Slice(a) => Some(a),
+                    SliceNodeSelection::PerDevice => device.node_access.as_ref(),
+                };
+                match access {
+                    Some(NodeAccess::NodeName(_)) => pinned = true,
+                    Some(NodeAccess::NodeSelector(sel)) => {
+                        if let Some(term) = sel.terms.first() {
+                            for r in &term.match_expressions {
+                                if !terms.contains(r) {
+                                    terms.push(r.clone());
+                                }
+                            }
+                            for r in &term.match_fields {
+                                if !fields.contains(r) {
+                                    fields.push(r.clone());
+                                }
+                            }
+                        }
+                    }
+                    Some(NodeAccess::AllNodes) | None => {}
+                }
+                if device.binds_to_node {
+                    pinned = true;
+                }
+            }
+            result.node_selector = if pinned {
+                Some(NodeSelector::single_node(node_name))
+            } else if terms.is_empty() && fields.is_empty() {
+                None
+            } else {
+                Some(NodeSelector {
+                    terms: vec![NodeSelectorTerm {
+                        match_expressions: terms,
+                        match_fields: fields,
+                    }],
+                })
+            };
+            result.config = self.result_config(claim, &used_requests);
+            out.push(result);
+        }
+        out
+    }
+
+    fn nodes_name(&self, node: NodeId) -> &str {
+        self.node_by_id(node).map_or("", |n| n.name.as_str())
+    }
+
+    /// `devices.config` (upstream 3.11): class configurations first, each class once
+    /// with the (sub)requests that used it, then the claim's configurations that apply
+    /// to a used request; a list covering every request becomes empty ("all").
+    fn result_config(
+        &self,
+        claim: &ResourceClaim,
+        used: &[(String, String)],
+    ) -> Vec<DeviceAllocationConfiguration> {
+        let mut out: Vec<DeviceAllocationConfiguration> = Vec::new();
+        let mut classes: Vec<(&str, Vec<String>)> = Vec::new();
+        for (reference, class) in used {
+            match classes.iter_mut().find(|(c, _)| *c == class.as_str()) {
+                Some((_, refs)) => refs.push(reference.clone()),
+                None => classes.push((class.as_str(), vec![reference.clone()])),
+            }
+        }
+        for (class, refs) in classes {
+            if let Some(cls) = self.class(class) {
+                for opaque in &cls.config {
+                    out.push(DeviceAllocationConfiguration {
+                        source: AllocationConfigSource::FromClass,
+                        requests: refs.clone(),
+                        opaque: opaque.clone(),
+                    });
+                }
+            }
+        }
+        let selected = |r: &str| {
+            used.iter()
+                .any(|(u, _)| u == r || split_reference(u).0 == r && split_reference(r).1.is_none())
+        };
+        for cfg in &claim.spec.config {
+            if cfg.requests.is_empty() || cfg.requests.iter().any(|r| selected(r)) {
+                out.push(DeviceAllocationConfiguration {
+                    source: AllocationConfigSource::FromClaim,
+                    requests: cfg.requests.clone(),
+                    opaque: cfg.opaque.clone(),
+                });
+            }
+        }
+        // A list naming every top-level request (directly or via its selected
+        // subrequest) means "all requests": upstream writes it as an empty list.
+        let top: Vec<&str> = claim
+            .spec
+            .requests
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
+        for cfg in &mut out {
+            let covers_all = !cfg.requests.is_empty()
+                && top.iter().all(|t| {
+                    cfg.requests.iter().any(|r| {
+                        r == t || (split_reference(r).0 == *t && used.iter().any(|(u, _)| u == r))
+                    })
+                });
+            if covers_all {
+                cfg.requests.clear();
+            }
+        }
+        out
+    }
+}
+
+/// Whether a non-shareable device's capacities cover a request's capacity demands
+/// (for such devices requests are only a filter).
+fn capacity_covers(device: &Device, requests: &BTreeMap<String, Quantity>, driver: &str) -> bool {
+    requests.iter().all(|(name, q)| {
+        let found = device.capacity.get(name).or_else(|| {
+            let (domain, id) = name.split_once('/')?;
+            (domain == driver)
+                .then(|| device.capacity.get(id))
+                .flatten()
+        });
+        found.is_some_and(|c| c.value >= *q)
+    })
+}
+
+fn split_reference(r: &str) -> (&str, Option<&str>) {
+    match r.split_once('/') {
+        Some((a, b)) => (a, Some(b)),
+        None => (r, None),
+    }
+}
+
+fn claim_name(c: &ResourceClaim) -> String {
+    format!("{}/{}", c.namespace, c.name)
+}

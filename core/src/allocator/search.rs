@@ -1,0 +1,581 @@
+//! The allocation search: depth-first, first solution wins, in upstream's order.
+//!
+//! Works on a prepared [`Problem`]: every (sub)request already has its candidate
+//! devices — class and request selectors, node reach, pool state, taints and
+//! committed allocations applied through the bitset index — in upstream's order
+//! (pools by driver then name, binding-condition pools last, slices by name, devices in
+//! slice order). The search itself only decides among candidates: which of them, under
+//! in-flight exclusivity, shared capacity, shared counters and the claim's constraints.
+//!
+//! What upstream's allocator lacks and this one adds, none of which changes which
+//! solution is found first:
+//! - a counting pre-check: an alternative with fewer candidates than devices it needs
+//!   fails at once (upstream enumerates every combination first);
+//! - a combination bound: a slot is abandoned when fewer candidates remain after it
+//!   than slots still to fill;
+//! - symmetry breaking: after a device failed at a slot, devices identical to it (same
+//!   pool, same attributes, capacities and counter consumption, same state) are
+//!   skipped at that slot, because their subtrees fail the same way;
+//! - `matchAttribute` grouping: before a constraint has a value, a device is tried
+//!   only if enough candidates after it share its value to fill the alternative;
+//! - a step budget that turns a pathological search into a clear outcome.
+
+// `c`, `r`, `a`, `i` index claims, requests, alternatives and candidates throughout.
+#![allow(clippy::many_single_char_names)]
+
+use smallvec::SmallVec;
+
+use crate::Quantity;
+use crate::alloc_prelude::*;
+use crate::ids::{DeviceId, PoolId};
+
+/// One comparable attribute value (a scalar is a one-element set).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum ValueKey {
+    Int(i64),
+    Bool(bool),
+    Str(String),
+    Version(String),
+}
+
+/// The values of one attribute of one device, for one constraint; `None` when the
+/// device lacks the attribute.
+pub(crate) type Values = Option<SmallVec<[ValueKey; 1]>>;
+
+/// How many devices an alternative needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// Exactly this many.
+    Count(u32),
+    /// Every candidate (allocation mode `All`); each must be allocatable.
+    All,
+}
+
+/// One candidate device of one alternative.
+#[derive(Clone, Debug)]
+pub(crate) struct Candidate {
+    pub(crate) device: DeviceId,
+    pub(crate) pool: PoolId,
+    /// Devices with equal `equiv` in the same pool are interchangeable.
+    pub(crate) equiv: u32,
+    pub(crate) shareable: bool,
+    /// What one share consumes (shareable devices only), by capacity name.
+    pub(crate) consumes: BTreeMap<String, Quantity>,
+    /// Capacity left after committed shares, by capacity name (shareable only).
+    pub(crate) capacity_left: BTreeMap<String, Quantity>,
+    /// Shared counters the device consumes: ((set, counter), amount).
+    pub(crate) counters: Vec<((String, String), Quantity)>,
+    /// Whether a committed non-admin share already charged the device's counters.
+    pub(crate) counters_charged: bool,
+    /// Whether committed allocations hold the device (exclusive ones are filtered out
+    /// before the search except for admin access and `All`).
+    pub(crate) in_use: bool,
+    /// Values per constraint of the claim (index = constraint index).
+    pub(crate) values: Vec<Values>,
+}
+
+/// One alternative of a request: the request itself, or one `firstAvailable` entry.
+#[derive(Clone, Debug)]
+pub(crate) struct Alternative {
+    pub(crate) need: Need,
+    pub(crate) admin: bool,
+    pub(crate) candidates: Vec<Candidate>,
+    /// Which of the claim's constraints apply to this alternative.
+    pub(crate) constraints: Vec<usize>,
+}
+
+impl Alternative {
+    /// A placeholder left behind when an alternative moves into the search.
+    pub(crate) fn empty() -> Alternative {
+        Alternative {
+            need: Need::Count(0),
+            admin: false,
+            candidates: Vec::new(),
+            constraints: Vec::new(),
+        }
+    }
+}
+
+/// A request: its alternatives in preference order.
+#[derive(Clone, Debug)]
+pub(crate) struct Request {
+    pub(crate) alternatives: Vec<Alternative>,
+}
+
+/// A constraint of a claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ConstraintKind {
+    /// Every device in scope shares a value (lists: a common value).
+    Match,
+    /// No two devices in scope share a value (set semantics).
+    Distinct,
+}
+
+/// A claim to allocate.
+#[derive(Clone, Debug)]
+pub(crate) struct Claim {
+    pub(crate) requests: Vec<Request>,
+    pub(crate) constraints: Vec<ConstraintKind>,
+}
+
+/// Upstream's per-claim limit on allocated devices.
+pub(crate) const MAX_DEVICES_PER_CLAIM: usize = crate::claim::MAX_ALLOCATION_RESULTS;
+
+/// One chosen device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Pick {
+    /// Whether this pick charged the device's shared counters.
+    pub(crate) charged: bool,
+    pub(crate) claim: usize,
+    pub(crate) request: usize,
+    pub(crate) alternative: usize,
+    pub(crate) candidate: usize,
+    pub(crate) device: DeviceId,
+}
+
+/// How a search ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SearchEnd {
+    /// Every claim is allocated; picks in search order.
+    Found(Vec<Pick>),
+    /// No allocation exists.
+    NotFound,
+    /// The step budget ran out first.
+    BudgetExhausted,
+}
+
+/// Where each claim's (request, alternative) decisions failed, for explanations.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Stats {
+    pub(crate) steps: u64,
+}
+
+struct ConstraintState {
+    kind: ConstraintKind,
+    /// Match: the running intersection (None = no device yet). Distinct: unused.
+    common: Option<SmallVec<[ValueKey; 1]>>,
+    /// Distinct: every value taken so far.
+    taken: Vec<ValueKey>,
+}
+
+struct Search<'p> {
+    claims: &'p [Claim],
+    budget: u64,
+    steps: u64,
+    /// Devices allocated exclusively in this call, by any claim.
+    exclusive: BTreeSet<DeviceId>,
+    /// Devices picked by each claim in this call (no device twice in one claim).
+    per_claim: Vec<BTreeSet<DeviceId>>,
+    /// In-flight consumption of shareable devices.
+    share_use: BTreeMap<DeviceId, BTreeMap<String, Quantity>>,
+    /// Devices whose counters this call charged.
+    charged: BTreeSet<DeviceId>,
+    /// In-flight counter consumption per pool.
+    counter_use: BTreeMap<PoolId, BTreeMap<(String, String), Quantity>>,
+    /// Counters left after committed allocations, per pool.
+    counters_left: &'p BTreeMap<PoolId, BTreeMap<(String, String), Quantity>>,
+    /// Constraint state per claim.
+    constraints: Vec<Vec<ConstraintState>>,
+    picks: Vec<Pick>,
+    /// Devices picked per claim.
+    claim_devices: Vec<usize>,
+    exhausted: bool,
+}
+
+/// Runs the search.
+pub(crate) fn search(
+    claims: &[Claim],
+    counters_left: &BTreeMap<PoolId, BTreeMap<(String, String), Quantity>>,
+    budget: u64,
+) -> (SearchEnd, Stats) {
+    let mut s = Search {
+        claims,
+        budget,
+        steps: 0,
+        exclusive: BTreeSet::new(),
+        per_claim: vec![BTreeSet::new(); claims.len()],
+        share_use: BTreeMap::new(),
+        charged: BTreeSet::new(),
+        counter_use: BTreeMap::new(),
+        counters_left,
+        constraints: claims
+            .iter()
+            .map(|c| {
+                c.constraints
+                    .iter()
+                    .map(|&kind| ConstraintState::new(kind))
+                    .collect()
+            })
+            .collect(),
+        picks: Vec::new(),
+        claim_devices: vec![0; claims.len()],
+        exhausted: false,
+    };
+    let found = s.claim(0);
+    let stats = Stats { steps: s.steps };
+    let end = if found {
+        SearchEnd::Found(s.picks)
+    } else if s.exhausted {
+        SearchEnd::BudgetExhausted
+    } else {
+        SearchEnd::NotFound
+    };
+    (end, stats)
+}
+
+/// The least number of devices a claim needs (upstream's 32-device check uses it).
+pub(crate) fn min_devices(claim: &Claim) -> usize {
+    claim
+        .requests
+        .iter()
+        .map(|r| {
+            r.alternatives
+                .iter()
+                .map(|a| match a.need {
+                    Need::Count(n) => n as usize,
+                    Need::All => a.candidates.len().max(1),
+                })
+                .min()
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+impl Search<'_> {
+    fn tick(&mut self) -> bool {
+        self.steps += 1;
+        if self.steps > self.budget {
+            self.exhausted = true;
+        }
+        !self.exhausted
+    }
+
+    /// Allocates claims `c..`.
+    fn claim(&mut self, c: usize) -> bool {
+        c == self.claims.len() || self.request(c, 0)
+    }
+
+    /// Allocates requests `r..` of claim `c`, then the later claims.
+    fn request(&mut self, c: usize, r: usize) -> bool {
+        let claim = &self.claims[c];
+        if r == claim.requests.len() {
+            return self.claim(c + 1);
+        }
+        for a in 0..claim.requests[r].alternatives.len() {
+            if self.exhausted {
+                return false;
+            }
+            let alt = &claim.requests[r].alternatives[a];
+            let need = match alt.need {
+                Need::Count(n) => n as usize,
+                Need::All => alt.candidates.len(),
+            };
+            // Counting pre-check (`All` needs at least one device) and the
+            // 32-device ceiling.
+            if alt.candidates.len() < need
+                || need == 0
+                || self.claim_devices[c] + need > MAX_DEVICES_PER_CLAIM
+            {
+                continue;
+            }
+            if self.slot(c, r, a, need, 0) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Fills the remaining `left` slots of alternative `a` of request `r`, trying
+    /// candidates from position `from` on (combinations, not permutations).
+    fn slot(&mut self, c: usize, r: usize, a: usize, left: usize, from: usize) -> bool {
+        if left == 0 {
+            return self.request(c, r + 1);
+        }
+        let alt = &self.claims[c].requests[r].alternatives[a];
+        let all = alt.need == Need::All;
+        // Symmetry breaking: (pool, equiv) of candidates that failed at this slot.
+        let mut failed: SmallVec<[(PoolId, u32); 4]> = SmallVec::new();
+        let mut i = from;
+        while i < alt.candidates.len() {
+            // Combination bound: enough candidates must remain.
+            if alt.candidates.len() - i < left {
+                return false;
+            }
+            if !self.tick() {
+                return false;
+            }
+            let cand = &alt.candidates[i];
+            // Interchangeable only when nothing but identity tells them apart: not
+            // shareable (consumption differs), not committed, not an admin pick (admin
+            // access ignores in-flight picks that later requests do not).
+            let symmetric = !cand.shareable && !cand.in_use && !alt.admin;
+            let key = (cand.pool, cand.equiv);
+            if symmetric && failed.contains(&key) {
+                i += 1;
+                continue;
+            }
+            if !self.acceptable(c, alt, i, left) {
+                if all {
+                    // `All`: every candidate must be allocatable, no alternatives.
+                    return false;
+                }
+                i += 1;
+                continue;
+            }
+            self.take(c, r, a, i);
+            if self.slot(c, r, a, left - 1, i + 1) {
+                return true;
+            }
+            self.untake(c, r, a, i);
+            if self.exhausted || all {
+                return false;
+            }
+            if symmetric {
+                failed.push(key);
+            }
+            i += 1;
+        }
+        false
+    }
+
+    /// Whether candidate `i` of `alt` can be added now.
+    fn acceptable(&self, c: usize, alt: &Alternative, i: usize, left: usize) -> bool {
+        let cand = &alt.candidates[i];
+        // In use: by this claim (never twice), by another claim of this call
+        // (exclusive picks), or committed (non-admin, non-shareable; only `All`
+        // candidates reach the search in that state).
+        if self.per_claim[c].contains(&cand.device) {
+            return false;
+        }
+        if !alt.admin {
+            if self.exclusive.contains(&cand.device) {
+                return false;
+            }
+            if cand.in_use && !cand.shareable {
+                return false;
+            }
+        }
+        // Shared capacity.
+        if cand.shareable && !alt.admin {
+            let used = self.share_use.get(&cand.device);
+            for (name, amount) in &cand.consumes {
+                let left_cap = cand
+                    .capacity_left
+                    .get(name)
+                    .copied()
+                    .unwrap_or(Quantity::ZERO);
+                let in_flight = used
+                    .and_then(|u| u.get(name))
+                    .copied()
+                    .unwrap_or(Quantity::ZERO);
+                if in_flight.saturating_add(*amount) > left_cap {
+                    return false;
+                }
+            }
+        }
+        // Shared counters, charged once per device.
+        if !alt.admin
+            && !cand.counters.is_empty()
+            && !self.charges_skipped(cand)
+            && !self.counters_fit(cand)
+        {
+            return false;
+        }
+        // Constraints.
+        for &k in &alt.constraints {
+            let st = &self.constraints[c][k];
+            let Some(values) = &cand.values[k] else {
+                return false;
+            };
+            match st.kind {
+                ConstraintKind::Match => match &st.common {
+                    Some(common) => {
+                        if !values.iter().any(|v| common.contains(v)) {
+                            return false;
+                        }
+                    }
+                    None => {
+                        // Grouping: enough later candidates must share a value.
+                        if left > 1 && !enough_alike(alt, k, i, left) {
+                            return false;
+                        }
+                    }
+                },
+                ConstraintKind::Distinct => {
+                    if values.iter().any(|v| st.taken.contains(v)) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    fn charges_skipped(&self, cand: &Candidate) -> bool {
+        cand.shareable && (cand.counters_charged || self.charged.contains(&cand.device))
+    }
+
+    /// Upstream's rule: after adding the device, every counter of every counter set of
+    /// the pool must still have `available >= consumed`.
+    ///
+    /// QUIRK (upstream allocator, spec 3.8): because every counter of the pool is
+    /// checked, a counter that committed allocations already over-commit (a driver
+    /// shrank a set) blocks every counter-consuming device of the pool, even devices
+    /// that do not consume it. gangpack does the same: allocating more from an
+    /// over-committed pool would only deepen the deficit.
+    fn counters_fit(&self, cand: &Candidate) -> bool {
+        let empty = BTreeMap::new();
+        let left = self.counters_left.get(&cand.pool).unwrap_or(&empty);
+        let used = self.counter_use.get(&cand.pool);
+        for (key, available) in left {
+            let in_flight = used
+                .and_then(|u| u.get(key))
+                .copied()
+                .unwrap_or(Quantity::ZERO);
+            let mine = cand
+                .counters
+                .iter()
+                .filter(|(k, _)| k == key)
+                .fold(Quantity::ZERO, |acc, (_, q)| acc.saturating_add(*q));
+            if in_flight.saturating_add(mine) > *available {
+                return false;
+            }
+        }
+        // A consumed counter the pool lacks: the pool would have been invalid.
+        cand.counters.iter().all(|(k, _)| left.contains_key(k))
+    }
+
+    fn take(&mut self, c: usize, r: usize, a: usize, i: usize) {
+        let alt = &self.claims[c].requests[r].alternatives[a];
+        let cand = &alt.candidates[i];
+        self.per_claim[c].insert(cand.device);
+        let mut charged = false;
+        if !alt.admin {
+            if cand.shareable {
+                let u = self.share_use.entry(cand.device).or_default();
+                for (name, q) in &cand.consumes {
+                    let e = u.entry(name.clone()).or_insert(Quantity::ZERO);
+                    *e = e.saturating_add(*q);
+                }
+            } else {
+                self.exclusive.insert(cand.device);
+            }
+            if !cand.counters.is_empty() && !self.charges_skipped(cand) {
+                charged = true;
+                self.charged.insert(cand.device);
+                let u = self.counter_use.entry(cand.pool).or_default();
+                for (key, q) in &cand.counters {
+                    let e = u.entry(key.clone()).or_insert(Quantity::ZERO);
+                    *e = e.saturating_add(*q);
+                }
+            }
+        }
+        for &k in &alt.constraints {
+            let values = cand.values[k].as_ref().expect("checked in acceptable");
+            self.constraints[c][k].add(values);
+        }
+        self.claim_devices[c] += 1;
+        self.picks.push(Pick {
+            charged,
+            claim: c,
+            request: r,
+            alternative: a,
+            candidate: i,
+            device: cand.device,
+        });
+    }
+
+    fn untake(&mut self, c: usize, r: usize, a: usize, i: usize) {
+        let alt = &self.claims[c].requests[r].alternatives[a];
+        let cand = &alt.candidates[i];
+        let pick = self.picks.pop().expect("a pick to undo");
+        self.claim_devices[c] -= 1;
+        self.per_claim[c].remove(&cand.device);
+        if !alt.admin {
+            if cand.shareable {
+                if let Some(u) = self.share_use.get_mut(&cand.device) {
+                    for (name, q) in &cand.consumes {
+                        if let Some(e) = u.get_mut(name) {
+                            *e = e.saturating_sub(*q);
+                        }
+                    }
+                    if u.values().all(|q| q.is_zero()) {
+                        self.share_use.remove(&cand.device);
+                    }
+                }
+            } else {
+                self.exclusive.remove(&cand.device);
+            }
+        }
+        if pick.charged {
+            self.charged.remove(&cand.device);
+            if let Some(u) = self.counter_use.get_mut(&cand.pool) {
+                for (key, q) in &cand.counters {
+                    if let Some(e) = u.get_mut(key) {
+                        *e = e.saturating_sub(*q);
+                    }
+                }
+            }
+        }
+        // Constraints: recompute from the picks still in scope (an exact restore,
+        // unlike upstream's experimental list intersection, which is not restored).
+        for &k in &alt.constraints {
+            self.rebuild_constraint(c, k);
+        }
+    }
+
+    fn rebuild_constraint(&mut self, c: usize, k: usize) {
+        let claim = &self.claims[c];
+        let mut st = ConstraintState::new(self.constraints[c][k].kind);
+        for p in self.picks.iter().filter(|p| p.claim == c) {
+            let alt = &claim.requests[p.request].alternatives[p.alternative];
+            if alt.constraints.contains(&k) {
+                st.add(
+                    alt.candidates[p.candidate].values[k]
+                        .as_ref()
+                        .expect("in scope"),
+                );
+            }
+        }
+        self.constraints[c][k] = st;
+    }
+}
+
+impl ConstraintState {
+    fn new(kind: ConstraintKind) -> ConstraintState {
+        ConstraintState {
+            kind,
+            common: None,
+            taken: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, values: &SmallVec<[ValueKey; 1]>) {
+        match self.kind {
+            ConstraintKind::Match => {
+                self.common = Some(match self.common.take() {
+                    None => values.clone(),
+                    Some(common) => common.into_iter().filter(|v| values.contains(v)).collect(),
+                });
+            }
+            ConstraintKind::Distinct => self.taken.extend(values.iter().cloned()),
+        }
+    }
+}
+
+/// Whether at least `left` candidates from `i` on (candidate `i` included) share a
+/// value with candidate `i` for constraint `k`.
+fn enough_alike(alt: &Alternative, k: usize, i: usize, left: usize) -> bool {
+    let Some(mine) = &alt.candidates[i].values[k] else {
+        return false;
+    };
+    let alike = alt.candidates[i..]
+        .iter()
+        .filter(|c| {
+            c.values[k]
+                .as_ref()
+                .is_some_and(|v| v.iter().any(|x| mine.contains(x)))
+        })
+        .count();
+    alike >= left
+}
