@@ -157,6 +157,13 @@ pub enum ClusterError {
     CapacityExceeded(Box<Shortage>),
     /// The device consumes a shared counter (`set/counter`) that has too little left.
     CountersExhausted(Box<Shortage>),
+    /// A share consumes a capacity the device does not declare.
+    UnknownCapacity {
+        /// The device.
+        device: DeviceRef,
+        /// The capacity name.
+        capacity: String,
+    },
     /// A node cannot hold the scalar resources asked for.
     Insufficient {
         /// The node.
@@ -215,6 +222,9 @@ impl fmt::Display for ClusterError {
                 "device {}: counter {}: {} needed, {} available",
                 x.device, x.name, x.requested, x.available
             ),
+            ClusterError::UnknownCapacity { device, capacity } => {
+                write!(f, "device {device} has no capacity {capacity}")
+            }
             ClusterError::Insufficient { node, shortfalls } => {
                 write!(f, "node {node}: insufficient")?;
                 for (i, s) in shortfalls.iter().enumerate() {
@@ -572,6 +582,8 @@ pub(crate) struct TaintGroup {
     pub(crate) probe: DeviceTaint,
     members: DeviceSet,
     len: usize,
+    /// Rules whose taint is of this group (a rule may select no device yet).
+    rule_refs: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -630,11 +642,14 @@ pub struct Cluster {
     tainted: DeviceSet,
     shared: DeviceSet,
     pub(crate) groups: Vec<TaintGroup>,
+    free_groups: Vec<u32>,
     group_by_key: BTreeMap<(String, String, bool), u32>,
     by_driver: BTreeMap<Symbol, DeviceSet>,
     attr_values: BTreeMap<(Symbol, AttrKey), SparseDeviceSet>,
     attr_present: BTreeMap<Symbol, SparseDeviceSet>,
     topology_keys: BTreeMap<String, BTreeMap<String, DeviceCounts>>,
+    /// The logical clock: what "now" is for taints that arrive without `timeAdded`.
+    clock: Time,
 }
 
 fn not_found(kind: ObjectKind, name: &str) -> ClusterError {
@@ -646,6 +661,38 @@ impl Cluster {
     #[must_use]
     pub fn new() -> Cluster {
         Cluster::default()
+    }
+
+    // ----------------------------------------------------------------- clock
+
+    /// Sets the logical clock. gangpack never reads a system clock: "now" is what the
+    /// caller says. It stamps taints that arrive without `timeAdded` (as the API server
+    /// does on create and update) and, as upstream does, a DeviceTaintRule whose effect
+    /// changes while its `timeAdded` stays the same.
+    pub fn set_clock(&mut self, now: Time) {
+        self.clock = now;
+    }
+
+    /// The logical clock (see [`set_clock`](Self::set_clock)); starts at `Time(0)`.
+    pub fn clock(&self) -> Time {
+        self.clock
+    }
+
+    /// Stamps a slice's taints that have no `timeAdded`: with the time of the same
+    /// taint (key, value, effect) on the same device in `old`, else with the clock.
+    fn stamp_slice(&self, slice: &mut ResourceSlice, old: Option<&ResourceSlice>) {
+        for d in &mut slice.devices {
+            let old_device = old.and_then(|o| o.devices.iter().find(|x| x.name == d.name));
+            for t in d.taints.iter_mut().filter(|t| t.time_added.is_none()) {
+                let kept = old_device.and_then(|od| {
+                    od.taints
+                        .iter()
+                        .find(|o| o.key == t.key && o.value == t.value && o.effect == t.effect)
+                        .and_then(|o| o.time_added)
+                });
+                t.time_added = Some(kept.unwrap_or(self.clock));
+            }
+        }
     }
 
     // ----------------------------------------------------------------- nodes
@@ -843,6 +890,37 @@ impl Cluster {
         consumer: &str,
         requests: BTreeMap<String, Quantity>,
     ) -> Result<(), ClusterError> {
+        // The consumer is a pod; its requests are `resources.requests`.
+        let obj = ObjectRef::cluster(ObjectKind::Pod, consumer);
+        let mut errs = Vec::new();
+        if consumer.is_empty() {
+            errs.push(ValidationError::new(
+                obj.clone(),
+                "metadata.name",
+                Problem::Required,
+            ));
+        }
+        for (name, q) in &requests {
+            let field = format!("spec.resources.requests[\"{name}\"]");
+            crate::error::check_name(
+                &obj,
+                &field,
+                name,
+                crate::names::validate_label_name,
+                &mut errs,
+            );
+            if q.is_negative() {
+                errs.push(ValidationError::new(
+                    obj.clone(),
+                    field,
+                    Problem::Invalid {
+                        value: q.to_string(),
+                        reason: "must be greater than or equal to 0",
+                    },
+                ));
+            }
+        }
+        crate::error::finish(errs).map_err(ClusterError::Invalid)?;
         let Some(id) = self
             .node_id(node)
             .filter(|id| self.nodes[id.index()].node.is_some())
@@ -960,53 +1038,78 @@ impl Cluster {
 
     /// Adds a ResourceSlice. Returns the evictions its taints start on devices that
     /// are already allocated (a republished pool, say).
-    pub fn add_slice(&mut self, slice: ResourceSlice) -> Result<TaintReport, ClusterError> {
+    pub fn add_slice(&mut self, mut slice: ResourceSlice) -> Result<TaintReport, ClusterError> {
         slice.validate()?;
+        self.stamp_slice(&mut slice, None);
         if self.slice_by_name.contains_key(&slice.name) {
             return Err(ClusterError::AlreadyExists(slice.object_ref()));
         }
-        let refs = slice_refs(&slice);
+        let mut refs = self.pool_refs(&slice.driver, &slice.pool.name);
+        refs.extend(slice_refs(&slice));
         Ok(self.with_eviction_diff(&refs, |c| {
             c.insert_slice(slice);
         }))
     }
 
     /// Replaces a ResourceSlice of the same name (a driver republishing it).
-    pub fn replace_slice(&mut self, slice: ResourceSlice) -> Result<TaintReport, ClusterError> {
+    pub fn replace_slice(&mut self, mut slice: ResourceSlice) -> Result<TaintReport, ClusterError> {
         slice.validate()?;
         let Some(&old) = self.slice_by_name.get(&slice.name) else {
             return Err(ClusterError::NotFound(slice.object_ref()));
         };
+        self.stamp_slice(&mut slice, Some(&self.slice_entry(old).slice));
         let old_entry = self.slice_entry(old);
-        if old_entry.slice.driver != slice.driver || old_entry.slice.pool.name != slice.pool.name {
-            let field = if old_entry.slice.driver == slice.driver {
-                "spec.pool.name"
-            } else {
-                "spec.driver"
-            };
-            return Err(ClusterError::Invalid(vec![ValidationError::new(
-                slice.object_ref(),
-                field,
-                Problem::Forbidden {
-                    reason: "field is immutable",
-                },
-            )]));
+        // Upstream: driver, pool name and node name are immutable.
+        let immutable = [
+            ("spec.driver", old_entry.slice.driver == slice.driver),
+            (
+                "spec.pool.name",
+                old_entry.slice.pool.name == slice.pool.name,
+            ),
+            (
+                "spec.nodeName",
+                old_entry.slice.node_name() == slice.node_name(),
+            ),
+        ];
+        let errs: Vec<ValidationError> = immutable
+            .iter()
+            .filter(|(_, same)| !same)
+            .map(|(field, _)| {
+                ValidationError::new(
+                    slice.object_ref(),
+                    *field,
+                    Problem::Forbidden {
+                        reason: "field is immutable",
+                    },
+                )
+            })
+            .collect();
+        if !errs.is_empty() {
+            return Err(ClusterError::Invalid(errs));
         }
-        let mut refs = slice_refs(&slice);
-        refs.extend(slice_refs(&old_entry.slice));
+        let refs = self.pool_refs(&slice.driver, &slice.pool.name);
         Ok(self.with_eviction_diff(&refs, |c| {
             c.delete_slice(old);
             c.insert_slice(slice);
         }))
     }
 
-    /// Removes a ResourceSlice; returns it.
-    pub fn remove_slice(&mut self, name: &str) -> Result<ResourceSlice, ClusterError> {
+    /// Removes a ResourceSlice; returns it and the evictions this starts or cancels
+    /// (a pool that falls back to an older generation, or an allocated device that
+    /// disappears and keeps only the taints of rules that select it).
+    pub fn remove_slice(
+        &mut self,
+        name: &str,
+    ) -> Result<(ResourceSlice, TaintReport), ClusterError> {
         let id = *self
             .slice_by_name
             .get(name)
             .ok_or_else(|| not_found(ObjectKind::ResourceSlice, name))?;
-        Ok(self.delete_slice(id))
+        let e = self.slice_entry(id);
+        let refs = self.pool_refs(&e.slice.driver, &e.slice.pool.name);
+        let mut removed = None;
+        let report = self.with_eviction_diff(&refs, |c| removed = Some(c.delete_slice(id)));
+        Ok((removed.expect("slice removed"), report))
     }
 
     /// A ResourceSlice by name.
@@ -1288,7 +1391,9 @@ impl Cluster {
         let key = (self.strings.get(driver)?, self.strings.get(pool)?);
         self.pool_by_key
             .get(&key)
-            .map(|p| &self.pools[p.index()].status)
+            .map(|p| &self.pools[p.index()])
+            .filter(|p| !p.slices.is_empty())
+            .map(|p| &p.status)
     }
 
     /// Every pool that has at least one slice, by (driver, name).
@@ -1348,8 +1453,9 @@ impl Cluster {
     pub fn taint_device(
         &mut self,
         device: &DeviceRef,
-        taint: DeviceTaint,
+        mut taint: DeviceTaint,
     ) -> Result<TaintReport, ClusterError> {
+        taint.time_added.get_or_insert(self.clock);
         let (dev, slot) = self.live_slot(device)?;
         let entry = self.slice_entry(slot.slice);
         let index = entry.slice.devices[slot.pos as usize].taints.len();
@@ -1432,26 +1538,41 @@ impl Cluster {
     }
 
     /// Adds a DeviceTaintRule; its taint joins the taints of every selected device.
-    pub fn add_taint_rule(&mut self, rule: DeviceTaintRule) -> Result<TaintReport, ClusterError> {
+    pub fn add_taint_rule(
+        &mut self,
+        mut rule: DeviceTaintRule,
+    ) -> Result<TaintReport, ClusterError> {
         rule.validate()?;
+        rule.taint.time_added.get_or_insert(self.clock);
         if self.rules.contains_key(&rule.name) {
             return Err(ClusterError::AlreadyExists(rule.object_ref()));
         }
-        let refs = self.refs_of(&self.rule_devices(&rule));
+        let refs = self.rule_refs(&rule);
         Ok(self.with_eviction_diff(&refs, |c| c.insert_rule(rule)))
     }
 
     /// Replaces a DeviceTaintRule of the same name.
+    ///
+    /// As upstream: a taint without `timeAdded` is stamped with the clock, and so is one
+    /// whose effect changed while its `timeAdded` stayed the old one (the dry-run
+    /// workflow: create with effect `None`, read the report, switch to `NoExecute`; the
+    /// eviction clock starts at the switch, not at the dry run).
     pub fn replace_taint_rule(
         &mut self,
-        rule: DeviceTaintRule,
+        mut rule: DeviceTaintRule,
     ) -> Result<TaintReport, ClusterError> {
         rule.validate()?;
-        if !self.rules.contains_key(&rule.name) {
+        let Some(old) = self.rules.get(&rule.name) else {
             return Err(ClusterError::NotFound(rule.object_ref()));
+        };
+        let old = &old.rule.taint;
+        if rule.taint.time_added.is_none()
+            || (rule.taint.effect != old.effect && rule.taint.time_added == old.time_added)
+        {
+            rule.taint.time_added = Some(self.clock);
         }
-        let mut refs = self.refs_of(&self.rule_devices(&rule));
-        refs.extend(self.refs_of(&self.rule_devices(&self.rules[&rule.name].rule)));
+        let mut refs = self.rule_refs(&rule);
+        refs.extend(self.rule_refs(&self.rules[&rule.name].rule));
         Ok(self.with_eviction_diff(&refs, |c| {
             c.delete_rule(&rule.name);
             c.insert_rule(rule);
@@ -1466,7 +1587,7 @@ impl Cluster {
         if !self.rules.contains_key(name) {
             return Err(not_found(ObjectKind::DeviceTaintRule, name));
         }
-        let refs = self.refs_of(&self.rule_devices(&self.rules[name].rule));
+        let refs = self.rule_refs(&self.rules[name].rule);
         let mut removed = None;
         let report = self.with_eviction_diff(&refs, |c| removed = Some(c.delete_rule(name)));
         Ok((removed.expect("rule removed"), report))
@@ -1536,6 +1657,9 @@ impl Cluster {
         };
         self.rule_slots[slot as usize] = Some(rule.name.clone());
         let group = self.group_for(&rule.taint);
+        if let Some(g) = group {
+            self.groups[g as usize].rule_refs += 1;
+        }
         let devices = self.rule_devices(&rule);
         self.rules
             .insert(rule.name.clone(), RuleEntry { rule, slot, group });
@@ -1551,6 +1675,10 @@ impl Cluster {
         for &d in &devices {
             self.rebuild_taints(d);
         }
+        if let Some(g) = entry.group {
+            self.groups[g as usize].rule_refs -= 1;
+            self.release_group(g);
+        }
         entry.rule
     }
 
@@ -1563,17 +1691,36 @@ impl Cluster {
         if let Some(&g) = self.group_by_key.get(&key) {
             return Some(g);
         }
-        let g = self.groups.len() as u32;
-        self.groups.push(TaintGroup {
+        let group = TaintGroup {
             probe: DeviceTaint {
                 time_added: None,
                 ..t.clone()
             },
             members: DeviceSet::new(),
             len: 0,
-        });
+            rule_refs: 0,
+        };
+        let g = if let Some(g) = self.free_groups.pop() {
+            self.groups[g as usize] = group;
+            g
+        } else {
+            self.groups.push(group);
+            self.groups.len() as u32 - 1
+        };
         self.group_by_key.insert(key, g);
         Some(g)
+    }
+
+    /// Frees a group no device and no rule uses any more, for reuse.
+    fn release_group(&mut self, g: u32) {
+        let grp = &mut self.groups[g as usize];
+        if grp.len == 0 && grp.rule_refs == 0 && !self.free_groups.contains(&g) {
+            let p = &grp.probe;
+            self.group_by_key
+                .remove(&(p.key.clone(), p.value.clone(), p.effect.is_no_execute()));
+            grp.members = DeviceSet::new();
+            self.free_groups.push(g);
+        }
     }
 
     /// Recomputes a device's applied taints: its slice taints plus one per selecting rule.
@@ -1620,15 +1767,16 @@ impl Cluster {
             .flatten()
             .filter_map(|t| t.group)
             .collect();
-        for g in old.difference(&new) {
-            let grp = &mut self.groups[*g as usize];
-            grp.members.remove(dev);
-            grp.len -= 1;
-        }
         for g in new.difference(&old) {
             let grp = &mut self.groups[*g as usize];
             grp.members.insert(dev);
             grp.len += 1;
+        }
+        for g in old.difference(&new) {
+            let grp = &mut self.groups[*g as usize];
+            grp.members.remove(dev);
+            grp.len -= 1;
+            self.release_group(*g);
         }
         self.set_flags(dev, flags);
     }
@@ -1660,23 +1808,41 @@ impl Cluster {
         }
     }
 
-    /// The eviction notices in force for one device: (consumer, taint) pairs whose
-    /// NoExecute taint is not tolerated forever.
-    fn device_evictions(&self, dev: DeviceId, out: &mut Vec<EvictionNotice>) {
-        let Some(slot) = self.devices.get(dev.index()).and_then(Option::as_ref) else {
+    /// The eviction notices in force for one device identity: (consumer, taint)
+    /// pairs whose NoExecute taint is not tolerated forever. A device that is no longer
+    /// published but still allocated carries only the taints of the rules that select
+    /// it (upstream's eviction controller matches rules itself for exactly this case).
+    fn evictions_of_ref(&self, r: &DeviceRef, out: &mut Vec<EvictionNotice>) {
+        let Some(key) = self.key_of_ref(r) else {
             return;
         };
-        let Some(holders) = self.allocations.get(&self.key_of(slot)) else {
+        let Some(holders) = self.allocations.get(&key) else {
             return;
         };
-        for t in self.applied.get(&dev).into_iter().flatten() {
-            let taint = self.resolve_taint(slot, t.source);
+        let taints: Vec<&DeviceTaint> = match self.device_by_key(key) {
+            Some(dev) => {
+                let slot = self.devices[dev.index()].as_ref().expect("live device id");
+                self.applied
+                    .get(&dev)
+                    .into_iter()
+                    .flatten()
+                    .map(|t| self.resolve_taint(slot, t.source))
+                    .collect()
+            }
+            None => self
+                .rules
+                .values()
+                .filter(|e| e.rule.selects(&r.driver, &r.pool, &r.device))
+                .map(|e| &e.rule.taint)
+                .collect(),
+        };
+        for taint in taints {
             for h in holders {
                 if let EvictionVerdict::Evict { delay_seconds } =
                     device_eviction(taint, &h.tolerations)
                 {
                     out.push(EvictionNotice {
-                        device: self.device_ref_of(slot),
+                        device: r.clone(),
                         consumer: h.consumer.clone(),
                         taint: taint.clone(),
                         delay_seconds,
@@ -1685,6 +1851,56 @@ impl Cluster {
                 }
             }
         }
+    }
+
+    fn key_of_ref(&self, r: &DeviceRef) -> Option<DeviceKey> {
+        Some((
+            self.strings.get(&r.driver)?,
+            self.strings.get(&r.pool)?,
+            self.strings.get(&r.device)?,
+        ))
+    }
+
+    fn ref_of_key(&self, key: DeviceKey) -> DeviceRef {
+        DeviceRef::new(
+            self.strings.resolve(key.0),
+            self.strings.resolve(key.1),
+            self.strings.resolve(key.2),
+        )
+    }
+
+    /// Every device identity of a pool that a slice change can affect: the devices of
+    /// all its slices (any generation) and every allocation recorded in it.
+    fn pool_refs(&self, driver: &str, pool: &str) -> BTreeSet<DeviceRef> {
+        let mut out = BTreeSet::new();
+        let (Some(d), Some(p)) = (self.strings.get(driver), self.strings.get(pool)) else {
+            return out;
+        };
+        if let Some(id) = self.pool_by_key.get(&(d, p)) {
+            for s in self.pools[id.index()].slices.values() {
+                for &dev in &self.slice_entry(*s).devices {
+                    let slot = self.devices[dev.index()].as_ref().expect("live device id");
+                    out.insert(self.device_ref_of(slot));
+                }
+            }
+        }
+        for key in self.allocations.keys().filter(|k| k.0 == d && k.1 == p) {
+            out.insert(self.ref_of_key(*key));
+        }
+        out
+    }
+
+    /// The identities a rule can affect: the devices it selects and every allocation
+    /// it selects by identity.
+    fn rule_refs(&self, rule: &DeviceTaintRule) -> BTreeSet<DeviceRef> {
+        let mut out = self.refs_of(&self.rule_devices(rule));
+        for key in self.allocations.keys() {
+            let r = self.ref_of_key(*key);
+            if rule.selects(&r.driver, &r.pool, &r.device) {
+                out.insert(r);
+            }
+        }
+        out
     }
 
     /// Runs a mutation that may change the taints or presence of the devices named in
@@ -1730,9 +1946,7 @@ impl Cluster {
     fn evictions_for(&self, refs: &BTreeSet<DeviceRef>) -> Vec<EvictionNotice> {
         let mut out = Vec::new();
         for r in refs {
-            if let Some(d) = self.device_id(r) {
-                self.device_evictions(d, &mut out);
-            }
+            self.evictions_of_ref(r, &mut out);
         }
         sort_notices(&mut out);
         out
@@ -1749,9 +1963,7 @@ impl Cluster {
     fn all_evictions(&self) -> Vec<EvictionNotice> {
         let mut out = Vec::new();
         for key in self.allocations.keys() {
-            if let Some(dev) = self.device_by_key(*key) {
-                self.device_evictions(dev, &mut out);
-            }
+            self.evictions_of_ref(&self.ref_of_key(*key), &mut out);
         }
         sort_notices(&mut out);
         out
@@ -1787,6 +1999,7 @@ impl Cluster {
         device: &DeviceRef,
         allocation: DeviceAllocation,
     ) -> Result<DeviceId, ClusterError> {
+        validate_allocation(&allocation)?;
         let dev = self
             .device_id(device)
             .ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
@@ -2127,6 +2340,19 @@ impl Cluster {
 
     /// Adds the devices whose attribute `name` equals (or contains) `value`.
     fn attribute_matches(&self, name: &str, value: &DeviceAttribute, out: &mut DeviceSet) {
+        if !name.contains('/') {
+            // A name without a domain is in each device's driver domain, as in CEL.
+            for &driver in self.by_driver.keys() {
+                let fq = format!("{}/{name}", self.strings.resolve(driver));
+                let mut found = DeviceSet::with_universe(self.devices.len());
+                self.attribute_matches(&fq, value, &mut found);
+                if let Some(of_driver) = self.by_driver.get(&driver) {
+                    found.intersect_with(of_driver);
+                }
+                out.union_with(&found);
+            }
+            return;
+        }
         let Some(sym) = self.strings.get(name) else {
             return;
         };
@@ -2370,12 +2596,10 @@ fn check_capacity(
 ) -> Result<(), ClusterError> {
     for (name, amount) in &allocation.consumed_capacity {
         let Some(cap) = d.capacity.get(name) else {
-            return Err(capacity_shortage(
-                device,
-                name,
-                *amount,
-                crate::Quantity::ZERO,
-            ));
+            return Err(ClusterError::UnknownCapacity {
+                device: device.clone(),
+                capacity: name.clone(),
+            });
         };
         let used = holders
             .iter()
@@ -2388,6 +2612,51 @@ fn check_capacity(
         }
     }
     Ok(())
+}
+
+/// The upstream limits and syntax an allocation result entry must meet: a consumer
+/// (reported as the claim), at most 16 valid tolerations, non-negative consumption.
+fn validate_allocation(a: &DeviceAllocation) -> Result<(), ClusterError> {
+    let obj = ObjectRef::cluster(ObjectKind::ResourceClaim, a.consumer.clone());
+    let mut errs = Vec::new();
+    if a.consumer.is_empty() {
+        errs.push(ValidationError::new(
+            obj.clone(),
+            "metadata.name",
+            Problem::Required,
+        ));
+    }
+    let field = "status.allocation.devices.results.tolerations";
+    crate::error::check_max(
+        &obj,
+        field,
+        a.tolerations.len(),
+        crate::claim::MAX_TOLERATIONS,
+        &mut errs,
+    );
+    for (i, t) in a.tolerations.iter().enumerate() {
+        let mut found = Vec::new();
+        t.validate(&obj, &format!("{field}[{i}]"), &mut found);
+        // Allocation results are stored objects: a toleration may carry an effect
+        // from a newer Kubernetes (consumers treat it like `None`).
+        found.retain(|e| {
+            !(e.field.ends_with(".effect") && matches!(e.problem, Problem::NotSupported { .. }))
+        });
+        errs.extend(found);
+    }
+    for (name, q) in &a.consumed_capacity {
+        if q.is_negative() {
+            errs.push(ValidationError::new(
+                obj.clone(),
+                format!("status.allocation.devices.results.consumedCapacity[\"{name}\"]"),
+                Problem::Invalid {
+                    value: q.to_string(),
+                    reason: "must not be negative",
+                },
+            ));
+        }
+    }
+    crate::error::finish(errs).map_err(ClusterError::Invalid)
 }
 
 fn capacity_shortage(
@@ -2455,23 +2724,20 @@ fn slice_refs(slice: &ResourceSlice) -> BTreeSet<DeviceRef> {
 }
 
 /// Deterministic order of eviction notices: by time, device, consumer, then taint.
-fn sort_notices(v: &mut [EvictionNotice]) {
-    v.sort_by(|a, b| {
+/// Duplicates (the same taint twice on one device) are kept once.
+fn sort_notices(v: &mut Vec<EvictionNotice>) {
+    let key = |n: &EvictionNotice| {
         (
-            a.evict_at,
-            &a.device,
-            &a.consumer,
-            &a.taint.key,
-            &a.taint.value,
-            a.taint.effect.as_str(),
+            n.evict_at,
+            n.device.clone(),
+            n.consumer.clone(),
+            n.taint.key.clone(),
+            n.taint.value.clone(),
+            n.taint.effect.as_str().to_owned(),
+            n.taint.time_added,
+            n.delay_seconds,
         )
-            .cmp(&(
-                b.evict_at,
-                &b.device,
-                &b.consumer,
-                &b.taint.key,
-                &b.taint.value,
-                b.taint.effect.as_str(),
-            ))
-    });
+    };
+    v.sort_by_cached_key(key);
+    v.dedup();
 }

@@ -418,10 +418,16 @@ fn check_against_oracle(
     // Pending evictions.
     let mut expect = BTreeSet::new();
     for (r, holders) in allocs {
-        let Some((_, d, _)) = current.get(r) else {
-            continue;
+        // A device no longer published keeps only the taints of rules selecting it.
+        let taints = match current.get(r) {
+            Some((_, d, _)) => merged_taints(r, d),
+            None => c
+                .taint_rules()
+                .filter(|rule| rule.selects(&r.driver, &r.pool, &r.device))
+                .map(|rule| rule.taint.clone())
+                .collect(),
         };
-        for t in merged_taints(r, d) {
+        for t in taints {
             for h in holders {
                 if let EvictionVerdict::Evict { delay_seconds } =
                     device_eviction(&t, &h.tolerations)

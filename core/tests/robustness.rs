@@ -1008,15 +1008,20 @@ fn run(c: &mut Cluster, op: &Op) -> Outcome {
                 Err(err) => device_err(c, r, err),
             }
         }
-        Op::Allocate(Target::Given(r), a) => c
-            .allocate(r, a.clone())
-            .map_or_else(Outcome::DeviceErr, |_| Outcome::Ok(None)),
+        Op::Allocate(Target::Given(r), a) => match c.allocate(r, a.clone()) {
+            Ok(_) => Outcome::Ok(None),
+            // An invalid allocation is reported against the claim (its consumer).
+            Err(e @ ClusterError::Invalid(_)) => obj(e, K::ResourceClaim, &a.consumer),
+            Err(e) => Outcome::DeviceErr(e),
+        },
         Op::Release(Target::Given(r), who) => c
             .release(r, who)
             .map_or_else(Outcome::DeviceErr, |_| Outcome::Ok(None)),
         Op::Reserve(n, who, req) => match c.reserve_node_resources(n, who, req.clone()) {
             Ok(()) => Outcome::Ok(None),
             Err(e @ ClusterError::NotFound(_)) => obj(e, K::Node, n),
+            // Invalid requests are reported against the pod (the consumer).
+            Err(e @ ClusterError::Invalid(_)) => obj(e, K::Pod, who),
             Err(e) => Outcome::NodeErr(e),
         },
         Op::Unreserve(n, who) => match c.release_node_resources(n, who) {
@@ -1063,6 +1068,12 @@ fn check_device_error(c: &Cluster, op: &Op, e: &ClusterError) -> Result<(), Test
                 .contains_key(&x.name);
             prop_assert!(x.requested > x.available || !declared, "{:?}", x);
         }
+        ClusterError::UnknownCapacity { device, capacity } => {
+            prop_assert!(matches!(op, Op::Allocate(..)), "{:?}", op);
+            prop_assert_eq!(device, r);
+            let id = c.device_id(r).unwrap();
+            prop_assert!(!c.device(id).unwrap().device.capacity.contains_key(capacity));
+        }
         ClusterError::CountersExhausted(x) => {
             prop_assert!(matches!(op, Op::Allocate(..)), "{:?}", op);
             prop_assert_eq!(&x.device, r);
@@ -1102,16 +1113,54 @@ fn check_node_error(op: &Op, e: &ClusterError) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// The stored object is exactly what was accepted.
+/// A slice as the cluster stores it: taints that arrived without `timeAdded` are
+/// stamped (with the clock, or the time of the same taint already stored), as the API
+/// server stamps them; everything else is kept exactly.
+fn as_stored(given: &ResourceSlice, stored: &ResourceSlice) -> ResourceSlice {
+    let mut expect = given.clone();
+    for (d, sd) in expect.devices.iter_mut().zip(&stored.devices) {
+        for (t, st) in d.taints.iter_mut().zip(&sd.taints) {
+            if t.time_added.is_none() {
+                t.time_added = st.time_added;
+            }
+        }
+    }
+    expect
+}
+
+/// The stored object is exactly what was accepted (up to `timeAdded` stamping).
 fn check_stored(c: &Cluster, op: &Op) -> Result<(), TestCaseError> {
     match op {
         Op::AddNode(n) | Op::ReplaceNode(n) => prop_assert_eq!(c.node(&n.name), Some(n)),
         Op::RemoveNode(n) => prop_assert!(c.node(n).is_none()),
-        Op::AddSlice(s) | Op::ReplaceSlice(s) => prop_assert_eq!(c.slice(&s.name), Some(s)),
+        Op::AddSlice(s) | Op::ReplaceSlice(s) => {
+            let stored = c.slice(&s.name);
+            prop_assert!(stored.is_some());
+            let stored = stored.unwrap();
+            prop_assert!(
+                stored
+                    .devices
+                    .iter()
+                    .flat_map(|d| &d.taints)
+                    .all(|t| t.time_added.is_some())
+            );
+            prop_assert_eq!(stored, &as_stored(s, stored));
+        }
         Op::RemoveSlice(n) => prop_assert!(c.slice(n).is_none()),
         Op::PutClass(cl) => prop_assert_eq!(c.class(&cl.name), Some(cl)),
         Op::RemoveClass(n) => prop_assert!(c.class(n).is_none()),
-        Op::AddRule(r) | Op::ReplaceRule(r) => prop_assert_eq!(c.taint_rule(&r.name), Some(r)),
+        Op::AddRule(r) | Op::ReplaceRule(r) => {
+            // `timeAdded` is stamped with the clock when missing, or (on replace) when
+            // the effect changed while the time stayed the same.
+            let stored = c.taint_rule(&r.name);
+            prop_assert!(stored.is_some());
+            let stored = stored.unwrap();
+            let mut expect = r.clone();
+            if stored.taint.time_added == Some(c.clock()) {
+                expect.taint.time_added = stored.taint.time_added;
+            }
+            prop_assert_eq!(stored, &expect);
+        }
         Op::RemoveRule(n) => prop_assert!(c.taint_rule(n).is_none()),
         Op::Allocate(Target::Given(r), a) => prop_assert!(c.allocations(r).contains(a)),
         Op::Release(Target::Given(r), who) => {
@@ -1488,7 +1537,10 @@ proptest! {
     fn slice_validate_agrees_with_add_slice(s in prop::bool::ANY.prop_flat_map(slice)) {
         let mut c = Cluster::new();
         match (s.validate(), c.add_slice(s.clone())) {
-            (Ok(()), Ok(_)) => prop_assert_eq!(c.slice(&s.name), Some(&s)),
+            (Ok(()), Ok(_)) => {
+                let stored = c.slice(&s.name).unwrap();
+                prop_assert_eq!(stored, &as_stored(&s, stored));
+            }
             (Err(v), Err(ClusterError::Invalid(e))) => {
                 prop_assert_eq!(&v, &e);
                 check_error_names(&ClusterError::Invalid(e), ObjectKind::ResourceSlice, &s.name)?;
@@ -2363,7 +2415,6 @@ fn duplicate_devices_across_slices_stay_consistent_while_resolved() {
 /// `default` / `max` with a large min overflows: a panic in debug builds, a wrapped
 /// (wrong) verdict in release builds.
 #[test]
-#[ignore = "BUG: device.rs validate_policy panics (i128 overflow) on extreme validRange quantities"]
 fn bug_policy_step_check_overflows_on_extreme_quantities() {
     let big = q("100000000000000000000000000000");
     let neg = q("-100000000000000000000000000000");
@@ -2421,7 +2472,6 @@ fn slice_with_range(min: i64, default: Option<i64>) -> ResourceSlice {
 /// must be defined" (`field.Required(...default, "required when validRange is
 /// defined")`). device.rs `validate_policy` only requires `default` with `validValues`.
 #[test]
-#[ignore = "BUG: requestPolicy.validRange without a default is accepted (upstream: required)"]
 fn bug_valid_range_requires_a_default() {
     assert!(
         Cluster::new()
@@ -2441,7 +2491,6 @@ fn bug_valid_range_requires_a_default() {
 /// zero". Accepted today; together with the unchecked subtraction this is what makes
 /// `bug_policy_step_check_overflows_on_extreme_quantities` reachable.
 #[test]
-#[ignore = "BUG: requestPolicy.validRange.min may be negative (API docs: must be >= 0)"]
 fn bug_valid_range_min_must_not_be_negative() {
     let e = Cluster::new()
         .add_slice(slice_with_range(-5, Some(0)))
@@ -2457,7 +2506,6 @@ fn bug_valid_range_min_must_not_be_negative() {
 /// `devices[i].consumesCounters[j].counters`). device.rs / slice.rs `validate_counters`
 /// only checks the maximum.
 #[test]
-#[ignore = "BUG: empty counters maps in sharedCounters / consumesCounters are accepted (upstream: required)"]
 fn bug_empty_counter_maps_are_required_upstream() {
     let mut sets = ResourceSlice::node_local("c", DRIVER, "n", "n");
     sets.shared_counters.push(CounterSet {
@@ -2488,7 +2536,6 @@ fn bug_empty_counter_maps_are_required_upstream() {
 /// gangpack's `Version::parse` rejects numbers beyond u64 and so refuses the whole
 /// slice: all of the driver's devices in it disappear from the index.
 #[test]
-#[ignore = "DIVERGENCE: version attributes beyond u64 are refused, upstream stores them"]
 fn divergence_version_attribute_beyond_u64_refuses_the_slice() {
     let mut s = gpus("n1", 2);
     s.devices[0].attributes.insert(
@@ -2502,7 +2549,6 @@ fn divergence_version_attribute_beyond_u64_refuses_the_slice() {
 /// cluster.rs `replace_slice` only checks driver and pool name, so a slice can move to
 /// another node (its devices silently leave the old node's counts).
 #[test]
-#[ignore = "BUG: replace_slice lets spec.nodeName change (immutable upstream)"]
 fn bug_replace_slice_allows_changing_the_immutable_node_name() {
     let mut c = Cluster::new();
     c.add_slice(gpus("n1", 1)).unwrap();
@@ -2517,7 +2563,6 @@ fn bug_replace_slice_allows_changing_the_immutable_node_name() {
 /// "Every problem found is listed" (ClusterError::Invalid, ARCHITECTURE.md): a
 /// replacement that changes both immutable fields reports only `spec.driver`.
 #[test]
-#[ignore = "BUG: replace_slice reports only spec.driver when driver and pool name both change"]
 fn bug_replace_slice_reports_only_one_immutable_field() {
     let mut c = Cluster::new();
     c.add_slice(gpus("n1", 1)).unwrap();
@@ -2534,7 +2579,6 @@ fn bug_replace_slice_reports_only_one_immutable_field() {
 /// claim's pods; `pending_evictions` (cluster.rs `device_evictions`, which needs a
 /// current-generation device) and the rule's TaintReport say nothing.
 #[test]
-#[ignore = "BUG: NoExecute rules do not evict holders of allocated devices that are no longer published"]
 fn bug_rule_eviction_ignores_allocated_devices_without_a_slice() {
     let mut c = Cluster::new();
     c.add_slice(gpus("n1", 2)).unwrap();
@@ -2561,7 +2605,6 @@ fn bug_rule_eviction_ignores_allocated_devices_without_a_slice() {
 /// obsolete (and removing the newest slice revives them, through `remove_slice`, which
 /// reports nothing): their evictions change silently.
 #[test]
-#[ignore = "BUG: TaintReport misses evictions cancelled/started on other slices of the pool when the generation changes"]
 fn bug_taint_report_misses_evictions_of_devices_made_obsolete_by_a_new_generation() {
     let mut c = Cluster::new();
     let mut a = gpus("n1", 2);
@@ -2587,7 +2630,6 @@ fn bug_taint_report_misses_evictions_of_devices_made_obsolete_by_a_new_generatio
 /// status claims the pool is complete and usable (0 slices present == 0 expected),
 /// while `pools()` (rightly) no longer lists it.
 #[test]
-#[ignore = "BUG: pool_status of a pool without slices is Some and is_usable() == true"]
 fn bug_pool_status_of_a_removed_pool_claims_it_is_usable() {
     let mut c = Cluster::new();
     c.add_slice(gpus("n1", 1)).unwrap();
@@ -2605,7 +2647,6 @@ fn bug_pool_status_of_a_removed_pool_claims_it_is_usable() {
 /// `DeviceToleration` validation (bad key, `Exists` with a value, an unknown effect) and
 /// more than the 16 tolerations an allocation result may carry (spec 1.9 / 1.11).
 #[test]
-#[ignore = "BUG: allocate does not validate the DeviceAllocation (consumer, tolerations, limit 16)"]
 fn bug_allocate_accepts_invalid_allocations() {
     let mut c = Cluster::new();
     c.add_slice(gpus("n1", 3)).unwrap();
@@ -2647,7 +2688,6 @@ fn bug_allocate_accepts_invalid_allocations() {
 /// `CapacityExceeded { requested: 0, available: 0 }` instead of naming the unknown
 /// capacity.
 #[test]
-#[ignore = "BUG: allocate accepts negative consumed capacity (over-commit) and misreports unknown capacities"]
 fn bug_allocate_accepts_negative_or_unknown_consumed_capacity() {
     let mut c = Cluster::new();
     let mut slice = gpus("n1", 1);
@@ -2697,7 +2737,6 @@ fn bug_allocate_accepts_negative_or_unknown_consumed_capacity() {
 /// resources above its allocatable; empty consumers and resource names that are not
 /// resource names are accepted too.
 #[test]
-#[ignore = "BUG: reserve_node_resources accepts negative amounts (free > allocatable) and bad names"]
 fn bug_reserve_node_resources_accepts_negative_amounts() {
     let mut c = Cluster::new();
     c.add_node(gangpack::Node::new("n1").with_allocatable("cpu", Quantity::from_int(4)))
@@ -2724,7 +2763,6 @@ fn bug_reserve_node_resources_accepts_negative_amounts() {
 /// outside `kubernetes.io` (`IsExtendedResourceName`), so `gpu` and `kubernetes.io/gpu`
 /// are refused. class.rs only checks the label-name syntax.
 #[test]
-#[ignore = "BUG: DeviceClass.extendedResourceName accepts names that are not extended resource names"]
 fn bug_class_extended_resource_name_is_not_checked_as_an_extended_resource() {
     let mut c = Cluster::new();
     for bad in ["gpu", "kubernetes.io/gpu", "requests.example.com/gpu"] {
@@ -2751,7 +2789,6 @@ fn bug_class_extended_resource_name_is_not_checked_as_an_extended_resource() {
 /// evicted at once. gangpack has no clock, but it must not keep the stale time (it could
 /// refuse the update, or take `now` from the caller).
 #[test]
-#[ignore = "BUG: replace_taint_rule keeps the old timeAdded when the effect changes"]
 fn bug_rule_effect_change_keeps_the_stale_time_added() {
     let mut c = Cluster::new();
     c.add_slice(gpus("n1", 1)).unwrap();
@@ -2782,7 +2819,6 @@ fn bug_rule_effect_change_keeps_the_stale_time_added() {
 /// without a domain is looked up in the device's driver domain." `attribute_matches`
 /// looks the name up verbatim, so an unqualified name never matches anything.
 #[test]
-#[ignore = "BUG: DeviceFilter does not qualify attribute names without a domain"]
 fn bug_device_filter_does_not_qualify_unqualified_attribute_names() {
     let mut c = Cluster::new();
     let mut s = gpus("n1", 2);
@@ -2807,7 +2843,6 @@ fn bug_device_filter_does_not_qualify_unqualified_attribute_names() {
 /// `DeviceSet` derives `PartialEq` over the raw bit vector, so two sets with the same
 /// devices but different universes (e.g. one from `select`, one collected) are unequal.
 #[test]
-#[ignore = "BUG: DeviceSet equality depends on the universe, not only on the members"]
 fn bug_device_set_equality_depends_on_universe() {
     let mut c = Cluster::new();
     c.add_slice(gpus("n1", 100)).unwrap();
@@ -2828,7 +2863,6 @@ fn bug_device_set_equality_depends_on_universe() {
 /// that reports health as a taint value (error codes, timestamps) grows the index
 /// without bound.
 #[test]
-#[ignore = "BUG: taint groups are never freed, the index grows with every distinct taint ever seen"]
 fn bug_taint_groups_leak_under_churn() {
     let mut c = Cluster::new();
     c.add_slice(gpus("n1", 64)).unwrap();
