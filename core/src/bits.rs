@@ -19,10 +19,24 @@ const WORD: usize = Word::BITS as usize;
 /// Storage is a `bitvec` vector whose length is always a whole number of machine
 /// words, so every bulk operation runs word by word over the raw words: "which devices
 /// can this request use" is a few AND / ANDNOT passes and a popcount.
-#[derive(Clone, PartialEq, Eq, Default)]
+///
+/// Equality compares members only: the [universe](DeviceSet::universe) (how many ids the
+/// set has room for) does not matter.
+#[derive(Clone, Default)]
 pub struct DeviceSet {
     bits: BitVec<Word, Lsb0>,
 }
+
+impl PartialEq for DeviceSet {
+    /// Same members, whatever the universes: the words beyond the shorter set must be 0.
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.words(), other.words());
+        let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+        long[..short.len()] == *short && long[short.len()..].iter().all(|&w| w == 0)
+    }
+}
+
+impl Eq for DeviceSet {}
 
 impl core::fmt::Debug for DeviceSet {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -366,6 +380,27 @@ mod tests {
         assert_eq!(y.first(), Some(DeviceId(0)));
         assert!(DeviceSet::new().first().is_none());
         assert!(!a.contains(DeviceId(10_000)));
+    }
+
+    #[test]
+    fn dense_set_equality_ignores_the_universe() {
+        let small: DeviceSet = ids(&[1, 5]).into_iter().collect();
+        let mut big = DeviceSet::with_universe(10 * WORD);
+        big.insert(DeviceId(5));
+        big.insert(DeviceId(1));
+        assert_ne!(small.universe(), big.universe());
+        assert_eq!(small, big);
+        assert_eq!(big, small);
+        big.insert(DeviceId(9 * WORD as u32));
+        assert_ne!(small, big);
+        assert_ne!(big, small);
+        big.remove(DeviceId(9 * WORD as u32));
+        big.remove(DeviceId(1));
+        assert_ne!(small, big);
+        assert_eq!(DeviceSet::new(), DeviceSet::with_universe(1000));
+        let mut emptied = small.clone();
+        emptied.clear();
+        assert_eq!(emptied, DeviceSet::new());
     }
 
     #[test]

@@ -27,7 +27,8 @@ pub struct DeviceClass {
     /// `spec.selectors` (ANDed with a request's own selectors).
     pub selectors: Vec<DeviceSelector>,
     /// `spec.extendedResourceName`: pods may ask for the class as this extended
-    /// resource; unset means `deviceclass.resource.kubernetes.io/<name>`.
+    /// resource; unset means `deviceclass.resource.kubernetes.io/<name>`. Must be an
+    /// extended resource name ([`names::validate_extended_resource_name`]).
     pub extended_resource_name: Option<String>,
     /// `spec.config`: opaque driver configuration copied into every allocation that
     /// uses the class (ignored by the allocation itself).
@@ -96,7 +97,7 @@ impl DeviceClass {
                 &obj,
                 "spec.extendedResourceName",
                 n,
-                names::validate_label_name,
+                names::validate_extended_resource_name,
                 &mut errs,
             );
         }

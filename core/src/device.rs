@@ -3,7 +3,7 @@
 use crate::alloc_prelude::*;
 use crate::error::{ObjectRef, Problem, ValidationError, check_max, check_name};
 use crate::names;
-use crate::semver::{MAX_VERSION_LEN, Version};
+use crate::semver::{MAX_VERSION_LEN, Version, VersionError};
 use crate::{DeviceTaint, NodeSelector, Quantity};
 
 /// Upstream: attributes + capacities per device.
@@ -111,7 +111,7 @@ impl DeviceAttribute {
                         actual: s.len(),
                     },
                 ));
-            } else if let Err(error) = Version::parse(s) {
+            } else if let Err(error) = check_version_syntax(s) {
                 errs.push(ValidationError::new(
                     obj.clone(),
                     field,
@@ -144,6 +144,51 @@ impl DeviceAttribute {
             }
             _ => {}
         }
+    }
+}
+
+/// Checks a `version` attribute value as upstream's validation does: against the semver
+/// 2.0.0 regex `(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-pre)?(\+build)?`, which puts no
+/// bound on the numbers.
+///
+/// [`Version::parse`] refuses a `MAJOR`, `MINOR` or `PATCH` beyond `u64` (as upstream's CEL
+/// semver library does when a selector reads the attribute), but the API server stores
+/// such a slice, so here an overflowing number only counts as the valid number it is.
+fn check_version_syntax(s: &str) -> Result<(), VersionError> {
+    match Version::parse(s) {
+        Err(VersionError::Overflow { .. }) => {
+            // Overflow is only reported for well-formed numbers (digits, no leading
+            // zero): check everything else with those numbers replaced by `0`.
+            let (rest, build) = match s.split_once('+') {
+                Some((rest, build)) => (rest, Some(build)),
+                None => (s, None),
+            };
+            let (core, pre) = match rest.split_once('-') {
+                Some((core, pre)) => (core, Some(pre)),
+                None => (rest, None),
+            };
+            let mut text = core
+                .splitn(3, '.')
+                .map(|part| {
+                    let overflows = !part.is_empty()
+                        && part.bytes().all(|b| b.is_ascii_digit())
+                        && !part.starts_with('0')
+                        && part.parse::<u64>().is_err();
+                    if overflows { "0" } else { part }
+                })
+                .collect::<Vec<_>>()
+                .join(".");
+            if let Some(pre) = pre {
+                text.push('-');
+                text.push_str(pre);
+            }
+            if let Some(build) = build {
+                text.push('+');
+                text.push_str(build);
+            }
+            Version::parse(&text).map(|_| ())
+        }
+        other => other.map(|_| ()),
     }
 }
 
@@ -447,13 +492,22 @@ pub(crate) fn validate_access(
     }
 }
 
-/// Checks a counter map (names are DNS labels, at most 32 counters).
+/// Checks a counter map (not empty, names are DNS labels, at most 32 counters).
 pub(crate) fn validate_counters(
     obj: &ObjectRef,
     path: &str,
     counters: &BTreeMap<String, Quantity>,
     errs: &mut Vec<ValidationError>,
 ) {
+    // Upstream `validateCounterSet` / `validateDeviceCounterConsumption`: an empty map
+    // is `Required`.
+    if counters.is_empty() {
+        errs.push(ValidationError::new(
+            obj.clone(),
+            path.to_owned(),
+            Problem::Required,
+        ));
+    }
     check_max(obj, path, counters.len(), MAX_COUNTERS, errs);
     for name in counters.keys() {
         check_name(
@@ -584,6 +638,25 @@ fn validate_policy(
     }
     if let Some(r) = &p.valid_range {
         let field = format!("{path}.validRange");
+        // Upstream `validateValidRequestValues`: "required when validRange is defined"
+        // (reported once when validValues is set too).
+        if p.default.is_none() && p.valid_values.is_empty() {
+            errs.push(ValidationError::new(
+                obj.clone(),
+                format!("{path}.default"),
+                Problem::Required,
+            ));
+        }
+        // API docs of `CapacityRequestPolicyRange.min`: "Min must be greater than or
+        // equal to zero". `default >= min` and `max >= min` (checked below) then keep
+        // those non-negative as well; upstream states nothing else about signs.
+        if r.min.is_negative() {
+            errs.push(invalid(
+                format!("{field}.min"),
+                r.min,
+                "must be greater than or equal to zero",
+            ));
+        }
         if r.min > capacity {
             errs.push(invalid(
                 format!("{field}.min"),
@@ -638,9 +711,14 @@ fn validate_policy(
                         "min + step must not exceed the capacity value",
                     ));
                 }
+                // Checked: quantities reach ±1.7e38 nano, so `q - min` can overflow
+                // (only for values the checks above already refuse, but validation must
+                // never panic nor wrap). An offset that does not fit is not on a step.
                 let on_step = |q: Quantity| {
-                    let off = q.as_nano() - r.min.as_nano();
-                    off >= 0 && off % step.as_nano() == 0
+                    q.as_nano()
+                        .checked_sub(r.min.as_nano())
+                        .and_then(|off| off.checked_rem(step.as_nano()).map(|rem| (off, rem)))
+                        .is_some_and(|(off, rem)| off >= 0 && rem == 0)
                 };
                 if let Some(d) = p.default.filter(|d| !on_step(*d)) {
                     errs.push(invalid(

@@ -79,6 +79,11 @@ const QUALIFIED_SLASHES_MSG: &str =
     "a qualified name must be a C identifier, optionally prefixed by a domain and a single '/'";
 const FULLY_QUALIFIED_MSG: &str =
     "a fully qualified name must be a domain and a name separated by a slash";
+const EXTENDED_NO_DOMAIN_MSG: &str =
+    "an extended resource name must have a domain prefix (e.g. 'example.com/my-resource')";
+const EXTENDED_NATIVE_MSG: &str =
+    "an extended resource name must not be in the kubernetes.io domain";
+const EXTENDED_REQUESTS_MSG: &str = "an extended resource name must not start with 'requests.'";
 const POOL_PART_MSG: &str = "each '/'-separated part of a pool name must be a lowercase RFC 1123 subdomain: lower case alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character";
 
 const fn syntax(expected: &'static str) -> NameError {
@@ -311,6 +316,57 @@ pub fn validate_fully_qualified_name(s: &str) -> Result<(), NameError> {
         Ok(())
     } else {
         Err(syntax(FULLY_QUALIFIED_MSG))
+    }
+}
+
+/// The quota prefix upstream puts before an extended resource name
+/// (`DefaultResourceRequestsPrefix`).
+const REQUESTS_PREFIX: &str = "requests.";
+
+/// An extended resource name (upstream `IsExtendedResourceName`, used for a
+/// DeviceClass's `extendedResourceName`):
+///
+/// 1. it has a `/` and does not contain `kubernetes.io/` (otherwise it is a native
+///    resource: `gpu`, `kubernetes.io/gpu`, `foo.kubernetes.io/gpu`);
+/// 2. it does not start with `requests.` (the quota convention);
+/// 3. `requests.` + the name is a [label name](validate_label_name): at most one `/`,
+///    the prefix a lowercase DNS subdomain (at most 253 bytes *with* `requests.`, so 244
+///    without), the name part at most 63 bytes of `[A-Za-z0-9][-A-Za-z0-9_.]*`.
+pub fn validate_extended_resource_name(s: &str) -> Result<(), NameError> {
+    if s.is_empty() {
+        return Err(NameError::Empty);
+    }
+    let Some((prefix, name)) = s.split_once('/') else {
+        return Err(syntax(EXTENDED_NO_DOMAIN_MSG));
+    };
+    if s.contains("kubernetes.io/") {
+        return Err(syntax(EXTENDED_NATIVE_MSG));
+    }
+    if s.starts_with(REQUESTS_PREFIX) {
+        return Err(syntax(EXTENDED_REQUESTS_MSG));
+    }
+    // `validate_label_name(&format!("requests.{s}"))` without allocating: the prefix
+    // gains `requests.` (never empty then, and a valid subdomain exactly when `prefix`
+    // is one), the name part is unchanged.
+    if name.contains('/') {
+        return Err(syntax(LABEL_KEY_SLASHES_MSG));
+    }
+    too_long(
+        prefix,
+        "prefix part",
+        DNS_SUBDOMAIN_MAX_LEN - REQUESTS_PREFIX.len(),
+    )?;
+    if !is_dns_subdomain_syntax(prefix, false) {
+        return Err(syntax(PREFIX_SUBDOMAIN_MSG));
+    }
+    if name.is_empty() {
+        return Err(syntax(NAME_EMPTY_MSG));
+    }
+    too_long(name, "name part", LABEL_NAME_MAX_LEN)?;
+    if is_label_token(name) {
+        Ok(())
+    } else {
+        Err(syntax(NAME_PART_MSG))
     }
 }
 
@@ -685,6 +741,66 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "a fully qualified name must be a domain and a name separated by a slash"
+        );
+    }
+
+    #[test]
+    fn extended_resource_name() {
+        let p244 = format!("{}.com", rep('p', 240));
+        let p245 = format!("{}.com", rep('p', 241));
+        let n63 = rep('n', 63);
+        let n64 = rep('n', 64);
+        let max = format!("{p244}/{n63}");
+        // Same verdict as the definition: `requests.` + name is a label name.
+        for ok in [
+            "example.com/gpu",
+            "example.com/GPU_x.1-a",
+            "a/b",
+            "kubernetes.iox/gpu",
+            "requests/gpu",
+            "requestsx.example.com/gpu",
+            &max,
+        ] {
+            assert_eq!(validate_extended_resource_name(ok), Ok(()), "{ok}");
+            assert_eq!(validate_label_name(&format!("requests.{ok}")), Ok(()));
+        }
+        for bad in [
+            "",
+            "gpu",
+            "kubernetes.io/gpu",
+            "foo.kubernetes.io/gpu",
+            "example.com/kubernetes.io/gpu",
+            "requests.example.com/gpu",
+            "/gpu",
+            "example.com/",
+            "example.com/a/b",
+            "Example.com/gpu",
+            "-example.com/gpu",
+            "example.com/-gpu",
+            "example.com/g pu",
+            &format!("{p245}/a"),
+            &format!("example.com/{n64}"),
+        ] {
+            assert!(validate_extended_resource_name(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            validate_extended_resource_name(&format!("{p245}/a")),
+            Err(NameError::TooLong {
+                part: "prefix part",
+                max: 244
+            })
+        );
+        assert_eq!(
+            validate_extended_resource_name("gpu"),
+            Err(syntax(EXTENDED_NO_DOMAIN_MSG))
+        );
+        assert_eq!(
+            validate_extended_resource_name("kubernetes.io/gpu"),
+            Err(syntax(EXTENDED_NATIVE_MSG))
+        );
+        assert_eq!(
+            validate_extended_resource_name("requests.example.com/gpu"),
+            Err(syntax(EXTENDED_REQUESTS_MSG))
         );
     }
 
