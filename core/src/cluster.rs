@@ -576,6 +576,41 @@ struct NodeEntry {
     requested: BTreeMap<String, Quantity>,
 }
 
+/// A DeviceClass compiled: its selectors, the devices they all accept, and the devices
+/// on which evaluating them failed (a runtime error aborts an allocation upstream).
+#[derive(Clone, Debug)]
+pub(crate) struct ClassCache {
+    selectors: Vec<crate::Selector>,
+    pub(crate) matches: DeviceSet,
+    pub(crate) errors: BTreeMap<DeviceId, crate::EvalError>,
+}
+
+impl ClassCache {
+    fn evaluate(&mut self, dev: DeviceId, driver: &str, device: &Device) {
+        let mut ok = true;
+        for s in &self.selectors {
+            match s.eval(driver, device) {
+                Ok(true) => {}
+                Ok(false) => {
+                    ok = false;
+                    break;
+                }
+                Err(e) => {
+                    self.errors.insert(dev, e);
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        self.matches.set(dev, ok);
+    }
+
+    fn forget(&mut self, dev: DeviceId) {
+        self.matches.remove(dev);
+        self.errors.remove(&dev);
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct TaintGroup {
     /// A representative taint of the group (its `time_added` is irrelevant).
@@ -631,6 +666,9 @@ pub struct Cluster {
     pub(crate) devices: Vec<Option<DeviceSlot>>,
     free_device_ids: BTreeSet<u32>,
     classes: BTreeMap<String, DeviceClass>,
+    /// Per class: its compiled selectors and the devices they select, maintained as
+    /// slices come and go, so allocation never evaluates a class selector.
+    pub(crate) class_cache: BTreeMap<String, ClassCache>,
     rules: BTreeMap<String, RuleEntry>,
     rule_slots: Vec<Option<String>>,
     pub(crate) allocations: BTreeMap<DeviceKey, Vec<DeviceAllocation>>,
@@ -1011,14 +1049,45 @@ impl Cluster {
     // ----------------------------------------------------------------- classes
 
     /// Adds or replaces a DeviceClass.
+    ///
+    /// Its CEL selectors are compiled now (an expression outside the supported subset
+    /// is refused, with its position) and evaluated once on every device; the result is
+    /// kept up to date as slices change.
     pub fn put_class(&mut self, class: DeviceClass) -> Result<(), ClusterError> {
         class.validate()?;
+        let mut selectors = Vec::with_capacity(class.selectors.len());
+        let mut errs = Vec::new();
+        for (i, s) in class.selectors.iter().enumerate() {
+            match crate::Selector::compile(&s.cel) {
+                Ok(sel) => selectors.push(sel),
+                Err(error) => errs.push(ValidationError::new(
+                    class.object_ref(),
+                    format!("spec.selectors[{i}].cel.expression"),
+                    Problem::InvalidExpression {
+                        message: error.to_string(),
+                    },
+                )),
+            }
+        }
+        crate::error::finish(errs)?;
+        let mut cache = ClassCache {
+            selectors,
+            matches: DeviceSet::with_universe(self.devices.len()),
+            errors: BTreeMap::new(),
+        };
+        for dev in self.live.iter() {
+            let slot = self.devices[dev.index()].as_ref().expect("live device id");
+            let e = self.slice_entry(slot.slice);
+            cache.evaluate(dev, &e.slice.driver, &e.slice.devices[slot.pos as usize]);
+        }
+        self.class_cache.insert(class.name.clone(), cache);
         self.classes.insert(class.name.clone(), class);
         Ok(())
     }
 
     /// Removes a DeviceClass.
     pub fn remove_class(&mut self, name: &str) -> Result<DeviceClass, ClusterError> {
+        self.class_cache.remove(name);
         self.classes
             .remove(name)
             .ok_or_else(|| not_found(ObjectKind::DeviceClass, name))
@@ -1185,8 +1254,19 @@ impl Cluster {
         for &dev in &ids {
             self.rebuild_taints(dev);
         }
+        self.evaluate_classes(id);
         self.recompute_pool(pool);
         id
+    }
+
+    /// Evaluates every cached class on the devices of one slice.
+    fn evaluate_classes(&mut self, id: SliceId) {
+        let entry = self.slices[id.index()].as_ref().expect("live slice id");
+        for cache in self.class_cache.values_mut() {
+            for (&dev, d) in entry.devices.iter().zip(&entry.slice.devices) {
+                cache.evaluate(dev, &entry.slice.driver, d);
+            }
+        }
     }
 
     fn delete_slice(&mut self, id: SliceId) -> ResourceSlice {
@@ -1212,6 +1292,9 @@ impl Cluster {
                 s.remove(dev);
             }
             self.index_attributes(dev, &entry.slice.driver, &entry.slice.devices[pos], false);
+            for cache in self.class_cache.values_mut() {
+                cache.forget(dev);
+            }
             self.free_device_ids.insert(dev.0);
         }
         self.recompute_pool(entry.pool);

@@ -165,6 +165,11 @@ pub enum Problem {
         /// The rule it breaks.
         reason: &'static str,
     },
+    /// A CEL expression does not compile (the message shows where and why).
+    InvalidExpression {
+        /// The compiler's message, with the position.
+        message: String,
+    },
     /// A reference points at something that does not exist.
     NotFound {
         /// The missing name.
@@ -218,6 +223,9 @@ impl fmt::Display for Problem {
             Problem::Forbidden { reason } => write!(f, "forbidden: {reason}"),
             Problem::Invalid { value, reason } => write!(f, "invalid value \"{value}\": {reason}"),
             Problem::NotFound { value } => write!(f, "not found: \"{value}\""),
+            Problem::InvalidExpression { message } => {
+                write!(f, "invalid CEL expression: {message}")
+            }
         }
     }
 }

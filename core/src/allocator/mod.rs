@@ -261,7 +261,8 @@ impl PreparedClaims {
 struct CompiledAlternative {
     reference: String,
     class: String,
-    class_selectors: Vec<Selector>,
+    /// Where the class is named, for the error if it is gone at allocation time.
+    class_path: String,
     selectors: Vec<Selector>,
 }
 
@@ -353,16 +354,7 @@ impl Cluster {
                 class: view.device_class_name.to_owned(),
             });
         };
-        let mut class_selectors = Vec::with_capacity(class.selectors.len());
-        for (i, s) in class.selectors.iter().enumerate() {
-            class_selectors.push(Selector::compile(&s.cel).map_err(|error| {
-                AllocationError::Selector(Box::new(SelectorFailure {
-                    object: class.object_ref(),
-                    field: format!("spec.selectors[{i}].cel.expression"),
-                    error,
-                }))
-            })?);
-        }
+        let _ = class;
         let mut selectors = Vec::with_capacity(view.selectors.len());
         for (i, s) in view.selectors.iter().enumerate() {
             selectors.push(Selector::compile(&s.cel).map_err(|error| {
@@ -376,7 +368,7 @@ impl Cluster {
         Ok(CompiledAlternative {
             reference: view.reference(),
             class: view.device_class_name.to_owned(),
-            class_selectors,
+            class_path: format!("{path}.deviceClassName"),
             selectors,
         })
     }
@@ -600,7 +592,14 @@ impl Cluster {
         compiled: &CompiledAlternative,
     ) -> Result<Prepared, AllocationError> {
         let reference = compiled.reference.clone();
-        let class_selectors = &compiled.class_selectors;
+        // Class selectors are evaluated once per device by the cluster's class cache.
+        let Some(class) = self.class_cache.get(&compiled.class) else {
+            return Err(AllocationError::ClassNotFound {
+                claim: claim.object_ref(),
+                field: compiled.class_path.clone(),
+                class: compiled.class.clone(),
+            });
+        };
         let selectors = &compiled.selectors;
         let all = view.allocation_mode == AllocationMode::All;
         if all {
@@ -649,14 +648,15 @@ impl Cluster {
                 funnel.allocated += 1;
                 continue;
             }
-            let mut class_ok = true;
-            for s in class_selectors {
-                if !eval(s)? {
-                    class_ok = false;
-                    break;
-                }
+            if let Some(error) = class.errors.get(&dev) {
+                return Err(AllocationError::Evaluation(Box::new(EvaluationFailure {
+                    claim: claim.object_ref(),
+                    request: reference,
+                    device: self.device_ref_of(slot),
+                    error: error.clone(),
+                })));
             }
-            if !class_ok {
+            if !class.matches.contains(dev) {
                 funnel.class += 1;
                 continue;
             }
