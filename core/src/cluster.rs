@@ -570,6 +570,9 @@ struct NodeEntry {
     node: Option<Node>,
     devices: SparseDeviceSet,
     counts: DeviceCounts,
+    /// The node-local devices in upstream's allocation order (pools by driver then
+    /// name, binding-condition pools last, slices by name, devices in slice order).
+    pub(crate) ordered: Vec<DeviceId>,
     /// Scalar resources reserved by consumers (pods), by consumer.
     reserved: BTreeMap<String, BTreeMap<String, Quantity>>,
     /// Their sum by resource name.
@@ -873,6 +876,13 @@ impl Cluster {
         self.nodes.get(node.index()).map(|e| &e.devices)
     }
 
+    /// A node's node-local devices in upstream's allocation order.
+    pub(crate) fn nodes_ordered(&self, node: NodeId) -> &[DeviceId] {
+        self.nodes
+            .get(node.index())
+            .map_or(&[], |e| e.ordered.as_slice())
+    }
+
     /// A node's device counts, maintained incrementally (O(1)).
     pub fn node_counts(&self, node: NodeId) -> Option<DeviceCounts> {
         self.nodes.get(node.index()).map(|e| e.counts)
@@ -904,6 +914,9 @@ impl Cluster {
         node: &str,
         requests: &BTreeMap<String, Quantity>,
     ) -> Vec<Shortfall> {
+        if requests.values().all(|q| *q <= Quantity::ZERO) {
+            return Vec::new();
+        }
         let free = self.node_free_resources(node).unwrap_or_default();
         requests
             .iter()
@@ -1256,7 +1269,46 @@ impl Cluster {
         }
         self.evaluate_classes(id);
         self.recompute_pool(pool);
+        self.reorder_nodes_of_pool(pool);
         id
+    }
+
+    /// The allocation order of a device (see `NodeEntry::ordered`).
+    pub(crate) fn order_key(&self, dev: DeviceId) -> (bool, &str, &str, &str, u16) {
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let pool = &self.pools[slot.pool.index()];
+        let slice = &self.slice_entry(slot.slice).slice.name;
+        (
+            pool.binding_conditions,
+            &pool.status.driver,
+            &pool.status.name,
+            slice,
+            slot.pos,
+        )
+    }
+
+    /// Re-sorts the ordered device list of every node holding devices of the pool.
+    fn reorder_nodes_of_pool(&mut self, pool: PoolId) {
+        let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
+        for s in self.pools[pool.index()].slices.values() {
+            for &dev in &self.slice_entry(*s).devices {
+                if let Some(n) = self.devices[dev.index()]
+                    .as_ref()
+                    .and_then(DeviceSlot::node)
+                {
+                    nodes.insert(n);
+                }
+            }
+        }
+        for n in nodes {
+            self.reorder_node(n);
+        }
+    }
+
+    fn reorder_node(&mut self, n: NodeId) {
+        let mut ordered: Vec<DeviceId> = self.nodes[n.index()].devices.iter().collect();
+        ordered.sort_by(|a, b| self.order_key(*a).cmp(&self.order_key(*b)));
+        self.nodes[n.index()].ordered = ordered;
     }
 
     /// Evaluates every cached class on the devices of one slice.
@@ -1271,6 +1323,11 @@ impl Cluster {
 
     fn delete_slice(&mut self, id: SliceId) -> ResourceSlice {
         let entry = self.slices[id.index()].take().expect("live slice id");
+        let nodes: BTreeSet<NodeId> = entry
+            .devices
+            .iter()
+            .filter_map(|d| self.devices[d.index()].as_ref().and_then(DeviceSlot::node))
+            .collect();
         self.free_slice_ids.insert(id.0);
         self.slice_by_name.remove(&entry.slice.name);
         self.pools[entry.pool.index()]
@@ -1298,6 +1355,10 @@ impl Cluster {
             self.free_device_ids.insert(dev.0);
         }
         self.recompute_pool(entry.pool);
+        for n in nodes {
+            self.reorder_node(n);
+        }
+        self.reorder_nodes_of_pool(entry.pool);
         entry.slice
     }
 

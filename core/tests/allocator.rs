@@ -546,3 +546,67 @@ fn commit_is_all_or_nothing() {
     assert!(c.commit_allocation("ns/a", &r[0]).is_err());
     assert_eq!(observe(&c), before);
 }
+
+#[test]
+fn a_step_budget_turns_a_long_search_into_an_outcome() {
+    let c = cluster_with(vec![eight_gpus()]);
+    let mut a = claim("a", vec![exact("x", 1), exact("y", 1), exact("z", 1)]);
+    a.spec.constraints.push(DeviceConstraint {
+        requests: vec![],
+        kind: ConstraintKind::DistinctAttribute(format!("{DRIVER}/numa")),
+    });
+    let tight = AllocatorOptions { step_budget: 5 };
+    let out = c
+        .allocate_claims("n1", &[a.clone()], &BTreeMap::new(), &tight)
+        .unwrap();
+    assert_eq!(out, AllocationOutcome::BudgetExhausted { steps: 6 });
+    // With the default budget the same search completes (and finds nothing).
+    assert!(matches!(
+        run(&c, &[a]),
+        AllocationOutcome::Unsatisfiable(Unsatisfiable::NoCombination { .. })
+    ));
+}
+
+#[test]
+fn class_configuration_and_claim_configuration_reach_the_result() {
+    let mut c = cluster_with(vec![eight_gpus()]);
+    let mut class = DeviceClass::with_cel("configured", format!("device.driver == \"{DRIVER}\""));
+    class.config.push(gangpack::OpaqueDeviceConfiguration {
+        driver: DRIVER.into(),
+        parameters: "{\"sharing\":\"timeSlicing\"}".into(),
+    });
+    c.put_class(class).unwrap();
+    let mut a = claim(
+        "a",
+        vec![
+            DeviceRequest::exactly("g", ExactDeviceRequest::new("configured")),
+            exact("h", 1),
+        ],
+    );
+    a.spec.config.push(gangpack::DeviceClaimConfiguration {
+        requests: vec!["g".into(), "h".into()],
+        opaque: gangpack::OpaqueDeviceConfiguration {
+            driver: DRIVER.into(),
+            parameters: "{\"mode\":\"fast\"}".into(),
+        },
+    });
+    let AllocationOutcome::Allocated(r) = run(&c, &[a]) else {
+        panic!()
+    };
+    let cfg: Vec<(gangpack::AllocationConfigSource, Vec<String>)> = r[0]
+        .config
+        .iter()
+        .map(|c| (c.source, c.requests.clone()))
+        .collect();
+    assert_eq!(
+        cfg,
+        vec![
+            (
+                gangpack::AllocationConfigSource::FromClass,
+                vec!["g".to_string()]
+            ),
+            // Naming every request means "all": upstream writes an empty list.
+            (gangpack::AllocationConfigSource::FromClaim, vec![]),
+        ]
+    );
+}

@@ -510,31 +510,17 @@ impl Cluster {
     /// Devices a pod on `node` reaches, in upstream's candidate order: pools by driver
     /// then name (pools with binding conditions last), slices by name, devices in slice
     /// order. Any state.
-    fn reach_of(&self, node: NodeId) -> Vec<DeviceId> {
-        let mut out: Vec<DeviceId> = self
-            .node_devices(node)
-            .map(|s| s.iter().collect())
-            .unwrap_or_default();
+    fn reach_of(&self, node: NodeId) -> alloc::borrow::Cow<'_, [DeviceId]> {
         let shared = self.shared_devices();
-        if !shared.is_empty() {
-            let reach = self.devices_reachable_from(node);
-            out.extend(shared.iter().filter(|d| reach.contains(*d)));
+        let local = self.nodes_ordered(node);
+        if shared.is_empty() {
+            return alloc::borrow::Cow::Borrowed(local);
         }
+        let reach = self.devices_reachable_from(node);
+        let mut out: Vec<DeviceId> = local.to_vec();
+        out.extend(shared.iter().filter(|d| reach.contains(*d)));
         out.sort_by(|a, b| self.order_key(*a).cmp(&self.order_key(*b)));
-        out
-    }
-
-    fn order_key(&self, dev: DeviceId) -> (bool, &str, &str, &str, u16) {
-        let slot = self.devices[dev.index()].as_ref().expect("live device id");
-        let pool = &self.pools[slot.pool.index()];
-        let slice = &self.slice_entry(slot.slice).slice.name;
-        (
-            pool.binding_conditions,
-            &pool.status.driver,
-            &pool.status.name,
-            slice,
-            slot.pos,
-        )
+        alloc::borrow::Cow::Owned(out)
     }
 
     fn prepare_claim(
@@ -617,8 +603,8 @@ impl Cluster {
             }
         }
         let mut funnel = Funnel::default();
-        let mut candidates = Vec::new();
-        let mut shares = Vec::new();
+        let mut candidates = Vec::with_capacity(reach.len());
+        let mut shares = Vec::with_capacity(reach.len());
         for &dev in reach {
             let slot = self.devices[dev.index()].as_ref().expect("live device id");
             if slot.flags & ELIGIBLE == 0 {
@@ -944,6 +930,12 @@ impl Cluster {
         claim: &ResourceClaim,
         used: &[(String, String)],
     ) -> Vec<DeviceAllocationConfiguration> {
+        let any_class_config = used
+            .iter()
+            .any(|(_, class)| self.class(class).is_some_and(|c| !c.config.is_empty()));
+        if claim.spec.config.is_empty() && !any_class_config {
+            return Vec::new();
+        }
         let mut out: Vec<DeviceAllocationConfiguration> = Vec::new();
         let mut classes: Vec<(&str, Vec<String>)> = Vec::new();
         for (reference, class) in used {

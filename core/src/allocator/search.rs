@@ -162,14 +162,15 @@ struct Search<'p> {
     claims: &'p [Claim],
     budget: u64,
     steps: u64,
-    /// Devices allocated exclusively in this call, by any claim.
-    exclusive: BTreeSet<DeviceId>,
+    /// Devices allocated exclusively in this call, by any claim (few: linear scans
+    /// beat a tree here).
+    exclusive: SmallVec<[DeviceId; 16]>,
     /// Devices picked by each claim in this call (no device twice in one claim).
-    per_claim: Vec<BTreeSet<DeviceId>>,
+    per_claim: Vec<SmallVec<[DeviceId; 8]>>,
     /// In-flight consumption of shareable devices.
     share_use: BTreeMap<DeviceId, BTreeMap<String, Quantity>>,
     /// Devices whose counters this call charged.
-    charged: BTreeSet<DeviceId>,
+    charged: SmallVec<[DeviceId; 4]>,
     /// In-flight counter consumption per pool.
     counter_use: BTreeMap<PoolId, BTreeMap<(String, String), Quantity>>,
     /// Counters left after committed allocations, per pool.
@@ -192,10 +193,10 @@ pub(crate) fn search(
         claims,
         budget,
         steps: 0,
-        exclusive: BTreeSet::new(),
-        per_claim: vec![BTreeSet::new(); claims.len()],
+        exclusive: SmallVec::new(),
+        per_claim: vec![SmallVec::new(); claims.len()],
         share_use: BTreeMap::new(),
-        charged: BTreeSet::new(),
+        charged: SmallVec::new(),
         counter_use: BTreeMap::new(),
         counters_left,
         constraints: claims
@@ -448,7 +449,7 @@ impl Search<'_> {
     fn take(&mut self, c: usize, r: usize, a: usize, i: usize) {
         let alt = &self.claims[c].requests[r].alternatives[a];
         let cand = &alt.candidates[i];
-        self.per_claim[c].insert(cand.device);
+        self.per_claim[c].push(cand.device);
         let mut charged = false;
         if !alt.admin {
             if cand.shareable {
@@ -458,11 +459,11 @@ impl Search<'_> {
                     *e = e.saturating_add(*q);
                 }
             } else {
-                self.exclusive.insert(cand.device);
+                self.exclusive.push(cand.device);
             }
             if !cand.counters.is_empty() && !self.charges_skipped(cand) {
                 charged = true;
-                self.charged.insert(cand.device);
+                self.charged.push(cand.device);
                 let u = self.counter_use.entry(cand.pool).or_default();
                 for (key, q) in &cand.counters {
                     let e = u.entry(key.clone()).or_insert(Quantity::ZERO);
@@ -490,7 +491,7 @@ impl Search<'_> {
         let cand = &alt.candidates[i];
         let pick = self.picks.pop().expect("a pick to undo");
         self.claim_devices[c] -= 1;
-        self.per_claim[c].remove(&cand.device);
+        remove_last(&mut self.per_claim[c], cand.device);
         if !alt.admin {
             if cand.shareable {
                 if let Some(u) = self.share_use.get_mut(&cand.device) {
@@ -504,11 +505,11 @@ impl Search<'_> {
                     }
                 }
             } else {
-                self.exclusive.remove(&cand.device);
+                remove_last(&mut self.exclusive, cand.device);
             }
         }
         if pick.charged {
-            self.charged.remove(&cand.device);
+            remove_last(&mut self.charged, cand.device);
             if let Some(u) = self.counter_use.get_mut(&cand.pool) {
                 for (key, q) in &cand.counters {
                     if let Some(e) = u.get_mut(key) {
@@ -560,6 +561,16 @@ impl ConstraintState {
             }
             ConstraintKind::Distinct => self.taken.extend(values.iter().cloned()),
         }
+    }
+}
+
+/// Removes the last occurrence of `d` (picks are undone in reverse order).
+fn remove_last<const N: usize>(v: &mut SmallVec<[DeviceId; N]>, d: DeviceId)
+where
+    [DeviceId; N]: smallvec::Array<Item = DeviceId>,
+{
+    if let Some(i) = v.iter().rposition(|x| *x == d) {
+        v.remove(i);
     }
 }
 
