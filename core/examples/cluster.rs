@@ -1,12 +1,15 @@
 //! The built-in example: a small GPU cluster with a failing GPU, a DeviceTaintRule
-//! and a running claim, and the answer to "which GPUs could this request use?".
+//! and a running claim; the answer to "which GPUs could this request use?"; and a
+//! ResourceClaim for four H100s on one NUMA node, tried on three nodes.
 //!
 //! Run it with `cargo run -p gangpack --example cluster`.
 
 use gangpack::{
-    Cluster, Device, DeviceAllocation, DeviceAttribute, DeviceFilter, DeviceRef, DeviceTaint,
-    DeviceTaintEffect, DeviceTaintRule, DeviceTaintSelector, DeviceToleration,
-    DeviceTolerationOperator, Node, Quantity, ResourceSlice, Time,
+    AllocationMode, AllocationOutcome, AllocatorOptions, Cluster, ConstraintKind, Device,
+    DeviceAllocation, DeviceAttribute, DeviceClass, DeviceConstraint, DeviceFilter, DeviceRef,
+    DeviceRequest, DeviceTaint, DeviceTaintEffect, DeviceTaintRule, DeviceTaintSelector,
+    DeviceToleration, DeviceTolerationOperator, ExactDeviceRequest, Node, Quantity, ResourceClaim,
+    ResourceSlice, Time, Unsatisfiable,
 };
 
 const DRIVER: &str = "gpu.nvidia.com";
@@ -145,5 +148,68 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect::<Vec<_>>()
             .join(", ")
     );
+
+    // A ResourceClaim: four H100s on one NUMA node, allocated on each node in turn.
+    cluster.put_class(DeviceClass::with_cel(
+        "h100.nvidia.com",
+        "device.driver == \"gpu.nvidia.com\" && \
+         device.attributes[\"gpu.nvidia.com\"].productName.startsWith(\"NVIDIA H100\")",
+    ))?;
+    let mut claim = ResourceClaim::new("ml", "train-1-gpus");
+    claim.spec.requests.push(DeviceRequest::exactly(
+        "gpus",
+        ExactDeviceRequest::new("h100.nvidia.com").with_mode(AllocationMode::ExactCount(4)),
+    ));
+    claim.spec.constraints.push(DeviceConstraint {
+        requests: vec![],
+        kind: ConstraintKind::MatchAttribute("gpu.nvidia.com/numaNode".into()),
+    });
+    println!(
+        "
+claim ml/train-1-gpus: 4 x class h100.nvidia.com, matchAttribute numaNode"
+    );
+    let prepared = cluster.prepare_claims(std::slice::from_ref(&claim))?;
+    for node in ["gpu-node-1", "gpu-node-2", "gpu-node-3"] {
+        match cluster.allocate_prepared(
+            node,
+            &prepared,
+            &Default::default(),
+            &AllocatorOptions::default(),
+        )? {
+            AllocationOutcome::Allocated(results) => {
+                let devices: Vec<&str> = results[0]
+                    .devices
+                    .iter()
+                    .map(|d| d.device.as_str())
+                    .collect();
+                println!("  {node}: allocated {}", devices.join(", "));
+            }
+            AllocationOutcome::Unsatisfiable(why) => println!("  {node}: {}", describe(&why)),
+            AllocationOutcome::BudgetExhausted { steps } => {
+                println!("  {node}: gave up after {steps} steps")
+            }
+        }
+    }
     Ok(())
+}
+
+fn describe(why: &Unsatisfiable) -> String {
+    match why {
+        Unsatisfiable::NotEnoughDevices(s) => format!(
+            "request {} needs {}, {} usable ({} of {} reachable removed by the class, {} by taints, {} allocated)",
+            s.request,
+            s.required,
+            s.usable,
+            s.funnel.class,
+            s.funnel.reachable,
+            s.funnel.taints,
+            s.funnel.allocated
+        ),
+        Unsatisfiable::NoCombination { steps, .. } => {
+            format!("enough devices, but no combination satisfies the constraints ({steps} steps)")
+        }
+        Unsatisfiable::NodeResources { shortfalls, .. } => {
+            format!("node resources short: {shortfalls:?}")
+        }
+    }
 }

@@ -146,6 +146,10 @@ pub mod limits {
 /// The types most programs need, for `use gangpack::prelude::*`.
 pub mod prelude {
     pub use crate::{
+        AllocationMode, AllocationOutcome, AllocatorOptions, ConstraintKind, DeviceConstraint,
+        DeviceRequest, ExactDeviceRequest, ResourceClaim, Unsatisfiable,
+    };
+    pub use crate::{
         Cluster, ClusterError, Device, DeviceAllocation, DeviceAttribute, DeviceClass,
         DeviceFilter, DeviceRef, DeviceSet, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
         DeviceTaintSelector, DeviceToleration, DeviceTolerationOperator, Node, Quantity,
