@@ -173,7 +173,7 @@ claim ml/train-1-gpus: 4 x class h100.nvidia.com, matchAttribute numaNode"
         match cluster.allocate_prepared(
             node,
             &prepared,
-            &Default::default(),
+            &std::collections::BTreeMap::new(),
             &AllocatorOptions::default(),
         )? {
             AllocationOutcome::Allocated(results) => {
@@ -186,7 +186,7 @@ claim ml/train-1-gpus: 4 x class h100.nvidia.com, matchAttribute numaNode"
             }
             AllocationOutcome::Unsatisfiable(why) => println!("  {node}: {}", describe(&why)),
             AllocationOutcome::BudgetExhausted { steps } => {
-                println!("  {node}: gave up after {steps} steps")
+                println!("  {node}: gave up after {steps} steps");
             }
         }
     }
