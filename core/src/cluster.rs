@@ -2028,20 +2028,47 @@ impl Cluster {
                 }
             }
         }
-        for key in self.allocations.keys().filter(|k| k.0 == d && k.1 == p) {
-            out.insert(self.ref_of_key(*key));
+        for key in self.allocations_in_pool(d, p) {
+            out.insert(self.ref_of_key(key));
         }
         out
+    }
+
+    /// The allocation keys of one pool (a range of the sorted map).
+    fn allocations_in_pool(&self, driver: Symbol, pool: Symbol) -> impl Iterator<Item = DeviceKey> + '_ {
+        self.allocations
+            .range((driver, pool, Symbol(0))..=(driver, pool, Symbol(u32::MAX)))
+            .map(|(k, _)| *k)
     }
 
     /// The identities a rule can affect: the devices it selects and every allocation
     /// it selects by identity.
     fn rule_refs(&self, rule: &DeviceTaintRule) -> BTreeSet<DeviceRef> {
         let mut out = self.refs_of(&self.rule_devices(rule));
-        for key in self.allocations.keys() {
-            let r = self.ref_of_key(*key);
-            if rule.selects(&r.driver, &r.pool, &r.device) {
-                out.insert(r);
+        let Some(sel) = &rule.selector else {
+            return out;
+        };
+        // Allocations of devices no longer published (the others are in `out`
+        // already), compared by symbol; a name never interned matches nothing.
+        let lookup = |v: &Option<String>| match v {
+            None => Ok(None),
+            Some(s) => self.strings.get(s).map(Some).ok_or(()),
+        };
+        let (Ok(driver), Ok(pool), Ok(device)) =
+            (lookup(&sel.driver), lookup(&sel.pool), lookup(&sel.device))
+        else {
+            return out;
+        };
+        let matches = |k: &DeviceKey| {
+            driver.is_none_or(|d| d == k.0) && pool.is_none_or(|p| p == k.1) && device.is_none_or(|n| n == k.2)
+        };
+        let keys: Vec<DeviceKey> = match (driver, pool) {
+            (Some(d), Some(p)) => self.allocations_in_pool(d, p).filter(|k| matches(k)).collect(),
+            _ => self.allocations.keys().filter(|k| matches(k)).copied().collect(),
+        };
+        for key in keys {
+            if self.device_by_key(key).is_none() {
+                out.insert(self.ref_of_key(key));
             }
         }
         out
