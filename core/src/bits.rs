@@ -187,6 +187,17 @@ impl DeviceSet {
     pub fn heap_bytes(&self) -> usize {
         self.bits.capacity() / 8
     }
+
+    /// Drops trailing empty words and spare capacity.
+    pub fn shrink_to_fit(&mut self) {
+        let keep = self
+            .words()
+            .iter()
+            .rposition(|w| *w != 0)
+            .map_or(0, |i| i + 1);
+        self.bits.truncate(keep * WORD);
+        self.bits.shrink_to_fit();
+    }
 }
 
 impl FromIterator<DeviceId> for DeviceSet {

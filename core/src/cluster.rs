@@ -510,14 +510,13 @@ enum AttrKey {
     Version(Symbol),
 }
 
-/// The per-device record of the index: 24 bytes. The device's (driver, pool, name)
+/// The per-device record of the index: 20 bytes (its pool is its slice's). The device's (driver, pool, name)
 /// key, under which allocations are recorded so that they survive a slice being
 /// republished, is `(pool.driver, pool.name, name)`. Applied taints live in a side
 /// map because few devices carry any.
 #[derive(Clone, Debug)]
 pub(crate) struct DeviceSlot {
     pub(crate) slice: SliceId,
-    pub(crate) pool: PoolId,
     pub(crate) name: Symbol,
     /// The node for node-local devices, `NO_NODE` for shared ones.
     pub(crate) node: NodeId,
@@ -1241,7 +1240,6 @@ impl Cluster {
                 pos: pos as u16,
                 node: node.unwrap_or(NO_NODE),
                 equiv: dev.0,
-                pool,
                 name,
                 flags: if d.allow_multiple_allocations {
                     SHAREABLE
@@ -1276,7 +1274,7 @@ impl Cluster {
     /// The allocation order of a device (see `NodeEntry::ordered`).
     pub(crate) fn order_key(&self, dev: DeviceId) -> (bool, &str, &str, &str, u16) {
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
-        let pool = &self.pools[slot.pool.index()];
+        let pool = &self.pools[self.pool_of(slot).index()];
         let slice = &self.slice_entry(slot.slice).slice.name;
         (
             pool.binding_conditions,
@@ -1322,6 +1320,12 @@ impl Cluster {
     }
 
     fn delete_slice(&mut self, id: SliceId) -> ResourceSlice {
+        // Clear the devices' state while the slice entry still resolves their pool.
+        let devices = self.slice_entry(id).devices.clone();
+        for &dev in &devices {
+            self.set_groups(dev, SmallVec::new());
+            self.apply_flags(dev, 0);
+        }
         let entry = self.slices[id.index()].take().expect("live slice id");
         let nodes: BTreeSet<NodeId> = entry
             .devices
@@ -1334,8 +1338,6 @@ impl Cluster {
             .slices
             .remove(&entry.slice.name);
         for (pos, &dev) in entry.devices.iter().enumerate() {
-            self.set_groups(dev, SmallVec::new());
-            self.apply_flags(dev, 0);
             let slot = self.devices[dev.index()].take().expect("live device id");
             self.live.remove(dev);
             match slot.node() {
@@ -1344,7 +1346,7 @@ impl Cluster {
             }
             if let Some(s) = self
                 .by_driver
-                .get_mut(&self.pools[slot.pool.index()].driver)
+                .get_mut(&self.pools[entry.pool.index()].driver)
             {
                 s.remove(dev);
             }
@@ -2035,7 +2037,11 @@ impl Cluster {
     }
 
     /// The allocation keys of one pool (a range of the sorted map).
-    fn allocations_in_pool(&self, driver: Symbol, pool: Symbol) -> impl Iterator<Item = DeviceKey> + '_ {
+    fn allocations_in_pool(
+        &self,
+        driver: Symbol,
+        pool: Symbol,
+    ) -> impl Iterator<Item = DeviceKey> + '_ {
         self.allocations
             .range((driver, pool, Symbol(0))..=(driver, pool, Symbol(u32::MAX)))
             .map(|(k, _)| *k)
@@ -2060,11 +2066,21 @@ impl Cluster {
             return out;
         };
         let matches = |k: &DeviceKey| {
-            driver.is_none_or(|d| d == k.0) && pool.is_none_or(|p| p == k.1) && device.is_none_or(|n| n == k.2)
+            driver.is_none_or(|d| d == k.0)
+                && pool.is_none_or(|p| p == k.1)
+                && device.is_none_or(|n| n == k.2)
         };
         let keys: Vec<DeviceKey> = match (driver, pool) {
-            (Some(d), Some(p)) => self.allocations_in_pool(d, p).filter(|k| matches(k)).collect(),
-            _ => self.allocations.keys().filter(|k| matches(k)).copied().collect(),
+            (Some(d), Some(p)) => self
+                .allocations_in_pool(d, p)
+                .filter(|k| matches(k))
+                .collect(),
+            _ => self
+                .allocations
+                .keys()
+                .filter(|k| matches(k))
+                .copied()
+                .collect(),
         };
         for key in keys {
             if self.device_by_key(key).is_none() {
@@ -2140,8 +2156,13 @@ impl Cluster {
         out
     }
 
+    /// The pool of a device (its slice's).
+    pub(crate) fn pool_of(&self, slot: &DeviceSlot) -> PoolId {
+        self.slice_entry(slot.slice).pool
+    }
+
     pub(crate) fn key_of(&self, slot: &DeviceSlot) -> DeviceKey {
-        let p = &self.pools[slot.pool.index()];
+        let p = &self.pools[self.pool_of(slot).index()];
         (p.driver, p.name, slot.name)
     }
 
@@ -2202,7 +2223,7 @@ impl Cluster {
             // A shareable device is charged against its counters once, for its first share.
             let first = !holders.iter().any(|h| !h.admin_access);
             if first {
-                self.check_counters(device, slot.pool, d)?;
+                self.check_counters(device, self.pool_of(slot), d)?;
             }
         }
         let flags = slot.flags;
@@ -2456,8 +2477,10 @@ impl Cluster {
 
     pub(crate) fn device_ref_of(&self, slot: &DeviceSlot) -> DeviceRef {
         DeviceRef::new(
-            self.strings.resolve(self.pools[slot.pool.index()].driver),
-            self.strings.resolve(self.pools[slot.pool.index()].name),
+            self.strings
+                .resolve(self.pools[self.pool_of(slot).index()].driver),
+            self.strings
+                .resolve(self.pools[self.pool_of(slot).index()].name),
             self.strings.resolve(slot.name),
         )
     }
@@ -2669,6 +2692,24 @@ impl Cluster {
         out
     }
 
+    /// Returns spare capacity of the index's vectors to the allocator (after a bulk
+    /// load, say); like `Vec::shrink_to_fit`, it changes nothing observable.
+    pub fn shrink_to_fit(&mut self) {
+        self.devices.shrink_to_fit();
+        for s in [
+            &mut self.live,
+            &mut self.eligible,
+            &mut self.free,
+            &mut self.tainted,
+            &mut self.shared,
+        ] {
+            s.shrink_to_fit();
+        }
+        for n in &mut self.nodes {
+            n.ordered.shrink_to_fit();
+        }
+    }
+
     /// Memory used by the device index (not the stored objects).
     pub fn index_memory(&self) -> IndexMemory {
         let dense = [
@@ -2702,6 +2743,7 @@ impl Cluster {
                 n.devices.heap_bytes()
                     + core::mem::size_of::<SparseDeviceSet>()
                     + core::mem::size_of::<DeviceCounts>()
+                    + n.ordered.capacity() * core::mem::size_of::<DeviceId>()
             })
             .sum::<usize>()
             + self

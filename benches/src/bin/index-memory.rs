@@ -1,4 +1,5 @@
-//! Prints the device index's memory per device for the benchmark fleets:
+//! Prints the device index's memory per device for the benchmark fleets, after
+//! `Cluster::shrink_to_fit` (the fleets are bulk-loaded):
 //! `cargo run -p gangpack-benches --release --bin index-memory`.
 
 use gangpack_benches::fleet;
@@ -8,7 +9,9 @@ fn main() {
     println!("| devices | structural bytes | per device | attribute index bytes | per device |");
     println!("|---:|---:|---:|---:|---:|");
     for n in [1_000, 10_000, 100_000] {
-        let m = fleet(n).index_memory();
+        let mut c = fleet(n);
+        c.shrink_to_fit();
+        let m = c.index_memory();
         println!(
             "| {} | {} | {:.1} | {} | {:.1} |",
             m.devices,

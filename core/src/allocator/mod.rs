@@ -592,7 +592,7 @@ impl Cluster {
             // Upstream: `All` over a node with any incomplete or invalid pool is an error.
             for &dev in reach {
                 let slot = self.devices[dev.index()].as_ref().expect("live device id");
-                let pool = &self.pools[slot.pool.index()];
+                let pool = &self.pools[self.pool_of(slot).index()];
                 if !pool.status.is_usable() {
                     return Err(AllocationError::IncompletePool {
                         claim: claim.object_ref(),
@@ -721,7 +721,7 @@ impl Cluster {
                     .is_some_and(|hs| hs.iter().any(|h| !h.admin_access));
             candidates.push(Candidate {
                 device: dev,
-                pool: slot.pool,
+                pool: self.pool_of(slot),
                 equiv: slot.equiv,
                 shareable,
                 consumes: share.clone().unwrap_or_default(),
