@@ -729,6 +729,7 @@ impl Cluster {
                 counters,
                 counters_charged,
                 in_use,
+                tainted: slot.flags & crate::cluster::TAINTED != 0,
                 values: Vec::new(),
             });
             shares.push(share);

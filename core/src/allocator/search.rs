@@ -53,6 +53,7 @@ pub(crate) enum Need {
 
 /// One candidate device of one alternative.
 #[derive(Clone, Debug)]
+#[allow(clippy::struct_excessive_bools)] // independent facts about one device
 pub(crate) struct Candidate {
     pub(crate) device: DeviceId,
     pub(crate) pool: PoolId,
@@ -67,6 +68,9 @@ pub(crate) struct Candidate {
     pub(crate) counters: Vec<((String, String), Quantity)>,
     /// Whether a committed non-admin share already charged the device's counters.
     pub(crate) counters_charged: bool,
+    /// Whether the device carries a `NoSchedule` / `NoExecute` taint (later requests
+    /// may not tolerate it, so it is not interchangeable with untainted twins).
+    pub(crate) tainted: bool,
     /// Whether committed allocations hold the device (exclusive ones are filtered out
     /// before the search except for admin access and `All`).
     pub(crate) in_use: bool,
@@ -144,6 +148,15 @@ pub(crate) enum SearchEnd {
     BudgetExhausted,
 }
 
+/// What `acceptable` decided about one candidate.
+enum Verdict {
+    Accept,
+    /// Unusable now (in use, capacity, counters).
+    Reject,
+    /// A constraint of the claim rejects it.
+    Constraint,
+}
+
 /// Where each claim's (request, alternative) decisions failed, for explanations.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Stats {
@@ -171,6 +184,8 @@ struct Search<'p> {
     share_use: BTreeMap<DeviceId, BTreeMap<String, Quantity>>,
     /// Devices whose counters this call charged.
     charged: SmallVec<[DeviceId; 4]>,
+    /// Devices picked by admin requests in this call (non-admin requests avoid them).
+    admin_picked: SmallVec<[DeviceId; 4]>,
     /// In-flight counter consumption per pool.
     counter_use: BTreeMap<PoolId, BTreeMap<(String, String), Quantity>>,
     /// Counters left after committed allocations, per pool.
@@ -197,6 +212,7 @@ pub(crate) fn search(
         per_claim: vec![SmallVec::new(); claims.len()],
         share_use: BTreeMap::new(),
         charged: SmallVec::new(),
+        admin_picked: SmallVec::new(),
         counter_use: BTreeMap::new(),
         counters_left,
         constraints: claims
@@ -307,21 +323,27 @@ impl Search<'_> {
             }
             let cand = &alt.candidates[i];
             // Interchangeable only when nothing but identity tells them apart: not
-            // shareable (consumption differs), not committed, not an admin pick (admin
-            // access ignores in-flight picks that later requests do not).
-            let symmetric = !cand.shareable && !cand.in_use && !alt.admin;
+            // shareable (consumption differs), not committed, not tainted (tolerations
+            // differ between requests), not an admin pick (admin access ignores
+            // in-flight picks that later requests do not).
+            let symmetric = !cand.shareable && !cand.in_use && !cand.tainted && !alt.admin;
             let key = (cand.pool, cand.equiv);
             if symmetric && failed.contains(&key) {
                 i += 1;
                 continue;
             }
-            if !self.acceptable(c, alt, i, left) {
-                if all {
-                    // `All`: every candidate must be allocatable, no alternatives.
-                    return false;
+            match self.acceptable(c, alt, i, left) {
+                Verdict::Accept => {}
+                // `All`: every candidate must be allocatable, no alternatives. A
+                // constraint violated here fails the alternative; upstream aborts the
+                // whole allocation with an error instead, but where it first meets
+                // the violation depends on its unpruned search order, and gangpack
+                // keeps outcomes independent of pruning (see docs/ARCHITECTURE.md).
+                Verdict::Reject | Verdict::Constraint if all => return false,
+                Verdict::Reject | Verdict::Constraint => {
+                    i += 1;
+                    continue;
                 }
-                i += 1;
-                continue;
             }
             self.take(c, r, a, i);
             if self.slot(c, r, a, left - 1, i + 1) {
@@ -340,20 +362,22 @@ impl Search<'_> {
     }
 
     /// Whether candidate `i` of `alt` can be added now.
-    fn acceptable(&self, c: usize, alt: &Alternative, i: usize, left: usize) -> bool {
+    fn acceptable(&self, c: usize, alt: &Alternative, i: usize, left: usize) -> Verdict {
         let cand = &alt.candidates[i];
-        // In use: by this claim (never twice), by another claim of this call
-        // (exclusive picks), or committed (non-admin, non-shareable; only `All`
-        // candidates reach the search in that state).
-        if self.per_claim[c].contains(&cand.device) {
-            return false;
+        // In use (upstream 3.6 step 1). An admin request skips only devices its own
+        // claim picked. Any other request skips devices picked in this call by any
+        // claim — admin picks included — and committed ones (only `All` candidates
+        // reach the search in that state); a shareable device is never "in use"
+        // exclusively, so several requests and claims may take shares of it.
+        if (alt.admin || !cand.shareable) && self.per_claim[c].contains(&cand.device) {
+            return Verdict::Reject;
         }
-        if !alt.admin {
-            if self.exclusive.contains(&cand.device) {
-                return false;
+        if !alt.admin && !cand.shareable {
+            if self.exclusive.contains(&cand.device) || self.admin_picked.contains(&cand.device) {
+                return Verdict::Reject;
             }
-            if cand.in_use && !cand.shareable {
-                return false;
+            if cand.in_use {
+                return Verdict::Reject;
             }
         }
         // Shared capacity.
@@ -370,7 +394,7 @@ impl Search<'_> {
                     .copied()
                     .unwrap_or(Quantity::ZERO);
                 if in_flight.saturating_add(*amount) > left_cap {
-                    return false;
+                    return Verdict::Reject;
                 }
             }
         }
@@ -380,36 +404,36 @@ impl Search<'_> {
             && !self.charges_skipped(cand)
             && !self.counters_fit(cand)
         {
-            return false;
+            return Verdict::Reject;
         }
         // Constraints.
         for &k in &alt.constraints {
             let st = &self.constraints[c][k];
             let Some(values) = &cand.values[k] else {
-                return false;
+                return Verdict::Constraint;
             };
             match st.kind {
                 ConstraintKind::Match => match &st.common {
                     Some(common) => {
                         if !values.iter().any(|v| common.contains(v)) {
-                            return false;
+                            return Verdict::Constraint;
                         }
                     }
                     None => {
                         // Grouping: enough later candidates must share a value.
                         if left > 1 && !enough_alike(alt, k, i, left) {
-                            return false;
+                            return Verdict::Constraint;
                         }
                     }
                 },
                 ConstraintKind::Distinct => {
                     if values.iter().any(|v| st.taken.contains(v)) {
-                        return false;
+                        return Verdict::Constraint;
                     }
                 }
             }
         }
-        true
+        Verdict::Accept
     }
 
     fn charges_skipped(&self, cand: &Candidate) -> bool {
@@ -450,6 +474,9 @@ impl Search<'_> {
         let alt = &self.claims[c].requests[r].alternatives[a];
         let cand = &alt.candidates[i];
         self.per_claim[c].push(cand.device);
+        if alt.admin {
+            self.admin_picked.push(cand.device);
+        }
         let mut charged = false;
         if !alt.admin {
             if cand.shareable {
@@ -492,6 +519,9 @@ impl Search<'_> {
         let pick = self.picks.pop().expect("a pick to undo");
         self.claim_devices[c] -= 1;
         remove_last(&mut self.per_claim[c], cand.device);
+        if alt.admin {
+            remove_last(&mut self.admin_picked, cand.device);
+        }
         if !alt.admin {
             if cand.shareable {
                 if let Some(u) = self.share_use.get_mut(&cand.device) {
