@@ -837,6 +837,13 @@ impl Cluster {
             let mut fields: Vec<NodeSelectorRequirement> = Vec::new();
             let mut share_ordinals: BTreeMap<(String, DeviceId), u32> = BTreeMap::new();
             let mut used_requests: Vec<(String, String)> = Vec::new(); // (reference, class)
+            // Configs come from the claim or from a class the claim names.
+            let configs_possible = !claim.spec.config.is_empty()
+                || prepared[ci]
+                    .0
+                    .iter()
+                    .flatten()
+                    .any(|p| self.class(&p.class).is_some_and(|c| !c.config.is_empty()));
             for p in picks.iter().filter(|p| p.claim == ci) {
                 let prep = &prepared[ci].0[p.request][p.alternative];
                 let slot = self.devices[p.device.index()]
@@ -870,7 +877,7 @@ impl Cluster {
                     share_id,
                     consumed_capacity: share.unwrap_or_default(),
                 });
-                if !used_requests.iter().any(|(r, _)| *r == prep.reference) {
+                if configs_possible && !used_requests.iter().any(|(r, _)| *r == prep.reference) {
                     used_requests.push((prep.reference.clone(), prep.class.clone()));
                 }
                 // Node selector (upstream 3.11): node-local devices and bindsToNode
@@ -913,7 +920,9 @@ impl Cluster {
                     }],
                 })
             };
-            result.config = self.result_config(claim, &used_requests);
+            if configs_possible {
+                result.config = self.result_config(claim, &used_requests);
+            }
             out.push(result);
         }
         out

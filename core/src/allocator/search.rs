@@ -179,7 +179,7 @@ struct Search<'p> {
     /// beat a tree here).
     exclusive: SmallVec<[DeviceId; 16]>,
     /// Devices picked by each claim in this call (no device twice in one claim).
-    per_claim: Vec<SmallVec<[DeviceId; 8]>>,
+    per_claim: SmallVec<[SmallVec<[DeviceId; 8]>; 2]>,
     /// In-flight consumption of shareable devices.
     share_use: BTreeMap<DeviceId, BTreeMap<String, Quantity>>,
     /// Devices whose counters this call charged.
@@ -191,10 +191,10 @@ struct Search<'p> {
     /// Counters left after committed allocations, per pool.
     counters_left: &'p BTreeMap<PoolId, BTreeMap<(String, String), Quantity>>,
     /// Constraint state per claim.
-    constraints: Vec<Vec<ConstraintState>>,
+    constraints: SmallVec<[Vec<ConstraintState>; 2]>,
     picks: Vec<Pick>,
     /// Devices picked per claim.
-    claim_devices: Vec<usize>,
+    claim_devices: SmallVec<[usize; 4]>,
     exhausted: bool,
 }
 
@@ -209,7 +209,7 @@ pub(crate) fn search(
         budget,
         steps: 0,
         exclusive: SmallVec::new(),
-        per_claim: vec![SmallVec::new(); claims.len()],
+        per_claim: smallvec::smallvec![SmallVec::new(); claims.len()],
         share_use: BTreeMap::new(),
         charged: SmallVec::new(),
         admin_picked: SmallVec::new(),
@@ -224,8 +224,8 @@ pub(crate) fn search(
                     .collect()
             })
             .collect(),
-        picks: Vec::new(),
-        claim_devices: vec![0; claims.len()],
+        picks: Vec::with_capacity(claims.iter().map(min_devices).sum()),
+        claim_devices: smallvec::smallvec![0; claims.len()],
         exhausted: false,
     };
     let found = s.claim(0);
