@@ -35,7 +35,7 @@
 //! ```
 
 use crate::alloc_prelude::*;
-use crate::class::{MAX_CEL_LEN, MAX_SELECTORS};
+use crate::class::validate_selectors;
 use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_name};
 use crate::names;
 use crate::{DeviceSelector, DeviceToleration, NodeSelector, Quantity};
@@ -727,24 +727,7 @@ fn validate_leaf(obj: &ObjectRef, path: &str, leaf: &Leaf<'_>, errs: &mut Vec<Va
         names::validate_dns_subdomain,
         errs,
     );
-    let selectors = format!("{path}.selectors");
-    if within_max(obj, &selectors, leaf.selectors.len(), MAX_SELECTORS, errs) {
-        for (i, s) in leaf.selectors.iter().enumerate() {
-            let field = format!("{selectors}[{i}].cel.expression");
-            if s.cel.trim().is_empty() {
-                errs.push(ValidationError::new(obj.clone(), field, Problem::Required));
-            } else if s.cel.len() > MAX_CEL_LEN {
-                errs.push(ValidationError::new(
-                    obj.clone(),
-                    field,
-                    Problem::TooLong {
-                        max: MAX_CEL_LEN,
-                        actual: s.cel.len(),
-                    },
-                ));
-            }
-        }
-    }
+    validate_selectors(obj, &format!("{path}.selectors"), leaf.selectors, errs);
     leaf.allocation_mode.validate(obj, path, errs);
     let tolerations = format!("{path}.tolerations");
     if within_max(

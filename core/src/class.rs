@@ -70,28 +70,7 @@ impl DeviceClass {
             names::validate_dns_subdomain,
             &mut errs,
         );
-        check_max(
-            &obj,
-            "spec.selectors",
-            self.selectors.len(),
-            MAX_SELECTORS,
-            &mut errs,
-        );
-        for (i, s) in self.selectors.iter().enumerate() {
-            let field = format!("spec.selectors[{i}].cel.expression");
-            if s.cel.trim().is_empty() {
-                errs.push(ValidationError::new(obj.clone(), field, Problem::Required));
-            } else if s.cel.len() > MAX_CEL_LEN {
-                errs.push(ValidationError::new(
-                    obj.clone(),
-                    field,
-                    Problem::TooLong {
-                        max: MAX_CEL_LEN,
-                        actual: s.cel.len(),
-                    },
-                ));
-            }
-        }
+        validate_selectors(&obj, "spec.selectors", &self.selectors, &mut errs);
         if let Some(n) = &self.extended_resource_name {
             check_name(
                 &obj,
@@ -102,5 +81,36 @@ impl DeviceClass {
             );
         }
         crate::error::finish(errs)
+    }
+}
+
+/// Checks a list of selectors under `path` (a class's or a request's): at most 32, each
+/// with a non-empty CEL expression of at most 10 KiB. As upstream, the entries of a list
+/// over its limit are not checked one by one. (Whether the expression compiles is
+/// checked where it is compiled.)
+pub(crate) fn validate_selectors(
+    obj: &ObjectRef,
+    path: &str,
+    selectors: &[DeviceSelector],
+    errs: &mut Vec<ValidationError>,
+) {
+    if selectors.len() > MAX_SELECTORS {
+        check_max(obj, path, selectors.len(), MAX_SELECTORS, errs);
+        return;
+    }
+    for (i, s) in selectors.iter().enumerate() {
+        let field = format!("{path}[{i}].cel.expression");
+        if s.cel.trim().is_empty() {
+            errs.push(ValidationError::new(obj.clone(), field, Problem::Required));
+        } else if s.cel.len() > MAX_CEL_LEN {
+            errs.push(ValidationError::new(
+                obj.clone(),
+                field,
+                Problem::TooLong {
+                    max: MAX_CEL_LEN,
+                    actual: s.cel.len(),
+                },
+            ));
+        }
     }
 }

@@ -1749,19 +1749,27 @@ impl Cluster {
         self.rules.values().map(|r| &r.rule)
     }
 
+    /// A rule's selector criteria as symbols (`None` = any), or `None` when the rule
+    /// can select nothing: no selector, or a name that was never interned.
+    fn selector_symbols(
+        &self,
+        rule: &DeviceTaintRule,
+    ) -> Option<(Option<Symbol>, Option<Symbol>, Option<Symbol>)> {
+        let sel = rule.selector.as_ref()?;
+        let lookup = |v: &Option<String>| match v {
+            None => Some(None),
+            Some(s) => self.strings.get(s).map(Some),
+        };
+        Some((
+            lookup(&sel.driver)?,
+            lookup(&sel.pool)?,
+            lookup(&sel.device)?,
+        ))
+    }
+
     /// The devices a rule's selector picks (any generation).
     pub fn rule_devices(&self, rule: &DeviceTaintRule) -> Vec<DeviceId> {
-        let Some(sel) = &rule.selector else {
-            return Vec::new();
-        };
-        // Criteria as symbols; a string that was never interned matches nothing.
-        let lookup = |v: &Option<String>| match v {
-            None => Ok(None),
-            Some(s) => self.strings.get(s).map(Some).ok_or(()),
-        };
-        let (Ok(driver), Ok(pool), Ok(device)) =
-            (lookup(&sel.driver), lookup(&sel.pool), lookup(&sel.device))
-        else {
+        let Some((driver, pool, device)) = self.selector_symbols(rule) else {
             return Vec::new();
         };
         let pools: Vec<&PoolEntry> = match (driver, pool) {
@@ -2051,18 +2059,9 @@ impl Cluster {
     /// it selects by identity.
     fn rule_refs(&self, rule: &DeviceTaintRule) -> BTreeSet<DeviceRef> {
         let mut out = self.refs_of(&self.rule_devices(rule));
-        let Some(sel) = &rule.selector else {
-            return out;
-        };
         // Allocations of devices no longer published (the others are in `out`
-        // already), compared by symbol; a name never interned matches nothing.
-        let lookup = |v: &Option<String>| match v {
-            None => Ok(None),
-            Some(s) => self.strings.get(s).map(Some).ok_or(()),
-        };
-        let (Ok(driver), Ok(pool), Ok(device)) =
-            (lookup(&sel.driver), lookup(&sel.pool), lookup(&sel.device))
-        else {
+        // already), compared by symbol.
+        let Some((driver, pool, device)) = self.selector_symbols(rule) else {
             return out;
         };
         let matches = |k: &DeviceKey| {

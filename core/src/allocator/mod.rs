@@ -603,6 +603,7 @@ impl Cluster {
             }
         }
         let mut funnel = Funnel::default();
+        let mut all_blocked = false;
         let mut candidates = Vec::with_capacity(reach.len());
         let mut shares = Vec::with_capacity(reach.len());
         for &dev in reach {
@@ -681,28 +682,12 @@ impl Cluster {
                 continue;
             }
             if !self.tolerated(dev, view.tolerations) {
+                funnel.taints += 1;
                 if all {
                     // `All` fails if a matching device is tainted and not tolerated.
-                    candidates.clear();
-                    shares.clear();
-                    funnel.taints += 1;
-                    return Ok(Prepared {
-                        alternative: Alternative {
-                            need: Need::All,
-                            admin: view.admin_access,
-                            candidates,
-                            constraints: Vec::new(),
-                        },
-                        admin: view.admin_access,
-                        reference,
-                        class: compiled.class.clone(),
-                        tolerations: view.tolerations.to_vec(),
-                        shares,
-                        funnel,
-                        required: 1,
-                    });
+                    all_blocked = true;
+                    break;
                 }
-                funnel.taints += 1;
                 continue;
             }
             let counters = device
@@ -738,7 +723,10 @@ impl Cluster {
             AllocationMode::ExactCount(n) => (Need::Count(n), n),
             AllocationMode::All => (Need::All, 1),
         };
-        if all
+        if all_blocked {
+            candidates.clear();
+            shares.clear();
+        } else if all
             && candidates
                 .iter()
                 .any(|c| c.in_use && !c.shareable && !view.admin_access)
