@@ -115,7 +115,7 @@ impl ResourceClaim {
     ///   `firstAvailable` must not be empty, has at most [`MAX_SUBREQUESTS`] entries with
     ///   unique DNS-label names;
     /// * every request and subrequest: `deviceClassName` a DNS subdomain; at most
-    ///   [`MAX_SELECTORS`] selectors, each expression non-empty and at most [`MAX_CEL_LEN`]
+    ///   [`MAX_SELECTORS`](crate::limits::MAX_SELECTORS) selectors, each expression non-empty and at most [`MAX_CEL_LEN`](crate::limits::MAX_CEL_LEN)
     ///   bytes; `count` greater than zero; at most [`MAX_TOLERATIONS`] tolerations, each
     ///   valid; `capacity.requests` keyed by qualified names, amounts not negative;
     /// * `spec.devices.constraints`: at most [`MAX_CONSTRAINTS`]; `requests` at most

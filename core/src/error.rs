@@ -25,6 +25,12 @@ pub enum ObjectKind {
     Pod,
     /// scheduling.k8s.io/v1beta1 `PodGroup`.
     PodGroup,
+    /// scheduling.k8s.io/v1beta1 `Workload`.
+    Workload,
+    /// scheduling.k8s.io/v1alpha3 `CompositePodGroup`.
+    CompositePodGroup,
+    /// scheduling.k8s.io/v1 `PriorityClass`.
+    PriorityClass,
 }
 
 impl ObjectKind {
@@ -38,6 +44,9 @@ impl ObjectKind {
             ObjectKind::ResourceClaim => "ResourceClaim",
             ObjectKind::Pod => "Pod",
             ObjectKind::PodGroup => "PodGroup",
+            ObjectKind::Workload => "Workload",
+            ObjectKind::CompositePodGroup => "CompositePodGroup",
+            ObjectKind::PriorityClass => "PriorityClass",
         }
     }
 }

@@ -82,6 +82,7 @@ mod taint;
 mod taint_rule;
 mod time;
 mod toleration;
+mod workload;
 
 pub use allocator::{
     AllocationError, AllocationOutcome, AllocatorOptions, EvaluationFailure, Funnel,
@@ -126,6 +127,15 @@ pub use toleration::{
     DeviceToleration, DeviceTolerationOperator, EvictionVerdict, Toleration, TolerationOperator,
     count_untolerated_prefer_no_schedule, device_eviction, device_eviction_time,
     device_taint_blocks, first_blocking_device_taint, first_untolerated_taint, node_eviction,
+};
+
+pub use workload::{
+    ClaimSource, CompositePodGroup, CompositeSchedulingPolicy, DEFAULT_SCHEDULER_NAME,
+    DisruptionMode, HIGHEST_USER_DEFINABLE_PRIORITY, MAX_POD_GROUP_RESOURCE_CLAIMS,
+    MAX_POD_GROUP_TEMPLATES, MAX_TOPOLOGY_CONSTRAINTS, Pod, PodGroup, PodGroupResourceClaim,
+    PodGroupTemplate, PodResourceClaim, PreemptionPolicy, PriorityClass, SYSTEM_CRITICAL_PRIORITY,
+    SchedulingPolicy, TopologyConstraint, Workload, WorkloadReference, check_group_members,
+    resolve_priority,
 };
 
 /// Upstream validation limits, enforced by the model's `validate` methods.
