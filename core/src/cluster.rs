@@ -950,26 +950,7 @@ impl Cluster {
                 Problem::Required,
             ));
         }
-        for (name, q) in &requests {
-            let field = format!("spec.resources.requests[\"{name}\"]");
-            crate::error::check_name(
-                &obj,
-                &field,
-                name,
-                crate::names::validate_label_name,
-                &mut errs,
-            );
-            if q.is_negative() {
-                errs.push(ValidationError::new(
-                    obj.clone(),
-                    field,
-                    Problem::Invalid {
-                        value: q.to_string(),
-                        reason: "must be greater than or equal to 0",
-                    },
-                ));
-            }
-        }
+        crate::node::validate_resource_list(&obj, "spec.resources.requests", &requests, &mut errs);
         crate::error::finish(errs).map_err(ClusterError::Invalid)?;
         let Some(id) = self
             .node_id(node)

@@ -77,20 +77,7 @@ impl Node {
             check_name(&obj, &field, k, names::validate_label_name, &mut errs);
             crate::taint::check_label_value(v, &obj, field, &mut errs);
         }
-        for (name, amount) in &self.allocatable {
-            let field = format!("status.allocatable[\"{name}\"]");
-            check_name(&obj, &field, name, names::validate_label_name, &mut errs);
-            if amount.is_negative() {
-                errs.push(ValidationError::new(
-                    obj.clone(),
-                    field,
-                    Problem::Invalid {
-                        value: amount.to_string(),
-                        reason: "must be greater than or equal to 0",
-                    },
-                ));
-            }
-        }
+        validate_resource_list(&obj, "status.allocatable", &self.allocatable, &mut errs);
         let mut seen = BTreeSet::new();
         for (i, t) in self.taints.iter().enumerate() {
             let path = format!("spec.taints[{i}]");
@@ -107,5 +94,29 @@ impl Node {
             }
         }
         crate::error::finish(errs)
+    }
+}
+
+/// Checks a scalar resource list (`status.allocatable`, `resources.requests`) under
+/// `path`: resource names are label names and amounts are not negative.
+pub(crate) fn validate_resource_list(
+    obj: &ObjectRef,
+    path: &str,
+    resources: &BTreeMap<String, Quantity>,
+    errs: &mut Vec<ValidationError>,
+) {
+    for (name, amount) in resources {
+        let field = format!("{path}[\"{name}\"]");
+        check_name(obj, &field, name, names::validate_label_name, errs);
+        if amount.is_negative() {
+            errs.push(ValidationError::new(
+                obj.clone(),
+                field,
+                Problem::Invalid {
+                    value: amount.to_string(),
+                    reason: "must be greater than or equal to 0",
+                },
+            ));
+        }
     }
 }

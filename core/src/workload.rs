@@ -499,20 +499,12 @@ impl Pod {
                 &mut errs,
             );
         }
-        for (name, amount) in &self.requests {
-            let field = format!("spec.resources.requests[\"{name}\"]");
-            check_name(&obj, &field, name, names::validate_label_name, &mut errs);
-            if amount.is_negative() {
-                errs.push(ValidationError::new(
-                    obj.clone(),
-                    field,
-                    Problem::Invalid {
-                        value: amount.to_string(),
-                        reason: "must be greater than or equal to 0",
-                    },
-                ));
-            }
-        }
+        crate::node::validate_resource_list(
+            &obj,
+            "spec.resources.requests",
+            &self.requests,
+            &mut errs,
+        );
         crate::error::finish(errs)
     }
 }
