@@ -267,14 +267,11 @@ struct CompiledAlternative {
 }
 
 /// One alternative under preparation, with its funnel counts.
-struct Prepared {
+struct Prepared<'a> {
     alternative: Alternative,
     admin: bool,
-    reference: String,
-    class: String,
-    tolerations: Vec<DeviceToleration>,
-    /// Per candidate: (share consumption for results) — None for exclusive devices.
-    shares: Vec<Option<BTreeMap<String, Quantity>>>,
+    compiled: &'a CompiledAlternative,
+    tolerations: &'a [DeviceToleration],
     funnel: Funnel,
     required: u32,
 }
@@ -391,7 +388,7 @@ impl Cluster {
         let shortfalls = self.node_shortfalls(node, pod_resources);
         // Prepare every claim first: input errors win over "does not fit".
         let reach = self.reach_of(node_id);
-        let mut prepared: Vec<(Vec<Vec<Prepared>>, Vec<ConstraintKind>)> = Vec::new();
+        let mut prepared: Vec<(Vec<Vec<Prepared<'_>>>, Vec<ConstraintKind>)> = Vec::new();
         for (claim, compiled) in claims.iter().zip(&prepared_claims.alternatives) {
             prepared.push(self.prepare_claim(&reach, claim, compiled)?);
         }
@@ -452,7 +449,7 @@ impl Cluster {
                 return Ok(AllocationOutcome::Unsatisfiable(
                     Unsatisfiable::NotEnoughDevices(Box::new(RequestShortage {
                         claim: claim_name(claim),
-                        request: p.reference.clone(),
+                        request: p.compiled.reference.clone(),
                         required: p.required,
                         usable: usable(best) as u32,
                         funnel: p.funnel,
@@ -464,7 +461,7 @@ impl Cluster {
         let (end, stats) = search::search(&problem, &counters, options.step_budget);
         match end {
             SearchEnd::Found(picks) => Ok(AllocationOutcome::Allocated(
-                self.build_results(node_id, claims, &prepared, &picks),
+                self.build_results(node_id, claims, &prepared, &problem, &picks),
             )),
             SearchEnd::NotFound => Ok(AllocationOutcome::Unsatisfiable(
                 Unsatisfiable::NoCombination {
@@ -523,12 +520,12 @@ impl Cluster {
         alloc::borrow::Cow::Owned(out)
     }
 
-    fn prepare_claim(
+    fn prepare_claim<'a>(
         &self,
         reach: &[DeviceId],
-        claim: &ResourceClaim,
-        compiled: &[Vec<CompiledAlternative>],
-    ) -> Result<(Vec<Vec<Prepared>>, Vec<ConstraintKind>), AllocationError> {
+        claim: &'a ResourceClaim,
+        compiled: &'a [Vec<CompiledAlternative>],
+    ) -> Result<(Vec<Vec<Prepared<'a>>>, Vec<ConstraintKind>), AllocationError> {
         let constraints: Vec<ConstraintKind> = claim
             .spec
             .constraints
@@ -547,7 +544,7 @@ impl Cluster {
         for (k, c) in claim.spec.constraints.iter().enumerate() {
             for alts in &mut requests {
                 for p in alts.iter_mut() {
-                    let (req, sub) = split_reference(&p.reference);
+                    let (req, sub) = split_reference(&p.compiled.reference);
                     if c.applies_to(req, sub) {
                         p.alternative.constraints.push(k);
                     }
@@ -570,14 +567,14 @@ impl Cluster {
     }
 
     #[allow(clippy::too_many_lines)]
-    fn prepare_alternative(
+    fn prepare_alternative<'a>(
         &self,
         reach: &[DeviceId],
         claim: &ResourceClaim,
-        view: &RequestView<'_>,
-        compiled: &CompiledAlternative,
-    ) -> Result<Prepared, AllocationError> {
-        let reference = compiled.reference.clone();
+        view: &RequestView<'a>,
+        compiled: &'a CompiledAlternative,
+    ) -> Result<Prepared<'a>, AllocationError> {
+        let reference = &compiled.reference;
         // Class selectors are evaluated once per device by the cluster's class cache.
         let Some(class) = self.class_cache.get(&compiled.class) else {
             return Err(AllocationError::ClassNotFound {
@@ -596,7 +593,7 @@ impl Cluster {
                 if !pool.status.is_usable() {
                     return Err(AllocationError::IncompletePool {
                         claim: claim.object_ref(),
-                        request: reference,
+                        request: reference.clone(),
                         pool: format!("{}/{}", pool.status.driver, pool.status.name),
                     });
                 }
@@ -605,7 +602,6 @@ impl Cluster {
         let mut funnel = Funnel::default();
         let mut all_blocked = false;
         let mut candidates = Vec::with_capacity(reach.len());
-        let mut shares = Vec::with_capacity(reach.len());
         for &dev in reach {
             let slot = self.devices[dev.index()].as_ref().expect("live device id");
             if slot.flags & ELIGIBLE == 0 {
@@ -638,7 +634,7 @@ impl Cluster {
             if let Some(error) = class.errors.get(&dev) {
                 return Err(AllocationError::Evaluation(Box::new(EvaluationFailure {
                     claim: claim.object_ref(),
-                    request: reference,
+                    request: reference.clone(),
                     device: self.device_ref_of(slot),
                     error: error.clone(),
                 })));
@@ -709,7 +705,7 @@ impl Cluster {
                 pool: self.pool_of(slot),
                 equiv: slot.equiv,
                 shareable,
-                consumes: share.clone().unwrap_or_default(),
+                consumes: share.unwrap_or_default(),
                 capacity_left,
                 counters,
                 counters_charged,
@@ -717,7 +713,6 @@ impl Cluster {
                 tainted: slot.flags & crate::cluster::TAINTED != 0,
                 values: Vec::new(),
             });
-            shares.push(share);
         }
         let (need, required) = match view.allocation_mode {
             AllocationMode::ExactCount(n) => (Need::Count(n), n),
@@ -725,7 +720,6 @@ impl Cluster {
         };
         if all_blocked {
             candidates.clear();
-            shares.clear();
         } else if all
             && candidates
                 .iter()
@@ -734,7 +728,6 @@ impl Cluster {
             // `All` fails if any matching device is already allocated.
             funnel.allocated += candidates.len() as u32;
             candidates.clear();
-            shares.clear();
         }
         Ok(Prepared {
             alternative: Alternative {
@@ -744,10 +737,8 @@ impl Cluster {
                 constraints: Vec::new(),
             },
             admin: view.admin_access,
-            reference,
-            class: compiled.class.clone(),
-            tolerations: view.tolerations.to_vec(),
-            shares,
+            compiled,
+            tolerations: view.tolerations,
             funnel,
             required,
         })
@@ -813,7 +804,8 @@ impl Cluster {
         &self,
         node: NodeId,
         claims: &[ResourceClaim],
-        prepared: &[(Vec<Vec<Prepared>>, Vec<ConstraintKind>)],
+        prepared: &[(Vec<Vec<Prepared<'_>>>, Vec<ConstraintKind>)],
+        problem: &[Claim],
         picks: &[search::Pick],
     ) -> Vec<AllocationResult> {
         let node_name = self.nodes_name(node);
@@ -827,11 +819,10 @@ impl Cluster {
             let mut used_requests: Vec<(String, String)> = Vec::new(); // (reference, class)
             // Configs come from the claim or from a class the claim names.
             let configs_possible = !claim.spec.config.is_empty()
-                || prepared[ci]
-                    .0
-                    .iter()
-                    .flatten()
-                    .any(|p| self.class(&p.class).is_some_and(|c| !c.config.is_empty()));
+                || prepared[ci].0.iter().flatten().any(|p| {
+                    self.class(&p.compiled.class)
+                        .is_some_and(|c| !c.config.is_empty())
+                });
             for p in picks.iter().filter(|p| p.claim == ci) {
                 let prep = &prepared[ci].0[p.request][p.alternative];
                 let slot = self.devices[p.device.index()]
@@ -839,14 +830,19 @@ impl Cluster {
                     .expect("live device id");
                 let entry = self.slice_entry(slot.slice);
                 let device = &entry.slice.devices[slot.pos as usize];
-                let share = prep.shares[p.candidate].clone();
+                let cand = &problem[ci].requests[p.request].alternatives[p.alternative].candidates
+                    [p.candidate];
+                // Shares (consumption and an id) only for non-admin picks of shareable
+                // devices.
+                let share = (cand.shareable && !prep.admin).then(|| cand.consumes.clone());
+                let reference = &prep.compiled.reference;
                 let share_id = share.as_ref().map(|_| {
                     let ord = share_ordinals
-                        .entry((prep.reference.clone(), p.device))
+                        .entry((reference.clone(), p.device))
                         .or_insert(0);
                     let id = crate::claim::share_id(
                         &claim_name(claim),
-                        &prep.reference,
+                        reference,
                         &self.device_ref_of(slot).to_string(),
                         *ord,
                     );
@@ -854,19 +850,19 @@ impl Cluster {
                     id
                 });
                 result.devices.push(DeviceRequestAllocationResult {
-                    request: prep.reference.clone(),
+                    request: reference.clone(),
                     driver: entry.slice.driver.clone(),
                     pool: entry.slice.pool.name.clone(),
                     device: device.name.clone(),
                     admin_access: prep.admin,
-                    tolerations: prep.tolerations.clone(),
+                    tolerations: prep.tolerations.to_vec(),
                     binding_conditions: device.binding_conditions.clone(),
                     binding_failure_conditions: device.binding_failure_conditions.clone(),
                     share_id,
                     consumed_capacity: share.unwrap_or_default(),
                 });
-                if configs_possible && !used_requests.iter().any(|(r, _)| *r == prep.reference) {
-                    used_requests.push((prep.reference.clone(), prep.class.clone()));
+                if configs_possible && !used_requests.iter().any(|(r, _)| r == reference) {
+                    used_requests.push((reference.clone(), prep.compiled.class.clone()));
                 }
                 // Node selector (upstream 3.11): node-local devices and bindsToNode
                 // pin the allocation to this node; otherwise selectors are merged.
