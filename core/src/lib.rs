@@ -82,6 +82,7 @@ mod taint;
 mod taint_rule;
 mod time;
 mod toleration;
+mod validate;
 mod workload;
 
 pub use allocator::{
@@ -127,6 +128,10 @@ pub use toleration::{
     DeviceToleration, DeviceTolerationOperator, EvictionVerdict, Toleration, TolerationOperator,
     count_untolerated_prefer_no_schedule, device_eviction, device_eviction_time,
     device_taint_blocks, first_blocking_device_taint, first_untolerated_taint, node_eviction,
+};
+
+pub use validate::{
+    ClaimAllocation, Holder, PlacementDecision, PodBinding, Violation, validate_placement,
 };
 
 pub use workload::{
