@@ -74,6 +74,7 @@ mod intern;
 pub mod names;
 mod node;
 mod node_selector;
+mod placer;
 mod quantity;
 mod selector;
 mod semver;
@@ -110,6 +111,7 @@ pub use device::{
 pub use error::{ObjectKind, ObjectRef, Problem, ValidationError};
 pub use ids::{DeviceId, NodeId, PoolId, SliceId};
 pub use node::Node;
+pub use placer::{GangError, GangOptions, GangOutcome};
 pub use slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};
 pub use taint_rule::{DeviceTaintRule, DeviceTaintSelector};
 
