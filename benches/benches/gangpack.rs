@@ -222,5 +222,36 @@ fn allocate(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, index, allocate);
+fn gang(c: &mut Criterion) {
+    let mut group = c.benchmark_group("gang");
+    group.sample_size(10);
+    let opts = gangpack::GangOptions::default();
+    let fleet = gangpack_benches::allocation_fleet_with_racks(4096, 8, 4, 33, 32);
+    for rack in [false, true] {
+        let (g, pods, claims) = gangpack_benches::gpu_gang(64, 8, rack);
+        let name = if rack {
+            "64x8_on_4096x8/rack_of_32"
+        } else {
+            "64x8_on_4096x8/anywhere"
+        };
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                fleet
+                    .place_gang(Some(&g), black_box(&pods), &claims, &opts)
+                    .expect("valid")
+            });
+        });
+    }
+    let big = gangpack_benches::allocation_fleet_with_racks(10_000, 8, 4, 33, 32);
+    let (g, pods, claims) = gangpack_benches::gpu_gang(512, 8, false);
+    group.bench_function("512x8_on_10000x8/anywhere", |b| {
+        b.iter(|| {
+            big.place_gang(Some(&g), black_box(&pods), &claims, &opts)
+                .expect("valid")
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, index, allocate, gang);
 criterion_main!(benches);

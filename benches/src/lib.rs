@@ -120,13 +120,24 @@ pub fn allocation_fleet(
     numa_size: usize,
     taint_every: usize,
 ) -> Cluster {
+    allocation_fleet_with_racks(nodes, gpus, numa_size, taint_every, NODES_PER_RACK)
+}
+
+/// [`allocation_fleet`] with racks of `rack_size` nodes.
+pub fn allocation_fleet_with_racks(
+    nodes: usize,
+    gpus: usize,
+    numa_size: usize,
+    taint_every: usize,
+    rack_size: usize,
+) -> Cluster {
     let mut c = Cluster::new();
     c.put_class(gpu_class()).expect("valid class");
     for n in 0..nodes {
         let name = node_name(n);
         c.add_node(Node::new(&name).with_label(
             "topology.example.com/rack",
-            format!("rack-{:03}", n / NODES_PER_RACK),
+            format!("rack-{:03}", n / rack_size),
         ))
         .expect("valid node");
         let mut slice = ResourceSlice::node_local(format!("{name}-gpus"), DRIVER, &name, &name);
@@ -151,6 +162,46 @@ pub fn allocation_fleet(
         c.add_slice(slice).expect("valid slice");
     }
     c
+}
+
+/// A gang of `pods` pods in PodGroup `ns/gang`, each with its own claim for `gpus`
+/// GPUs; `rack` adds a topology constraint on the rack label.
+pub fn gpu_gang(
+    pods: usize,
+    gpus: u32,
+    rack: bool,
+) -> (
+    gangpack::PodGroup,
+    Vec<gangpack::Pod>,
+    Vec<gangpack::ResourceClaim>,
+) {
+    let mut group = gangpack::PodGroup::new(
+        "ns",
+        "gang",
+        gangpack::SchedulingPolicy::Gang {
+            min_count: u32::try_from(pods).expect("small"),
+        },
+    );
+    if rack {
+        group.topology.push(gangpack::TopologyConstraint {
+            key: "topology.example.com/rack".into(),
+        });
+    }
+    let mut all_pods = Vec::new();
+    let mut claims = Vec::new();
+    for i in 0..pods {
+        let name = format!("worker-{i:04}");
+        let mut pod = gangpack::Pod::new("ns", &name);
+        pod.scheduling_group = Some("gang".into());
+        let claim = gpu_claim(&format!("{name}-gpus"), gpus, false);
+        pod.resource_claims.push(gangpack::PodResourceClaim {
+            name: "gpus".into(),
+            source: gangpack::ClaimSource::ClaimName(claim.name.clone()),
+        });
+        claims.push(claim);
+        all_pods.push(pod);
+    }
+    (group, all_pods, claims)
 }
 
 /// A claim `ns/<name>` for `count` GPUs of [`gpu_class`], optionally all on one NUMA

@@ -3,6 +3,7 @@
 
 use core::fmt;
 
+use alloc::sync::Arc;
 use smallvec::SmallVec;
 
 use crate::alloc_prelude::*;
@@ -542,7 +543,9 @@ pub(crate) type DeviceKey = (Symbol, Symbol, Symbol);
 
 #[derive(Clone, Debug)]
 pub(crate) struct SliceEntry {
-    pub(crate) slice: ResourceSlice,
+    /// Shared, so that cloning a cluster (a what-if snapshot, a placement's scratch
+    /// copy) does not copy every device; edits copy on write.
+    pub(crate) slice: Arc<ResourceSlice>,
     pub(crate) pool: PoolId,
     pub(crate) devices: Vec<DeviceId>,
 }
@@ -1178,14 +1181,14 @@ impl Cluster {
     pub fn slice(&self, name: &str) -> Option<&ResourceSlice> {
         self.slice_by_name
             .get(name)
-            .map(|id| &self.slice_entry(*id).slice)
+            .map(|id| &*self.slice_entry(*id).slice)
     }
 
     /// Every ResourceSlice, by name.
     pub fn slices(&self) -> impl Iterator<Item = &ResourceSlice> + '_ {
         self.slice_by_name
             .values()
-            .map(|id| &self.slice_entry(*id).slice)
+            .map(|id| &*self.slice_entry(*id).slice)
     }
 
     pub(crate) fn slice_entry(&self, id: SliceId) -> &SliceEntry {
@@ -1239,7 +1242,7 @@ impl Cluster {
             ids.push(dev);
         }
         self.slices[id.index()] = Some(SliceEntry {
-            slice,
+            slice: Arc::new(slice),
             pool,
             devices: ids.clone(),
         });
@@ -1342,7 +1345,7 @@ impl Cluster {
             self.reorder_node(n);
         }
         self.reorder_nodes_of_pool(entry.pool);
-        entry.slice
+        Arc::unwrap_or_clone(entry.slice)
     }
 
     fn alloc_device_id(&mut self) -> DeviceId {
@@ -1659,7 +1662,7 @@ impl Cluster {
             let entry = c.slices[slot.slice.index()]
                 .as_mut()
                 .expect("live slice id");
-            entry.slice.devices[pos].taints = taints;
+            Arc::make_mut(&mut entry.slice).devices[pos].taints = taints;
             c.rebuild_taints(dev);
         }))
     }

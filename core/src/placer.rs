@@ -122,6 +122,8 @@ struct PendingPod<'a> {
     with_group: PreparedClaims,
     /// Pods of equal shape share a class id (placed in non-decreasing node order).
     shape: usize,
+    /// The least number of devices its own claims need.
+    min_devices: u64,
     /// Nodes the pod may go to (labels, affinity, taints, cordon), by name.
     nodes: Vec<&'a Node>,
 }
@@ -225,19 +227,36 @@ impl Cluster {
                     shapes.push(signature);
                     shapes.len() - 1
                 });
-            let nodes = self
-                .nodes()
-                .filter(|n| !n.unschedulable && pod.fits_node(n))
-                .filter(|n| {
-                    first_untolerated_taint(&n.taints, &pod.tolerations, |e| {
-                        matches!(e, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+            // Devices the pod needs at least (node-local ones; a shared device may serve
+            // instead, so this prunes only when the pod's claims are node-local).
+            let min_devices: u64 = own.iter().map(|(_, c)| c.spec.min_device_count()).sum();
+            // Pods of one shape have the same candidate nodes: compute them once.
+            let known = pending.iter().find(|p: &&PendingPod<'_>| p.shape == shape);
+            let nodes = if let Some(p) = known {
+                p.nodes.clone()
+            } else {
+                self.nodes()
+                    .filter(|n| !n.unschedulable && pod.fits_node(n))
+                    .filter(|n| {
+                        // Count pruning: a node without enough free devices cannot host it.
+                        !self.shared_devices().is_empty()
+                            || self
+                                .node_id(&n.name)
+                                .and_then(|id| self.node_counts(id))
+                                .is_some_and(|c| u64::from(c.free) >= min_devices)
                     })
-                    .is_none()
-                })
-                .collect();
+                    .filter(|n| {
+                        first_untolerated_taint(&n.taints, &pod.tolerations, |e| {
+                            matches!(e, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+                        })
+                        .is_none()
+                    })
+                    .collect()
+            };
             pending.push(PendingPod {
                 pod,
                 key,
+                min_devices,
                 claims: own,
                 prepared,
                 with_group,
@@ -275,7 +294,31 @@ impl Cluster {
         };
         let mut best = 0;
         let mut steps = 0;
+        // Count pruning per domain: the free devices of its nodes must cover the
+        // `required` smallest pods' needs (only when no shared device could help).
+        let mut needs: Vec<u64> = pending.iter().map(|p| p.min_devices).collect();
+        needs.sort_unstable();
+        let need: u64 = needs.iter().take(required).sum();
+        // Free devices per domain (`None`: the whole cluster), in one pass over nodes.
+        let mut free_by_domain: BTreeMap<Option<&str>, u64> = BTreeMap::new();
+        for n in self.nodes() {
+            let free = self
+                .node_id(&n.name)
+                .and_then(|id| self.node_counts(id))
+                .map_or(0, |c| u64::from(c.free));
+            *free_by_domain.entry(None).or_default() += free;
+            if let Some(v) = key.and_then(|k| n.labels.get(k)) {
+                *free_by_domain.entry(Some(v.as_str())).or_default() += free;
+            }
+        }
+        let free_in = |domain: &Option<String>| -> u64 {
+            free_by_domain.get(&domain.as_deref()).copied().unwrap_or(0)
+        };
+        let shared = !self.shared_devices().is_empty();
         for domain in domains {
+            if !shared && free_in(&domain) < need {
+                continue;
+            }
             let mut s = Search {
                 scratch: self.clone(),
                 pods: Vec::new(),
