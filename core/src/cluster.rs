@@ -569,7 +569,7 @@ pub(crate) struct PoolEntry {
 #[derive(Clone, Debug, Default)]
 struct NodeEntry {
     name: String,
-    node: Option<Node>,
+    node: Option<Arc<Node>>,
     devices: SparseDeviceSet,
     counts: DeviceCounts,
     /// The node-local devices in upstream's allocation order (pools by driver then
@@ -660,7 +660,8 @@ struct RuleEntry {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Cluster {
-    pub(crate) strings: Interner,
+    /// Shared with clones until one of them interns a new string.
+    pub(crate) strings: Arc<Interner>,
     nodes: Vec<NodeEntry>,
     node_by_name: BTreeMap<String, NodeId>,
     slices: Vec<Option<SliceEntry>>,
@@ -688,8 +689,9 @@ pub struct Cluster {
     free_groups: Vec<u32>,
     group_by_key: BTreeMap<(String, String, bool), u32>,
     by_driver: BTreeMap<Symbol, DeviceSet>,
-    attr_values: BTreeMap<(Symbol, AttrKey), SparseDeviceSet>,
-    attr_present: BTreeMap<Symbol, SparseDeviceSet>,
+    /// The attribute inverted index, shared with clones until a slice changes.
+    attr_values: Arc<BTreeMap<(Symbol, AttrKey), SparseDeviceSet>>,
+    attr_present: Arc<BTreeMap<Symbol, SparseDeviceSet>>,
     topology_keys: BTreeMap<String, BTreeMap<String, DeviceCounts>>,
     /// The logical clock: what "now" is for taints that arrive without `timeAdded`.
     clock: Time,
@@ -765,7 +767,7 @@ impl Cluster {
             .node_by_name
             .get(name)
             .ok_or_else(|| not_found(ObjectKind::Node, name))?;
-        let Some(old) = self.nodes[id.index()].node.clone() else {
+        let Some(old) = self.nodes[id.index()].node.as_deref().cloned() else {
             return Err(not_found(ObjectKind::Node, name));
         };
         self.set_node_domains(id, None);
@@ -809,7 +811,7 @@ impl Cluster {
         let id = self.node_slot(&node.name);
         let labels = node.labels.clone();
         self.set_node_domains(id, Some(&labels));
-        self.nodes[id.index()].node = Some(node);
+        self.nodes[id.index()].node = Some(Arc::new(node));
         id
     }
 
@@ -853,7 +855,7 @@ impl Cluster {
     pub fn node(&self, name: &str) -> Option<&Node> {
         self.node_by_name
             .get(name)
-            .and_then(|id| self.nodes[id.index()].node.as_ref())
+            .and_then(|id| self.nodes[id.index()].node.as_deref())
     }
 
     /// The id of a node (or of a node name a slice refers to).
@@ -863,14 +865,14 @@ impl Cluster {
 
     /// The node with this id.
     pub fn node_by_id(&self, id: NodeId) -> Option<&Node> {
-        self.nodes.get(id.index()).and_then(|e| e.node.as_ref())
+        self.nodes.get(id.index()).and_then(|e| e.node.as_deref())
     }
 
     /// Every node, by name.
     pub fn nodes(&self) -> impl Iterator<Item = &Node> + '_ {
         self.node_by_name
             .values()
-            .filter_map(|id| self.nodes[id.index()].node.as_ref())
+            .filter_map(|id| self.nodes[id.index()].node.as_deref())
     }
 
     /// The node-local devices of a node (any state).
@@ -1202,8 +1204,8 @@ impl Cluster {
             self.slices.push(None);
             SliceId(self.slices.len() as u32 - 1)
         };
-        let driver = self.strings.intern(&slice.driver);
-        let pool_sym = self.strings.intern(&slice.pool.name);
+        let driver = Arc::make_mut(&mut self.strings).intern(&slice.driver);
+        let pool_sym = Arc::make_mut(&mut self.strings).intern(&slice.pool.name);
         let pool = self.pool_slot(driver, pool_sym, &slice.driver, &slice.pool.name);
         self.pools[pool.index()]
             .slices
@@ -1218,7 +1220,7 @@ impl Cluster {
             };
             let node = node_name.map(|n| self.node_slot(&n));
             let dev = self.alloc_device_id();
-            let name = self.strings.intern(&d.name);
+            let name = Arc::make_mut(&mut self.strings).intern(&d.name);
             self.devices[dev.index()] = Some(DeviceSlot {
                 slice: id,
                 pos: pos as u16,
@@ -1551,22 +1553,26 @@ impl Cluster {
             if shadowed {
                 continue;
             }
-            let name_sym = self.strings.intern(&fq);
-            let keys = attr_keys(&mut self.strings, value);
-            let present = self.attr_present.entry(name_sym).or_default();
+            let name_sym = Arc::make_mut(&mut self.strings).intern(&fq);
+            let keys = attr_keys(Arc::make_mut(&mut self.strings), value);
+            let present = Arc::make_mut(&mut self.attr_present)
+                .entry(name_sym)
+                .or_default();
             if add {
                 present.insert(dev);
             } else {
                 present.remove(dev);
             }
             for k in keys {
-                let set = self.attr_values.entry((name_sym, k)).or_default();
+                let set = Arc::make_mut(&mut self.attr_values)
+                    .entry((name_sym, k))
+                    .or_default();
                 if add {
                     set.insert(dev);
                 } else {
                     set.remove(dev);
                     if set.is_empty() {
-                        self.attr_values.remove(&(name_sym, k));
+                        Arc::make_mut(&mut self.attr_values).remove(&(name_sym, k));
                     }
                 }
             }
