@@ -119,7 +119,8 @@ struct PendingPod<'a> {
     claims: Vec<(String, &'a ResourceClaim)>,
     /// Claims prepared for allocation: its own, plus the group's for the first pod.
     prepared: PreparedClaims,
-    with_group: PreparedClaims,
+    /// Its claims plus the group's, when the group has claims (for the first pod).
+    with_group: Option<PreparedClaims>,
     /// Pods of equal shape share a class id (placed in non-decreasing node order).
     shape: usize,
     /// The least number of devices its own claims need.
@@ -211,7 +212,11 @@ impl Cluster {
             let prepared = self.prepare_claims(&own_objects)?;
             let mut both = own_objects.clone();
             both.extend(group_claim_objects.iter().cloned());
-            let with_group = self.prepare_claims(&both)?;
+            let with_group = if group_claim_objects.is_empty() {
+                None
+            } else {
+                Some(self.prepare_claims(&both)?)
+            };
             let signature = format!(
                 "{:?}|{:?}|{:?}|{:?}|{:?}",
                 pod.requests,
@@ -438,7 +443,10 @@ impl Search<'_> {
         if node.allocatable.contains_key("pods") {
             requests.insert("pods".into(), Quantity::from_int(1));
         }
-        let prepared = if first { &p.with_group } else { &p.prepared };
+        let prepared = match (&p.with_group, first) {
+            (Some(w), true) => w,
+            _ => &p.prepared,
+        };
         let Ok(AllocationOutcome::Allocated(results)) = self.scratch.allocate_prepared(
             &node.name,
             prepared,
