@@ -125,13 +125,12 @@ struct PendingPod<'a> {
     shape: usize,
     /// The least number of devices its own claims need.
     min_devices: u64,
-    /// Nodes the pod may go to (labels, affinity, taints, cordon), by name.
-    nodes: Vec<&'a Node>,
 }
 
 struct Search<'a> {
     scratch: Cluster,
     pods: Vec<PendingPod<'a>>,
+    shape_nodes: &'a [Vec<&'a Node>],
     group_claims: Vec<(String, &'a ResourceClaim)>,
     topology: Option<(&'a str, String)>,
     bindings: Vec<PodBinding>,
@@ -202,6 +201,9 @@ impl Cluster {
         // Pending pods, grouped by shape (stable within a shape: by name).
         let mut pending = Vec::new();
         let mut shapes: Vec<String> = Vec::new();
+        // Per shape: the nodes its pods may go to (labels, affinity, taints, cordon,
+        // enough free devices), by name.
+        let mut shape_nodes: Vec<Vec<&Node>> = Vec::new();
         for pod in pods.iter().filter(|p| member(p) && p.node_name.is_none()) {
             let key = format!("{}/{}", pod.namespace, pod.name);
             let mut own = Vec::new();
@@ -236,11 +238,9 @@ impl Cluster {
             // instead, so this prunes only when the pod's claims are node-local).
             let min_devices: u64 = own.iter().map(|(_, c)| c.spec.min_device_count()).sum();
             // Pods of one shape have the same candidate nodes: compute them once.
-            let known = pending.iter().find(|p: &&PendingPod<'_>| p.shape == shape);
-            let nodes = if let Some(p) = known {
-                p.nodes.clone()
-            } else {
-                self.nodes()
+            if shape == shape_nodes.len() {
+                let nodes = self
+                    .nodes()
                     .filter(|n| !n.unschedulable && pod.fits_node(n))
                     .filter(|n| {
                         // Count pruning: a node without enough free devices cannot host it.
@@ -256,8 +256,9 @@ impl Cluster {
                         })
                         .is_none()
                     })
-                    .collect()
-            };
+                    .collect();
+                shape_nodes.push(nodes);
+            }
             pending.push(PendingPod {
                 pod,
                 key,
@@ -266,7 +267,6 @@ impl Cluster {
                 prepared,
                 with_group,
                 shape,
-                nodes,
             });
         }
         pending.sort_by(|a, b| a.shape.cmp(&b.shape).then_with(|| a.key.cmp(&b.key)));
@@ -327,6 +327,7 @@ impl Cluster {
             let mut s = Search {
                 scratch: self.clone(),
                 pods: Vec::new(),
+                shape_nodes: &shape_nodes,
                 group_claims: group_claims.clone(),
                 topology: key.zip(domain),
                 bindings: Vec::new(),
@@ -376,7 +377,7 @@ impl Search<'_> {
             }
             _ => 0,
         };
-        for i in from..self.pods[k].nodes.len() {
+        for i in from..self.shape_nodes[self.pods[k].shape].len() {
             if self.steps >= self.budget {
                 self.exhausted = true;
                 return false;
@@ -408,7 +409,7 @@ impl Search<'_> {
             if self.node_of[k].is_some() {
                 continue;
             }
-            for i in 0..self.pods[k].nodes.len() {
+            for i in 0..self.shape_nodes[self.pods[k].shape].len() {
                 if self.try_bind(k, i) {
                     self.node_of[k] = Some(i);
                     break;
@@ -421,7 +422,7 @@ impl Search<'_> {
     /// candidate node in the scratch cluster, and records the binding.
     fn try_bind(&mut self, k: usize, i: usize) -> bool {
         let p = &self.pods[k];
-        let node = p.nodes[i];
+        let node = self.shape_nodes[p.shape][i];
         if let Some((key, value)) = &self.topology
             && node.labels.get(*key) != Some(value)
         {
