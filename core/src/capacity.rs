@@ -262,7 +262,11 @@ fn round_up(req: Quantity, min: Quantity, step: Quantity) -> Option<Quantity> {
 /// the device declares none, the key that names the same `(domain, id)` once bare names
 /// are put in the driver's domain (`memory` and `gpu.example.com/memory` for driver
 /// `gpu.example.com`). Among several such keys the first in key order wins.
-fn resolve_capacity<'d>(device: &'d Device, requested: &str, driver: &str) -> Option<&'d str> {
+pub(crate) fn resolve_capacity<'d>(
+    device: &'d Device,
+    requested: &str,
+    driver: &str,
+) -> Option<&'d str> {
     if let Some((key, _)) = device.capacity.get_key_value(requested) {
         return Some(key);
     }

@@ -22,7 +22,7 @@ use core::fmt;
 use crate::alloc_prelude::*;
 use crate::allocator::{AllocationError, AllocationOutcome, AllocatorOptions, PreparedClaims};
 use crate::claim::ResourceClaim;
-use crate::cluster::{Cluster, DeviceRef};
+use crate::cluster::Cluster;
 use crate::toleration::first_untolerated_taint;
 use crate::validate::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::workload::{ClaimSource, Pod, PodGroup};
@@ -462,7 +462,7 @@ impl Search<'_> {
             .map(|(n, _)| n.clone())
             .chain(self.group_claims.iter().map(|(n, _)| n.clone()))
             .collect();
-        let mut own = Vec::new();
+        let mut own: Vec<ClaimAllocation> = Vec::new();
         let mut group = Vec::new();
         for (idx, result) in results.into_iter().enumerate() {
             if self
@@ -472,7 +472,7 @@ impl Search<'_> {
             {
                 // Cannot happen after a successful allocation; undo and refuse.
                 for c in own.iter().chain(group.iter()) {
-                    release(&mut self.scratch, c);
+                    self.scratch.release_allocation(&c.claim, &c.result);
                 }
                 return false;
             }
@@ -492,7 +492,7 @@ impl Search<'_> {
             .is_err()
         {
             for c in own.iter().chain(group.iter()) {
-                release(&mut self.scratch, c);
+                self.scratch.release_allocation(&c.claim, &c.result);
             }
             return false;
         }
@@ -510,26 +510,15 @@ impl Search<'_> {
         let binding = self.bindings.pop().expect("a binding to undo");
         debug_assert_eq!(binding.pod, self.pods[k].key);
         for c in &binding.claims {
-            release(&mut self.scratch, c);
+            self.scratch.release_allocation(&c.claim, &c.result);
         }
         if self.bindings.is_empty() {
             for c in core::mem::take(&mut self.group_results) {
-                release(&mut self.scratch, &c);
+                self.scratch.release_allocation(&c.claim, &c.result);
             }
         }
         let _ = self
             .scratch
             .release_node_resources(&binding.node, &self.pods[k].key);
-    }
-}
-
-/// Releases every device of a claim allocation in the scratch cluster.
-fn release(cluster: &mut Cluster, c: &ClaimAllocation) {
-    let mut seen: BTreeSet<DeviceRef> = BTreeSet::new();
-    for d in &c.result.devices {
-        let r = DeviceRef::new(&d.driver, &d.pool, &d.device);
-        if seen.insert(r.clone()) {
-            let _ = cluster.release(&r, &c.claim);
-        }
     }
 }

@@ -21,7 +21,7 @@ use crate::capacity::{consumed_capacity, fits};
 use crate::claim::{
     AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,
     DeviceAllocationConfiguration, DeviceRequestAllocationResult, DeviceRequestKind, RequestView,
-    ResourceClaim,
+    ResourceClaim, split_request_ref,
 };
 use crate::cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceRef, ELIGIBLE, FREE, SHAREABLE, Shortfall,
@@ -504,6 +504,19 @@ impl Cluster {
         Ok(())
     }
 
+    /// Releases what [`commit_allocation`](Self::commit_allocation) recorded for
+    /// `claim`: every device of `result` (all the claim's shares on each). Devices the
+    /// claim does not hold are skipped.
+    pub fn release_allocation(&mut self, claim: &str, result: &AllocationResult) {
+        let mut seen: BTreeSet<DeviceRef> = BTreeSet::new();
+        for r in &result.devices {
+            let device = DeviceRef::new(&r.driver, &r.pool, &r.device);
+            if seen.insert(device.clone()) {
+                let _ = self.release(&device, claim);
+            }
+        }
+    }
+
     /// Devices a pod on `node` reaches, in upstream's candidate order: pools by driver
     /// then name (pools with binding conditions last), slices by name, devices in slice
     /// order. Any state.
@@ -544,7 +557,7 @@ impl Cluster {
         for (k, c) in claim.spec.constraints.iter().enumerate() {
             for alts in &mut requests {
                 for p in alts.iter_mut() {
-                    let (req, sub) = split_reference(&p.compiled.reference);
+                    let (req, sub) = split_request_ref(&p.compiled.reference);
                     if c.applies_to(req, sub) {
                         p.alternative.constraints.push(k);
                     }
@@ -950,8 +963,9 @@ impl Cluster {
             }
         }
         let selected = |r: &str| {
-            used.iter()
-                .any(|(u, _)| u == r || split_reference(u).0 == r && split_reference(r).1.is_none())
+            used.iter().any(|(u, _)| {
+                u == r || split_request_ref(u).0 == r && split_request_ref(r).1.is_none()
+            })
         };
         for cfg in &claim.spec.config {
             if cfg.requests.is_empty() || cfg.requests.iter().any(|r| selected(r)) {
@@ -974,7 +988,7 @@ impl Cluster {
             let covers_all = !cfg.requests.is_empty()
                 && top.iter().all(|t| {
                     cfg.requests.iter().any(|r| {
-                        r == t || (split_reference(r).0 == *t && used.iter().any(|(u, _)| u == r))
+                        r == t || (split_request_ref(r).0 == *t && used.iter().any(|(u, _)| u == r))
                     })
                 });
             if covers_all {
@@ -989,21 +1003,10 @@ impl Cluster {
 /// (for such devices requests are only a filter).
 fn capacity_covers(device: &Device, requests: &BTreeMap<String, Quantity>, driver: &str) -> bool {
     requests.iter().all(|(name, q)| {
-        let found = device.capacity.get(name).or_else(|| {
-            let (domain, id) = name.split_once('/')?;
-            (domain == driver)
-                .then(|| device.capacity.get(id))
-                .flatten()
-        });
-        found.is_some_and(|c| c.value >= *q)
+        crate::capacity::resolve_capacity(device, name, driver)
+            .and_then(|key| device.capacity.get(key))
+            .is_some_and(|c| c.value >= *q)
     })
-}
-
-fn split_reference(r: &str) -> (&str, Option<&str>) {
-    match r.split_once('/') {
-        Some((a, b)) => (a, Some(b)),
-        None => (r, None),
-    }
 }
 
 fn claim_name(c: &ResourceClaim) -> String {
