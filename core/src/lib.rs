@@ -76,6 +76,7 @@ mod node;
 mod node_selector;
 mod placer;
 mod quantity;
+mod scoring;
 mod selector;
 mod semver;
 mod slice;
@@ -112,6 +113,7 @@ pub use error::{ObjectKind, ObjectRef, Problem, ValidationError};
 pub use ids::{DeviceId, NodeId, PoolId, SliceId};
 pub use node::Node;
 pub use placer::{GangError, GangOptions, GangOutcome};
+pub use scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 pub use slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};
 pub use taint_rule::{DeviceTaintRule, DeviceTaintSelector};
 

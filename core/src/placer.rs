@@ -23,24 +23,32 @@ use crate::alloc_prelude::*;
 use crate::allocator::{AllocationError, AllocationOutcome, AllocatorOptions, PreparedClaims};
 use crate::claim::ResourceClaim;
 use crate::cluster::Cluster;
+use crate::scoring::ScoringPolicy;
 use crate::toleration::first_untolerated_taint;
 use crate::validate::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::workload::{ClaimSource, Pod, PodGroup};
 use crate::{Node, Quantity, TaintEffect};
 
-/// Limits for one gang placement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Options of one gang placement.
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct GangOptions {
     /// Pod-on-node allocation attempts before giving up.
     pub step_budget: u64,
+    /// How to choose among feasible nodes and domains.
+    pub policy: ScoringPolicy,
+    /// Place only on nodes whose label `key` has this value (`(key, value)`), as a
+    /// CompositePodGroup's topology constraint asks of its children.
+    pub within: Option<(String, String)>,
 }
 
 impl Default for GangOptions {
     fn default() -> GangOptions {
         GangOptions {
             step_budget: 100_000,
+            policy: ScoringPolicy::BestFit,
+            within: None,
         }
     }
 }
@@ -242,6 +250,12 @@ impl Cluster {
                 let nodes = self
                     .nodes()
                     .filter(|n| !n.unschedulable && pod.fits_node(n))
+                    .filter(|n| {
+                        options
+                            .within
+                            .as_ref()
+                            .is_none_or(|(k, v)| n.labels.get(k) == Some(v))
+                    })
                     .filter(|n| {
                         // Count pruning: a node without enough free devices cannot host it.
                         !self.shared_devices().is_empty()
