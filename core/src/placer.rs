@@ -38,9 +38,10 @@ pub struct GangOptions {
     pub step_budget: u64,
     /// How to choose among feasible nodes and domains.
     pub policy: ScoringPolicy,
-    /// Place only on nodes whose label `key` has this value (`(key, value)`), as a
-    /// CompositePodGroup's topology constraint asks of its children.
-    pub within: Option<(String, String)>,
+    /// Place only on nodes whose label `key` has value `value`, for every `(key, value)`
+    /// given, as the topology constraints of enclosing CompositePodGroups ask of their
+    /// children.
+    pub within: Vec<(String, String)>,
 }
 
 impl Default for GangOptions {
@@ -48,7 +49,7 @@ impl Default for GangOptions {
         GangOptions {
             step_budget: 100_000,
             policy: ScoringPolicy::BestFit,
-            within: None,
+            within: Vec::new(),
         }
     }
 }
@@ -253,8 +254,8 @@ impl Cluster {
                     .filter(|n| {
                         options
                             .within
-                            .as_ref()
-                            .is_none_or(|(k, v)| n.labels.get(k) == Some(v))
+                            .iter()
+                            .all(|(k, v)| n.labels.get(k) == Some(v))
                     })
                     .filter(|n| {
                         // Count pruning: a node without enough free devices cannot host it.
