@@ -21,6 +21,8 @@ pub enum ObjectKind {
     DeviceTaintRule,
     /// resource.k8s.io/v1 `ResourceClaim`.
     ResourceClaim,
+    /// resource.k8s.io/v1 `ResourceClaimTemplate`.
+    ResourceClaimTemplate,
     /// core/v1 `Pod`.
     Pod,
     /// scheduling.k8s.io/v1beta1 `PodGroup`.
@@ -42,6 +44,7 @@ impl ObjectKind {
             ObjectKind::DeviceClass => "DeviceClass",
             ObjectKind::DeviceTaintRule => "DeviceTaintRule",
             ObjectKind::ResourceClaim => "ResourceClaim",
+            ObjectKind::ResourceClaimTemplate => "ResourceClaimTemplate",
             ObjectKind::Pod => "Pod",
             ObjectKind::PodGroup => "PodGroup",
             ObjectKind::Workload => "Workload",
