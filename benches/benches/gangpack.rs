@@ -226,15 +226,23 @@ fn gang(c: &mut Criterion) {
     let mut group = c.benchmark_group("gang");
     group.sample_size(10);
     let opts = gangpack::GangOptions::default();
-    let fleet = gangpack_benches::allocation_fleet_with_racks(4096, 8, 4, 33, 32);
-    for rack in [false, true] {
-        let (g, pods, claims) = gangpack_benches::gpu_gang(64, 8, rack);
-        let name = if rack {
-            "64x8_on_4096x8/rack_of_32"
-        } else {
-            "64x8_on_4096x8/anywhere"
-        };
+    let mut fleet = gangpack_benches::allocation_fleet_with_racks(4096, 8, 4, 33, 32);
+    // `place_gang_mut` works in the cluster itself (restored before it returns);
+    // `place_gang` adds the copy of the cluster's mutable state.
+    for (pods_n, rack, name) in [
+        (64, false, "64x8_on_4096x8/anywhere"),
+        (64, true, "64x8_on_4096x8/rack_of_32"),
+        (16, true, "16x8_on_4096x8/rack_of_32"),
+    ] {
+        let (g, pods, claims) = gangpack_benches::gpu_gang(pods_n, 8, rack);
         group.bench_function(name, |b| {
+            b.iter(|| {
+                fleet
+                    .place_gang_mut(Some(&g), black_box(&pods), &claims, &opts)
+                    .expect("valid")
+            });
+        });
+        group.bench_function(format!("{name}/with_copy"), |b| {
             b.iter(|| {
                 fleet
                     .place_gang(Some(&g), black_box(&pods), &claims, &opts)
@@ -242,9 +250,15 @@ fn gang(c: &mut Criterion) {
             });
         });
     }
-    let big = gangpack_benches::allocation_fleet_with_racks(10_000, 8, 4, 33, 32);
+    let mut big = gangpack_benches::allocation_fleet_with_racks(10_000, 8, 4, 33, 32);
     let (g, pods, claims) = gangpack_benches::gpu_gang(512, 8, false);
     group.bench_function("512x8_on_10000x8/anywhere", |b| {
+        b.iter(|| {
+            big.place_gang_mut(Some(&g), black_box(&pods), &claims, &opts)
+                .expect("valid")
+        });
+    });
+    group.bench_function("512x8_on_10000x8/anywhere/with_copy", |b| {
         b.iter(|| {
             big.place_gang(Some(&g), black_box(&pods), &claims, &opts)
                 .expect("valid")

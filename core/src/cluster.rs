@@ -685,6 +685,8 @@ pub struct Cluster {
     free: DeviceSet,
     tainted: DeviceSet,
     shared: DeviceSet,
+    /// Devices with `allowMultipleAllocations` (several consumers may share one).
+    shareable: DeviceSet,
     pub(crate) groups: Vec<TaintGroup>,
     free_groups: Vec<u32>,
     group_by_key: BTreeMap<(String, String, bool), u32>,
@@ -885,6 +887,29 @@ impl Cluster {
         self.nodes
             .get(node.index())
             .map_or(&[], |e| e.ordered.as_slice())
+    }
+
+    /// Live nodes as `(id, node)`, by name.
+    pub(crate) fn nodes_with_ids(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
+        self.node_by_name
+            .values()
+            .filter_map(|id| Some((*id, self.nodes[id.index()].node.as_deref()?)))
+    }
+
+    /// What is left of one allocatable resource of a node (zero if it lacks it).
+    pub(crate) fn node_free_of(&self, node: NodeId, resource: &str) -> Quantity {
+        let Some(e) = self.nodes.get(node.index()) else {
+            return Quantity::ZERO;
+        };
+        let Some(total) = e.node.as_ref().and_then(|n| n.allocatable.get(resource)) else {
+            return Quantity::ZERO;
+        };
+        total.saturating_sub(e.requested.get(resource).copied().unwrap_or(Quantity::ZERO))
+    }
+
+    /// The devices a DeviceClass's selectors accept (any state), if the class exists.
+    pub(crate) fn class_devices(&self, class: &str) -> Option<&DeviceSet> {
+        self.class_cache.get(class).map(|c| &c.matches)
     }
 
     /// A node's device counts, maintained incrementally (O(1)).
@@ -1235,6 +1260,7 @@ impl Cluster {
             });
             self.grow_index(dev);
             self.live.insert(dev);
+            self.shareable.set(dev, d.allow_multiple_allocations);
             match node {
                 Some(n) => self.nodes[n.index()].devices.insert(dev),
                 None => self.shared.insert(dev),
@@ -1326,6 +1352,7 @@ impl Cluster {
         for (pos, &dev) in entry.devices.iter().enumerate() {
             let slot = self.devices[dev.index()].take().expect("live device id");
             self.live.remove(dev);
+            self.shareable.remove(dev);
             match slot.node() {
                 Some(n) => self.nodes[n.index()].devices.remove(dev),
                 None => self.shared.remove(dev),
@@ -1367,6 +1394,7 @@ impl Cluster {
             &mut self.free,
             &mut self.tainted,
             &mut self.shared,
+            &mut self.shareable,
         ] {
             s.grow(n);
         }
@@ -2495,6 +2523,11 @@ impl Cluster {
         &self.shared
     }
 
+    /// Devices with `allowMultipleAllocations`, which several claims may share.
+    pub fn shareable_devices(&self) -> &DeviceSet {
+        &self.shareable
+    }
+
     /// The devices matching a filter, from the inverted index (any state).
     pub fn select(&self, filter: &DeviceFilter) -> DeviceSet {
         let mut out = match &filter.driver {
@@ -2691,6 +2724,7 @@ impl Cluster {
             &mut self.free,
             &mut self.tainted,
             &mut self.shared,
+            &mut self.shareable,
         ] {
             s.shrink_to_fit();
         }
@@ -2707,6 +2741,7 @@ impl Cluster {
             &self.free,
             &self.tainted,
             &self.shared,
+            &self.shareable,
         ]
         .iter()
         .map(|s| s.heap_bytes())

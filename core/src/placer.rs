@@ -1,33 +1,52 @@
-//! Gang placement, first version: all-or-nothing placement of a PodGroup's pods with
-//! backtracking across pods, nodes and device choices.
+//! Gang placement: all-or-nothing placement of a PodGroup's pods onto nodes and
+//! devices, jointly, with count-based pruning, scoring policies and backtracking.
 //!
 //! [`Cluster::place_gang`] places the pending pods of one PodGroup (or standalone
 //! pods) against one snapshot and returns a [`PlacementDecision`] — every binding and
-//! claim allocation — or why not, without changing the cluster. The search works on a
-//! scratch copy of the cluster: each step allocates one pod's claims on one node with
-//! the claim allocator (which is all-or-nothing per pod and node), records the result,
-//! and undoes it on backtrack.
+//! claim allocation — or why not, without changing the cluster.
+//! [`Cluster::place_gang_mut`] does the same using the cluster itself as scratch space
+//! (restored before it returns), which saves the copy.
 //!
-//! What this version does: a gang's first `minCount` pending pods (minus pods already
-//! running) are placed jointly with backtracking, the rest opportunistically; pods of
-//! one shape are placed in non-decreasing node order (no permutations of identical
-//! pods); a topology constraint tries each domain (node-label value) in turn, only the
-//! one of already running pods if any; PodGroup-level claims are allocated with the
-//! first pod and must be usable from every later pod's node; a step budget bounds the
-//! search. Scoring policies, count-based pruning and structured explanations come next
-//! (see `docs/ARCHITECTURE.md`).
+//! How:
+//!
+//! 1. **Intake.** Pending members are grouped into *shapes* (equal requests,
+//!    tolerations, node selector and affinity, claim specs and shared-claim use); each
+//!    shape's claims are prepared once. A claim named by several pending pods, and every
+//!    PodGroup-level claim, is *shared*: allocated once, with the first pod bound, and
+//!    usable from the node of every later pod.
+//! 2. **Counts.** Per shape and node, an upper bound on how many of its pods the node
+//!    can host (`cap`): node filters (cordon, selector/affinity, node taints, `within`),
+//!    free scalars divided by the pod's requests, and per device request the node's
+//!    devices in `class ∧ usable ∧ free ∧ tolerated` (word-wise, from the index)
+//!    divided by the count. Nodes with `cap = 0` are dropped before any search.
+//! 3. **Domains.** With a topology key, candidates are grouped by domain; a domain
+//!    whose summed caps cannot reach `minCount` is skipped; the rest are tried in the
+//!    policy's order (see [`ScoringPolicy`]), the first feasible one wins.
+//! 4. **Search.** Depth-first over pods in shape order: pods of one shape take nodes in
+//!    non-decreasing candidate order (identical pods are never permuted), at most `cap`
+//!    per node; each step allocates one pod's claims on one node with the claim
+//!    allocator (all-or-nothing per pod and node), records it in the scratch cluster and
+//!    undoes it on backtrack; a pod may be skipped when more pods are pending than
+//!    `minCount` needs; the suffix sums of caps prune branches that cannot reach
+//!    `minCount`. A step budget bounds the search; below it the answer is exact.
+//! 5. **Rest.** Pods beyond `minCount` are placed opportunistically, without
+//!    backtracking.
 
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::allocator::{AllocationError, AllocationOutcome, AllocatorOptions, PreparedClaims};
-use crate::claim::ResourceClaim;
+use crate::allocator::{
+    AllocationError, AllocationOutcome, AllocatorOptions, ClaimPart, PreparedClaims,
+};
+use crate::bits::DeviceSet;
+use crate::claim::{AllocationMode, ResourceClaim, ResourceClaimSpec};
 use crate::cluster::Cluster;
-use crate::scoring::ScoringPolicy;
+use crate::ids::NodeId;
+use crate::scoring::{ScoringPolicy, WorkloadMix};
 use crate::toleration::first_untolerated_taint;
 use crate::validate::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::workload::{ClaimSource, Pod, PodGroup};
-use crate::{Node, Quantity, TaintEffect};
+use crate::{Quantity, TaintEffect};
 
 /// Options of one gang placement.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +86,14 @@ pub enum GangOutcome {
         required: usize,
         /// The most of them any attempt placed.
         best: usize,
+    },
+    /// Fewer members exist (pending and running) than `minCount`: the group waits for
+    /// more pods, as upstream's PreEnqueue holds it.
+    WaitingForPods {
+        /// Members that exist.
+        present: usize,
+        /// `minCount`.
+        min_count: u32,
     },
     /// The step budget ran out first.
     BudgetExhausted {
@@ -120,36 +147,79 @@ impl From<AllocationError> for GangError {
     }
 }
 
-/// One pending pod, ready for the search.
-struct PendingPod<'a> {
-    pod: &'a Pod,
-    key: String,
-    /// Its own claims (`namespace/name`, claim), in pod order.
-    claims: Vec<(String, &'a ResourceClaim)>,
-    /// Claims prepared for allocation: its own, plus the group's for the first pod.
-    prepared: PreparedClaims,
-    /// Its claims plus the group's, when the group has claims (for the first pod).
-    with_group: Option<PreparedClaims>,
-    /// Pods of equal shape share a class id (placed in non-decreasing node order).
-    shape: usize,
-    /// The least number of devices its own claims need.
-    min_devices: u64,
+/// A claim allocated once for several pods: a PodGroup-level claim (every member uses
+/// it) or a claim several pending pods name.
+pub(crate) struct SharedClaim<'a> {
+    /// `namespace/name`.
+    pub(crate) name: String,
+    pub(crate) claim: &'a ResourceClaim,
+    /// A PodGroup-level claim: allocated with the first pod bound, checked for every
+    /// pod; otherwise only pods naming it use it.
+    pub(crate) group: bool,
 }
 
-struct Search<'a> {
-    scratch: Cluster,
-    pods: Vec<PendingPod<'a>>,
-    shape_nodes: &'a [Vec<&'a Node>],
-    group_claims: Vec<(String, &'a ResourceClaim)>,
-    topology: Option<(&'a str, String)>,
-    bindings: Vec<PodBinding>,
-    group_results: Vec<ClaimAllocation>,
-    /// For each pending pod, the index of its node once placed.
-    node_of: Vec<Option<usize>>,
-    steps: u64,
-    budget: u64,
-    best: usize,
-    exhausted: bool,
+/// One pending pod, ready for the search.
+pub(crate) struct PendingPod<'a> {
+    pub(crate) pod: &'a Pod,
+    pub(crate) key: String,
+    /// Its own claims (`namespace/name`, claim), in pod order.
+    own: Vec<(String, &'a ResourceClaim)>,
+    /// The non-group shared claims it names (indices into `Gang::shared`), sorted.
+    uses: Vec<usize>,
+    pub(crate) shape: usize,
+}
+
+/// Pods that are interchangeable for placement.
+pub(crate) struct Shape<'a> {
+    /// The first pod of the shape (by name).
+    pub(crate) rep: &'a Pod,
+    /// Pending pods of this shape.
+    pub(crate) pods: usize,
+    own_specs: Vec<&'a ResourceClaimSpec>,
+    uses: Vec<usize>,
+    /// The representative's own claims, prepared.
+    prepared: PreparedClaims,
+    /// The pod's scalar requests; `pods: 1` is added on nodes that advertise `pods`.
+    requests: BTreeMap<String, Quantity>,
+    /// The least number of devices one pod's own claims take.
+    pub(crate) min_devices: u64,
+    /// Nodes that may host pods of this shape, grouped by domain, in policy order.
+    pub(crate) candidates: Vec<Candidate>,
+}
+
+/// A node that may host pods of one shape.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Candidate {
+    pub(crate) node: NodeId,
+    /// At most this many pods of the shape fit on it (an upper bound).
+    pub(crate) cap: u32,
+    /// Free usable devices of the kinds the shape asks for (for scoring).
+    pub(crate) free: u32,
+    /// Index into `Gang::domains` (0 without a topology key).
+    pub(crate) domain: u32,
+}
+
+/// A gang ready to be placed: intake, counts and domains.
+pub(crate) struct Gang<'a> {
+    pub(crate) group: Option<&'a PodGroup>,
+    pub(crate) running: Vec<&'a Pod>,
+    /// Pending members, by shape then name.
+    pub(crate) pods: Vec<PendingPod<'a>>,
+    pub(crate) shapes: Vec<Shape<'a>>,
+    pub(crate) shared: Vec<SharedClaim<'a>>,
+    /// The shared claims prepared, in `shared` order.
+    shared_prepared: Option<PreparedClaims>,
+    /// Pending pods that must be placed together.
+    pub(crate) required: usize,
+    /// The topology key, if any.
+    pub(crate) key: Option<&'a str>,
+    /// Domain values (`[""]` without a key), in the policy's order of preference after
+    /// [`Gang::order_domains`].
+    pub(crate) domains: Vec<String>,
+    /// Domains the search may use (indices into `domains`), best first.
+    pub(crate) order: Vec<u32>,
+    /// Per shape, per domain: the range of `candidates` in that domain.
+    ranges: Vec<Vec<(u32, u32)>>,
 }
 
 impl Cluster {
@@ -160,6 +230,9 @@ impl Cluster {
     /// With a gang policy, at least `minCount` pods — counting those already running —
     /// are placed together or none is; further pending pods are placed where they still
     /// fit. With the basic policy or no group, every pod that fits is placed.
+    ///
+    /// This works on a copy of the cluster (cheap: the heavy parts are shared); see
+    /// [`place_gang_mut`](Self::place_gang_mut) to skip the copy.
     pub fn place_gang(
         &self,
         group: Option<&PodGroup>,
@@ -167,15 +240,49 @@ impl Cluster {
         claims: &[ResourceClaim],
         options: &GangOptions,
     ) -> Result<GangOutcome, GangError> {
+        self.clone().place_gang_mut(group, pods, claims, options)
+    }
+
+    /// [`place_gang`](Self::place_gang), using this cluster as scratch space: every
+    /// allocation tried is undone before it returns, so the cluster is left as it was
+    /// (observably: device states, allocations, node reservations).
+    pub fn place_gang_mut(
+        &mut self,
+        group: Option<&PodGroup>,
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+        options: &GangOptions,
+    ) -> Result<GangOutcome, GangError> {
+        let gang = self.gang_intake(group, pods, claims, options)?;
+        if let Some(waiting) = gang.waiting() {
+            return Ok(waiting);
+        }
+        let mut search = Search::new(self, &gang, options);
+        let outcome = search.run();
+        search.restore();
+        Ok(outcome)
+    }
+
+    /// Resolves, groups and counts a gang's pods (steps 1–3 of the module docs).
+    pub(crate) fn gang_intake<'a>(
+        &self,
+        group: Option<&'a PodGroup>,
+        pods: &'a [Pod],
+        claims: &'a [ResourceClaim],
+        options: &GangOptions,
+    ) -> Result<Gang<'a>, GangError> {
+        let by_name: BTreeMap<(&str, &str), &ResourceClaim> = claims
+            .iter()
+            .map(|c| ((c.namespace.as_str(), c.name.as_str()), c))
+            .collect();
         let find = |owner: &str,
                     ns: &str,
                     source: &ClaimSource|
-         -> Result<(String, &ResourceClaim), GangError> {
+         -> Result<(String, &'a ResourceClaim), GangError> {
             match source {
-                ClaimSource::ClaimName(name) => claims
-                    .iter()
-                    .find(|c| c.namespace == ns && c.name == *name)
-                    .map(|c| (format!("{ns}/{name}"), c))
+                ClaimSource::ClaimName(name) => by_name
+                    .get(&(ns, name.as_str()))
+                    .map(|c| (format!("{ns}/{name}"), *c))
                     .ok_or_else(|| GangError::MissingClaim {
                         owner: owner.to_owned(),
                         claim: format!("{ns}/{name}"),
@@ -195,204 +302,591 @@ impl Cluster {
             .iter()
             .filter(|p| member(p) && p.node_name.is_some())
             .collect();
-        let mut group_claims = Vec::new();
+        let mut shared: Vec<SharedClaim<'a>> = Vec::new();
         if let Some(g) = group {
+            let owner = format!("PodGroup {}/{}", g.namespace, g.name);
             for c in &g.resource_claims {
-                group_claims.push(find(
-                    &format!("PodGroup {}/{}", g.namespace, g.name),
-                    &g.namespace,
-                    &c.source,
-                )?);
+                let (name, claim) = find(&owner, &g.namespace, &c.source)?;
+                shared.push(SharedClaim {
+                    name,
+                    claim,
+                    group: true,
+                });
             }
         }
-        let group_claim_objects: Vec<ResourceClaim> =
-            group_claims.iter().map(|(_, c)| (*c).clone()).collect();
-        // Pending pods, grouped by shape (stable within a shape: by name).
-        let mut pending = Vec::new();
-        let mut shapes: Vec<String> = Vec::new();
-        // Per shape: the nodes its pods may go to (labels, affinity, taints, cordon,
-        // enough free devices), by name.
-        let mut shape_nodes: Vec<Vec<&Node>> = Vec::new();
+        // Pending members with their claims; a claim several of them name is shared.
+        let mut pending: Vec<PendingPod<'a>> = Vec::new();
+        let mut mentions: BTreeMap<String, usize> = BTreeMap::new();
         for pod in pods.iter().filter(|p| member(p) && p.node_name.is_none()) {
             let key = format!("{}/{}", pod.namespace, pod.name);
             let mut own = Vec::new();
             for c in &pod.resource_claims {
-                own.push(find(&key, &pod.namespace, &c.source)?);
-            }
-            let own_objects: Vec<ResourceClaim> = own.iter().map(|(_, c)| (*c).clone()).collect();
-            let prepared = self.prepare_claims(&own_objects)?;
-            let mut both = own_objects.clone();
-            both.extend(group_claim_objects.iter().cloned());
-            let with_group = if group_claim_objects.is_empty() {
-                None
-            } else {
-                Some(self.prepare_claims(&both)?)
-            };
-            let signature = format!(
-                "{:?}|{:?}|{:?}|{:?}|{:?}",
-                pod.requests,
-                pod.tolerations,
-                pod.node_selector,
-                pod.required_node_affinity,
-                own.iter().map(|(_, c)| &c.spec).collect::<Vec<_>>()
-            );
-            let shape = shapes
-                .iter()
-                .position(|s| *s == signature)
-                .unwrap_or_else(|| {
-                    shapes.push(signature);
-                    shapes.len() - 1
-                });
-            // Devices the pod needs at least (node-local ones; a shared device may serve
-            // instead, so this prunes only when the pod's claims are node-local).
-            let min_devices: u64 = own.iter().map(|(_, c)| c.spec.min_device_count()).sum();
-            // Pods of one shape have the same candidate nodes: compute them once.
-            if shape == shape_nodes.len() {
-                let nodes = self
-                    .nodes()
-                    .filter(|n| !n.unschedulable && pod.fits_node(n))
-                    .filter(|n| {
-                        options
-                            .within
-                            .iter()
-                            .all(|(k, v)| n.labels.get(k) == Some(v))
-                    })
-                    .filter(|n| {
-                        // Count pruning: a node without enough free devices cannot host it.
-                        !self.shared_devices().is_empty()
-                            || self
-                                .node_id(&n.name)
-                                .and_then(|id| self.node_counts(id))
-                                .is_some_and(|c| u64::from(c.free) >= min_devices)
-                    })
-                    .filter(|n| {
-                        first_untolerated_taint(&n.taints, &pod.tolerations, |e| {
-                            matches!(e, TaintEffect::NoSchedule | TaintEffect::NoExecute)
-                        })
-                        .is_none()
-                    })
-                    .collect();
-                shape_nodes.push(nodes);
+                if group.and_then(|g| g.group_claim_for(c)).is_some() {
+                    continue;
+                }
+                let found = find(&key, &pod.namespace, &c.source)?;
+                *mentions.entry(found.0.clone()).or_default() += 1;
+                own.push(found);
             }
             pending.push(PendingPod {
                 pod,
                 key,
-                min_devices,
-                claims: own,
-                prepared,
-                with_group,
-                shape,
+                own,
+                uses: Vec::new(),
+                shape: 0,
             });
         }
+        for p in &mut pending {
+            let mut kept = Vec::with_capacity(p.own.len());
+            for (name, claim) in core::mem::take(&mut p.own) {
+                if mentions.get(&name).copied().unwrap_or(0) > 1 {
+                    let at = if let Some(at) = shared.iter().position(|s| s.name == name) {
+                        at
+                    } else {
+                        shared.push(SharedClaim {
+                            name,
+                            claim,
+                            group: false,
+                        });
+                        shared.len() - 1
+                    };
+                    p.uses.push(at);
+                } else {
+                    kept.push((name, claim));
+                }
+            }
+            p.uses.sort_unstable();
+            p.uses.dedup();
+            p.own = kept;
+        }
+        // Shapes, by first appearance in name order.
+        pending.sort_by(|a, b| a.key.cmp(&b.key));
+        let mut shapes: Vec<Shape<'a>> = Vec::new();
+        for p in &mut pending {
+            let specs: Vec<&ResourceClaimSpec> = p.own.iter().map(|(_, c)| &c.spec).collect();
+            let same = |s: &Shape<'_>| {
+                s.rep.requests == p.pod.requests
+                    && s.rep.tolerations == p.pod.tolerations
+                    && s.rep.node_selector == p.pod.node_selector
+                    && s.rep.required_node_affinity == p.pod.required_node_affinity
+                    && s.own_specs == specs
+                    && s.uses == p.uses
+            };
+            if let Some(at) = shapes.iter().position(same) {
+                // Same specs as the prepared representative: check the names only.
+                for (_, c) in &p.own {
+                    c.validate().map_err(AllocationError::InvalidClaim)?;
+                }
+                shapes[at].pods += 1;
+                p.shape = at;
+                continue;
+            }
+            let own: Vec<ResourceClaim> = p.own.iter().map(|(_, c)| (*c).clone()).collect();
+            let prepared = self.prepare_claims(&own)?;
+            shapes.push(Shape {
+                rep: p.pod,
+                pods: 1,
+                min_devices: specs.iter().map(|s| s.min_device_count()).sum(),
+                own_specs: specs,
+                uses: p.uses.clone(),
+                prepared,
+                requests: p.pod.requests.clone(),
+                candidates: Vec::new(),
+            });
+            p.shape = shapes.len() - 1;
+        }
+        // Shared claims are prepared here too, so input errors come before any search.
+        let shared_prepared = if shared.is_empty() {
+            None
+        } else {
+            let all: Vec<ResourceClaim> = shared.iter().map(|s| s.claim.clone()).collect();
+            Some(self.prepare_claims(&all)?)
+        };
+        // Bigger pods first (most constrained), then by first pod name.
+        let mut order: Vec<usize> = (0..shapes.len()).collect();
+        order.sort_by_key(|&s| core::cmp::Reverse(shapes[s].min_devices));
+        let mut rank = vec![0; shapes.len()];
+        for (r, &s) in order.iter().enumerate() {
+            rank[s] = r;
+        }
+        let mut sorted: Vec<Option<Shape<'a>>> = shapes.into_iter().map(Some).collect();
+        let shapes: Vec<Shape<'a>> = order
+            .iter()
+            .map(|&s| sorted[s].take().expect("each shape once"))
+            .collect();
+        for p in &mut pending {
+            p.shape = rank[p.shape];
+        }
         pending.sort_by(|a, b| a.shape.cmp(&b.shape).then_with(|| a.key.cmp(&b.key)));
+
         let gang_min = group.and_then(|g| g.policy.min_count()).map(|m| m as usize);
         let required = match gang_min {
             Some(m) => m.saturating_sub(running.len()).min(pending.len()),
             None => 0,
         };
-        // Topology: the domain of running pods, else every domain in turn.
         let key = group
             .and_then(|g| g.topology.first())
             .map(|t| t.key.as_str());
-        let domains: Vec<Option<String>> = match key {
-            None => vec![None],
-            Some(k) => {
-                let fixed: BTreeSet<String> = running
-                    .iter()
-                    .filter_map(|p| self.node(p.node_name.as_deref()?)?.labels.get(k).cloned())
-                    .collect();
-                if fixed.is_empty() {
-                    let all: BTreeSet<String> = self
-                        .nodes()
-                        .filter_map(|n| n.labels.get(k).cloned())
-                        .collect();
-                    all.into_iter().map(Some).collect()
-                } else {
-                    fixed.into_iter().map(Some).collect()
+        let mut gang = Gang {
+            group,
+            running,
+            pods: pending,
+            shapes,
+            shared,
+            shared_prepared,
+            required,
+            key,
+            domains: Vec::new(),
+            order: Vec::new(),
+            ranges: Vec::new(),
+        };
+        self.count_candidates(&mut gang, options);
+        gang.order_domains(self, &options.policy);
+        Ok(gang)
+    }
+
+    /// Step 2: every shape's candidate nodes with their caps; step 3's grouping.
+    fn count_candidates(&self, gang: &mut Gang<'_>, options: &GangOptions) {
+        let key = gang.key;
+        // Domains: with running members, only theirs.
+        let fixed: BTreeSet<&str> = match key {
+            Some(k) => gang
+                .running
+                .iter()
+                .filter_map(|p| self.node(p.node_name.as_deref()?)?.labels.get(k))
+                .map(String::as_str)
+                .collect(),
+            None => BTreeSet::new(),
+        };
+        let mut domain_of: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut domains: Vec<String> = Vec::new();
+        if key.is_none() {
+            domains.push(String::new());
+        }
+        for si in 0..gang.shapes.len() {
+            let shape = &gang.shapes[si];
+            let pod = shape.rep;
+            let bounds = self.device_bounds(&shape.own_specs);
+            let mut out = Vec::new();
+            for (id, node) in self.nodes_with_ids() {
+                if node.unschedulable
+                    || !options
+                        .within
+                        .iter()
+                        .all(|(k, v)| node.labels.get(k) == Some(v))
+                {
+                    continue;
+                }
+                let domain = match key {
+                    None => 0,
+                    Some(k) => {
+                        let Some(v) = node.labels.get(k) else {
+                            continue;
+                        };
+                        if !fixed.is_empty() && !fixed.contains(v.as_str()) {
+                            continue;
+                        }
+                        if let Some(&d) = domain_of.get(v.as_str()) {
+                            d
+                        } else {
+                            let d = domains.len() as u32;
+                            domains.push(v.clone());
+                            domain_of.insert(v.as_str(), d);
+                            d
+                        }
+                    }
+                };
+                if !pod.fits_node(node)
+                    || first_untolerated_taint(&node.taints, &pod.tolerations, |e| {
+                        matches!(e, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+                    })
+                    .is_some()
+                {
+                    continue;
+                }
+                let mut cap = u32::try_from(shape.pods).unwrap_or(u32::MAX);
+                for (r, q) in &shape.requests {
+                    if q.is_positive() {
+                        let free = self.node_free_of(id, r);
+                        let n = free.as_nano() / q.as_nano();
+                        cap = cap.min(u32::try_from(n).unwrap_or(u32::MAX));
+                    }
+                }
+                if node.allocatable.contains_key("pods") {
+                    let n =
+                        self.node_free_of(id, "pods").as_nano() / Quantity::from_int(1).as_nano();
+                    cap = cap.min(u32::try_from(n).unwrap_or(u32::MAX));
+                }
+                let devices = self.node_devices(id);
+                let mut free = 0;
+                for b in &bounds {
+                    let best = b
+                        .iter()
+                        .map(|(set, need)| {
+                            let have = devices.map_or(0, |d| d.count_in(set)) as u32;
+                            free = free.max(have);
+                            have / need
+                        })
+                        .max()
+                        .unwrap_or(0);
+                    cap = cap.min(best);
+                }
+                if bounds.is_empty() {
+                    free = self.node_counts(id).map_or(0, |c| c.free_untainted);
+                }
+                if cap > 0 {
+                    out.push(Candidate {
+                        node: id,
+                        cap,
+                        free,
+                        domain,
+                    });
                 }
             }
-        };
-        let mut best = 0;
-        let mut steps = 0;
-        // Count pruning per domain: the free devices of its nodes must cover the
-        // `required` smallest pods' needs (only when no shared device could help).
-        let mut needs: Vec<u64> = pending.iter().map(|p| p.min_devices).collect();
-        needs.sort_unstable();
-        let need: u64 = needs.iter().take(required).sum();
-        // Free devices per domain (`None`: the whole cluster), in one pass over nodes.
-        let mut free_by_domain: BTreeMap<Option<&str>, u64> = BTreeMap::new();
-        for n in self.nodes() {
-            let free = self
-                .node_id(&n.name)
-                .and_then(|id| self.node_counts(id))
-                .map_or(0, |c| u64::from(c.free));
-            *free_by_domain.entry(None).or_default() += free;
-            if let Some(v) = key.and_then(|k| n.labels.get(k)) {
-                *free_by_domain.entry(Some(v.as_str())).or_default() += free;
+            gang.shapes[si].candidates = out;
+        }
+        gang.domains = domains;
+    }
+
+    /// Per device request of a shape's own claims, its alternatives as (usable
+    /// candidate devices, devices needed); requests that cannot be bounded by counting
+    /// (admin access, shareable or network-attached devices) are left out.
+    fn device_bounds(&self, specs: &[&ResourceClaimSpec]) -> Vec<Vec<(DeviceSet, u32)>> {
+        let mut out = Vec::new();
+        for spec in specs {
+            'request: for r in &spec.requests {
+                let mut alts = Vec::new();
+                for view in r.alternatives() {
+                    if view.admin_access {
+                        continue 'request;
+                    }
+                    let need = match view.allocation_mode {
+                        AllocationMode::ExactCount(n) => n.max(1),
+                        AllocationMode::All => 1,
+                    };
+                    let Some(class) = self.class_devices(view.device_class_name) else {
+                        continue 'request;
+                    };
+                    let mut set = class.clone();
+                    self.restrict_usable(&mut set, view.tolerations);
+                    if intersects(&set, self.shared_devices())
+                        || intersects(&set, self.shareable_devices())
+                    {
+                        continue 'request;
+                    }
+                    alts.push((set, need));
+                }
+                if !alts.is_empty() {
+                    out.push(alts);
+                }
             }
         }
-        let free_in = |domain: &Option<String>| -> u64 {
-            free_by_domain.get(&domain.as_deref()).copied().unwrap_or(0)
-        };
-        let shared = !self.shared_devices().is_empty();
-        for domain in domains {
-            if !shared && free_in(&domain) < need {
-                continue;
-            }
-            let mut s = Search {
-                scratch: self.clone(),
-                pods: Vec::new(),
-                shape_nodes: &shape_nodes,
-                group_claims: group_claims.clone(),
-                topology: key.zip(domain),
-                bindings: Vec::new(),
-                group_results: Vec::new(),
-                node_of: vec![None; pending.len()],
-                steps,
-                budget: options.step_budget,
-                best: 0,
-                exhausted: false,
-            };
-            s.pods = core::mem::take(&mut pending);
-            let placed = s.place(0, 0, required);
-            steps = s.steps;
-            best = best.max(s.best);
-            if placed {
-                s.place_rest();
-                return Ok(GangOutcome::Placed(PlacementDecision {
-                    bindings: s.bindings,
-                    group_claims: s.group_results,
-                }));
-            }
-            pending = s.pods;
-            if s.exhausted {
-                return Ok(GangOutcome::BudgetExhausted { steps });
-            }
-        }
-        Ok(GangOutcome::Unschedulable { required, best })
+        out
     }
 }
 
-impl Search<'_> {
-    /// Chooses and places `required - placed` more pods among pods `k..` jointly
-    /// (backtracking over which pods, which nodes, and — through the allocator — which
-    /// devices); true when enough are placed. Any pods of the group count toward
-    /// `minCount`, so a pod may be skipped; of pods of one shape only a prefix is ever
-    /// placed, and in non-decreasing node order, so identical pods are never permuted.
-    fn place(&mut self, k: usize, placed: usize, required: usize) -> bool {
+fn intersects(a: &DeviceSet, b: &DeviceSet) -> bool {
+    a.words().iter().zip(b.words()).any(|(x, y)| x & y != 0)
+}
+
+/// A single node's fragmentation change for the single-pod entries of a mix when
+/// `take` of its `free` devices are taken (lower is better).
+fn node_delta(mix: &WorkloadMix, free: u32, take: u64) -> i64 {
+    let after = u32::try_from(u64::from(free).saturating_sub(take)).unwrap_or(0);
+    let single = |f: u32| -> i64 {
+        mix.entries
+            .iter()
+            .filter(|e| e.pods <= 1)
+            .map(|e| i64::from(e.weight) * i64::from(f % e.devices_per_pod.max(1)))
+            .sum()
+    };
+    single(after) - single(free)
+}
+
+impl Gang<'_> {
+    /// `WaitingForPods` when fewer members exist than `minCount`.
+    fn waiting(&self) -> Option<GangOutcome> {
+        let min = self.group?.policy.min_count()?;
+        let present = self.running.len() + self.pods.len();
+        (present < min as usize).then_some(GangOutcome::WaitingForPods {
+            present,
+            min_count: min,
+        })
+    }
+
+    /// Sorts each shape's candidates by domain then policy, and orders the domains
+    /// that pass the count bound by the policy's domain score.
+    fn order_domains(&mut self, cluster: &Cluster, policy: &ScoringPolicy) {
+        let domains = self.domains.len();
+        for shape in &mut self.shapes {
+            let k = shape.min_devices;
+            // Stable: equal keys stay in node-name order.
+            match policy {
+                ScoringPolicy::BestFit => shape.candidates.sort_by_key(|c| (c.domain, c.free)),
+                ScoringPolicy::Spread => shape
+                    .candidates
+                    .sort_by_key(|c| (c.domain, core::cmp::Reverse(c.free))),
+                ScoringPolicy::FragmentationAware(mix) => shape
+                    .candidates
+                    .sort_by_key(|c| (c.domain, node_delta(mix, c.free, k), c.free)),
+            }
+        }
+        self.ranges = self
+            .shapes
+            .iter()
+            .map(|s| {
+                let mut r = vec![(0u32, 0u32); domains];
+                let mut i = 0;
+                while i < s.candidates.len() {
+                    let d = s.candidates[i].domain;
+                    let mut j = i;
+                    while j < s.candidates.len() && s.candidates[j].domain == d {
+                        j += 1;
+                    }
+                    r[d as usize] = (i as u32, j as u32);
+                    i = j;
+                }
+                r
+            })
+            .collect();
+        // How many pods of each shape the first `required` pending pods hold.
+        let mut want = vec![0usize; self.shapes.len()];
+        for p in self.pods.iter().take(self.required) {
+            want[p.shape] += 1;
+        }
+        let mut scored: Vec<(i64, u32)> = Vec::new();
+        for d in 0..domains {
+            let reach: usize = (0..self.shapes.len())
+                .map(|s| {
+                    let caps: u64 = self
+                        .candidates_in(s, d as u32)
+                        .iter()
+                        .map(|c| u64::from(c.cap))
+                        .sum();
+                    self.shapes[s]
+                        .pods
+                        .min(usize::try_from(caps).unwrap_or(usize::MAX))
+                })
+                .sum();
+            if reach < self.required {
+                continue;
+            }
+            let score = match policy {
+                ScoringPolicy::BestFit => self.domain_free(cluster, d as u32),
+                ScoringPolicy::Spread => -self.domain_free(cluster, d as u32),
+                ScoringPolicy::FragmentationAware(mix) => {
+                    self.domain_fragmentation(mix, d as u32, &want)
+                }
+            };
+            scored.push((score, d as u32));
+        }
+        // Ties: the domain value (name order).
+        let names = &self.domains;
+        scored.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| names[a.1 as usize].cmp(&names[b.1 as usize]))
+        });
+        self.order = scored.into_iter().map(|(_, d)| d).collect();
+    }
+
+    /// The candidates of shape `s` in domain `d`, in policy order.
+    pub(crate) fn candidates_in(&self, s: usize, d: u32) -> &[Candidate] {
+        let (a, b) = self.ranges[s].get(d as usize).copied().unwrap_or((0, 0));
+        &self.shapes[s].candidates[a as usize..b as usize]
+    }
+
+    /// Free untainted devices on the domain's candidate nodes (each node once).
+    fn domain_free(&self, cluster: &Cluster, d: u32) -> i64 {
+        let mut seen = BTreeSet::new();
+        let mut total = 0i64;
+        for s in 0..self.shapes.len() {
+            for c in self.candidates_in(s, d) {
+                if seen.insert(c.node) {
+                    total += i64::from(cluster.node_counts(c.node).map_or(0, |n| n.free_untainted));
+                }
+            }
+        }
+        total
+    }
+
+    /// How much the mix's fragmentation of domain `d` rises when `want[s]` pods of each
+    /// shape are placed greedily on its candidates in policy order.
+    fn domain_fragmentation(&self, mix: &WorkloadMix, d: u32, want: &[usize]) -> i64 {
+        let mut free: BTreeMap<NodeId, u32> = BTreeMap::new();
+        for s in 0..self.shapes.len() {
+            for c in self.candidates_in(s, d) {
+                free.entry(c.node).or_insert(c.free);
+            }
+        }
+        let before: Vec<u32> = free.values().copied().collect();
+        let before = mix.fragmentation(&before);
+        for (s, &n) in want.iter().enumerate() {
+            let k = u32::try_from(self.shapes[s].min_devices).unwrap_or(u32::MAX);
+            let mut left = n;
+            for c in self.candidates_in(s, d) {
+                let f = free.get_mut(&c.node).expect("collected above");
+                let mut placed = 0;
+                while left > 0 && placed < c.cap && *f >= k {
+                    *f -= k;
+                    placed += 1;
+                    left -= 1;
+                }
+            }
+        }
+        let after: Vec<u32> = free.values().copied().collect();
+        let after = mix.fragmentation(&after);
+        i64::try_from(after).unwrap_or(i64::MAX) - i64::try_from(before).unwrap_or(i64::MAX)
+    }
+}
+
+/// One pod bound in the scratch cluster.
+struct Bound {
+    /// Index into `Gang::pods`.
+    pod: usize,
+    node_id: NodeId,
+    node: String,
+    own: Vec<ClaimAllocation>,
+    /// Shared claims allocated with this pod: (index into `Gang::shared`, allocation).
+    shared: Vec<(usize, ClaimAllocation)>,
+    /// Earlier bindings on the same node whose own allocations this one's joint
+    /// allocation replaced: (index into `Search::bound`, their old allocations).
+    displaced: Vec<Displaced>,
+}
+
+type Displaced = (usize, Vec<ClaimAllocation>);
+
+/// The depth-first search of step 4, over one domain at a time.
+struct Search<'c, 'g, 'a> {
+    cluster: &'c mut Cluster,
+    gang: &'g Gang<'a>,
+    spread: bool,
+    /// Per shape: the current domain's candidates.
+    lists: Vec<&'g [Candidate]>,
+    /// Per shape: suffix sums of the caps in `lists`.
+    suffix: Vec<Vec<u64>>,
+    /// Per shape `s`: Σ over shapes `t ≥ s` of min(pods, total caps).
+    tail: Vec<u64>,
+    /// Per shape: the index in `gang.pods` just past its pods.
+    shape_end: Vec<usize>,
+    /// Per shape, per candidate: pods placed there now.
+    used: Vec<Vec<u32>>,
+    /// For each pending pod, the index of its candidate once placed.
+    node_of: Vec<Option<usize>>,
+    bound: Vec<Bound>,
+    /// For each shared claim, whether it is allocated now.
+    shared_done: Vec<bool>,
+    /// Bindings per node (indices into `bound`), in binding order.
+    on_node: BTreeMap<NodeId, Vec<usize>>,
+    steps: u64,
+    budget: u64,
+    best: usize,
+    exhausted: bool,
+}
+
+impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
+    fn new(cluster: &'c mut Cluster, gang: &'g Gang<'a>, options: &GangOptions) -> Self {
+        let mut shape_end = vec![0; gang.shapes.len()];
+        for (k, p) in gang.pods.iter().enumerate() {
+            shape_end[p.shape] = k + 1;
+        }
+        Search {
+            cluster,
+            gang,
+            spread: matches!(options.policy, ScoringPolicy::Spread),
+            lists: Vec::new(),
+            suffix: Vec::new(),
+            tail: Vec::new(),
+            shape_end,
+            used: Vec::new(),
+            node_of: vec![None; gang.pods.len()],
+            bound: Vec::new(),
+            shared_done: vec![false; gang.shared.len()],
+            on_node: BTreeMap::new(),
+            steps: 0,
+            budget: options.step_budget,
+            best: 0,
+            exhausted: false,
+        }
+    }
+
+    fn run(&mut self) -> GangOutcome {
+        let gang = self.gang;
+        if gang.order.is_empty() && gang.required == 0 {
+            return GangOutcome::Placed(PlacementDecision::default());
+        }
+        for &d in &gang.order {
+            self.set_domain(d);
+            if self.place(0, 0) {
+                self.place_rest();
+                return GangOutcome::Placed(self.decision());
+            }
+            if self.exhausted {
+                return GangOutcome::BudgetExhausted { steps: self.steps };
+            }
+        }
+        GangOutcome::Unschedulable {
+            required: gang.required,
+            best: self.best,
+        }
+    }
+
+    fn set_domain(&mut self, d: u32) {
+        let gang = self.gang;
+        self.lists = (0..gang.shapes.len())
+            .map(|s| gang.candidates_in(s, d))
+            .collect();
+        self.suffix = self
+            .lists
+            .iter()
+            .map(|l| {
+                let mut v = vec![0u64; l.len() + 1];
+                for i in (0..l.len()).rev() {
+                    v[i] = v[i + 1] + u64::from(l[i].cap);
+                }
+                v
+            })
+            .collect();
+        self.tail = vec![0; gang.shapes.len() + 1];
+        for s in (0..gang.shapes.len()).rev() {
+            self.tail[s] = self.tail[s + 1] + self.suffix[s][0].min(gang.shapes[s].pods as u64);
+        }
+        self.used = self.lists.iter().map(|l| vec![0; l.len()]).collect();
+        self.node_of.iter_mut().for_each(|n| *n = None);
+    }
+
+    /// Places `required - placed` more pods among pods `k..` jointly; true when
+    /// enough are placed (their bindings stay recorded).
+    fn place(&mut self, k: usize, placed: usize) -> bool {
+        let required = self.gang.required;
         if placed == required {
             return true;
         }
-        if self.pods.len() - k < required - placed {
+        if k >= self.gang.pods.len() {
             return false;
         }
-        let from = match k.checked_sub(1) {
-            Some(prev) if self.pods[prev].shape == self.pods[k].shape => {
-                self.node_of[prev].expect("an earlier pod of a shape is placed")
-            }
-            _ => 0,
+        let s = self.gang.pods[k].shape;
+        let prev = k
+            .checked_sub(1)
+            .filter(|&j| self.gang.pods[j].shape == s)
+            .and_then(|j| self.node_of[j]);
+        let from = prev.unwrap_or(0);
+        // Count bound: what this shape (from `from` on) and later shapes can still hold.
+        let left = (self.shape_end[s] - k) as u64;
+        let here = (self.suffix[s][from] - u64::from(self.used[s].get(from).copied().unwrap_or(0)))
+            .min(left);
+        if placed as u64 + here + self.tail[s + 1] < required as u64 {
+            return false;
+        }
+        let len = self.lists[s].len();
+        let order: Vec<usize> = if self.spread && prev.is_some() {
+            (from + 1..len).chain(core::iter::once(from)).collect()
+        } else {
+            (from..len).collect()
         };
-        for i in from..self.shape_nodes[self.pods[k].shape].len() {
+        for i in order {
+            if self.used[s][i] >= self.lists[s][i].cap {
+                continue;
+            }
             if self.steps >= self.budget {
                 self.exhausted = true;
                 return false;
@@ -400,140 +894,300 @@ impl Search<'_> {
             self.steps += 1;
             if self.try_bind(k, i) {
                 self.best = self.best.max(placed + 1);
-                self.node_of[k] = Some(i);
-                if self.place(k + 1, placed + 1, required) {
+                if self.place(k + 1, placed + 1) {
                     return true;
                 }
-                self.node_of[k] = None;
-                self.unbind(k);
+                self.unbind();
                 if self.exhausted {
                     return false;
                 }
             }
         }
         // Skip this pod and every later pod of its shape.
-        let next = (k..self.pods.len())
-            .find(|&j| self.pods[j].shape != self.pods[k].shape)
-            .unwrap_or(self.pods.len());
-        self.place(next, placed, required)
+        self.place(self.shape_end[s], placed)
     }
 
-    /// Places the pods not placed yet where they fit, without backtracking.
+    /// Places the pods not placed yet where they fit, without backtracking; a shape
+    /// that found no node for one pod is not tried again.
     fn place_rest(&mut self) {
-        for k in 0..self.pods.len() {
-            if self.node_of[k].is_some() {
+        let mut failed = vec![false; self.gang.shapes.len()];
+        for k in 0..self.gang.pods.len() {
+            let s = self.gang.pods[k].shape;
+            if self.node_of[k].is_some() || failed[s] {
                 continue;
             }
-            for i in 0..self.shape_nodes[self.pods[k].shape].len() {
+            let mut done = false;
+            for i in 0..self.lists[s].len() {
+                if self.used[s][i] >= self.lists[s][i].cap {
+                    continue;
+                }
+                if self.steps >= self.budget {
+                    return;
+                }
+                self.steps += 1;
                 if self.try_bind(k, i) {
-                    self.node_of[k] = Some(i);
+                    done = true;
                     break;
                 }
             }
+            failed[s] = !done;
         }
     }
 
-    /// Allocates pod `k`'s claims (and the group's, for the first pod) on its `i`-th
-    /// candidate node in the scratch cluster, and records the binding.
-    fn try_bind(&mut self, k: usize, i: usize) -> bool {
-        let p = &self.pods[k];
-        let node = self.shape_nodes[p.shape][i];
-        if let Some((key, value)) = &self.topology
-            && node.labels.get(*key) != Some(value)
-        {
+    /// Allocates pod `k`'s claims (and the shared claims it brings) on its shape's
+    /// `i`-th candidate in the scratch cluster, and records the binding. Pods of the
+    /// gang already on that node are re-allocated jointly with it (one allocator call,
+    /// exact on one node), so a device choice made for an earlier pod never blocks a
+    /// later one when another choice would serve both.
+    fn try_bind(&mut self, pod_at: usize, cand: usize) -> bool {
+        let gang = self.gang;
+        let pending = &gang.pods[pod_at];
+        let shape = &gang.shapes[pending.shape];
+        let node_id = self.lists[pending.shape][cand].node;
+        let Some(node) = self.cluster.node_by_id(node_id) else {
             return false;
+        };
+        // Shared claims: allocated ones must be usable here; the others come along.
+        let first = self.bound.is_empty();
+        let mut bring = Vec::new();
+        for (claim_at, sc) in gang.shared.iter().enumerate() {
+            if !(sc.group || pending.uses.binary_search(&claim_at).is_ok()) {
+                continue;
+            }
+            if self.shared_done[claim_at] {
+                let usable = self
+                    .bound
+                    .iter()
+                    .flat_map(|bound| &bound.shared)
+                    .any(|(at, a)| {
+                        *at == claim_at
+                            && a.result
+                                .node_selector
+                                .as_ref()
+                                .is_none_or(|sel| sel.matches(&node.name, &node.labels))
+                    });
+                if !usable {
+                    return false;
+                }
+            } else if !sc.group || first {
+                bring.push(claim_at);
+            }
         }
-        // Group claims already allocated must be usable from this node.
-        let first = self.bindings.is_empty() && !self.group_claims.is_empty();
-        if !first
-            && self.group_results.iter().any(|g| {
-                g.result
-                    .node_selector
-                    .as_ref()
-                    .is_some_and(|sel| !sel.matches(&node.name, &node.labels))
-            })
-        {
-            return false;
-        }
-        let mut requests = p.pod.requests.clone();
+        let mut requests = shape.requests.clone();
         if node.allocatable.contains_key("pods") {
             requests.insert("pods".into(), Quantity::from_int(1));
         }
-        let prepared = match (&p.with_group, first) {
-            (Some(w), true) => w,
-            _ => &p.prepared,
-        };
-        let Ok(AllocationOutcome::Allocated(results)) = self.scratch.allocate_prepared(
-            &node.name,
-            prepared,
-            &requests,
-            &AllocatorOptions::default(),
-        ) else {
+        let node_name = node.name.clone();
+        // The gang's pods already on this node give their own devices back for a
+        // joint try (shared claims stay as allocated: other pods rely on them).
+        let co: Vec<usize> = self.on_node.get(&node_id).cloned().unwrap_or_default();
+        for &bound in &co {
+            self.release_claims(bound);
+        }
+        let mut parts: Vec<ClaimPart<'_>> = Vec::new();
+        let mut owners: Vec<(usize, Option<usize>)> = Vec::new(); // (bound idx or MAX, shared)
+        let shared_prepared = gang.shared_prepared.as_ref();
+        for &bound in &co {
+            let q = &gang.pods[self.bound[bound].pod];
+            let qs = &gang.shapes[q.shape];
+            for (j, (_, c)) in q.own.iter().enumerate() {
+                parts.push(ClaimPart {
+                    claim: c,
+                    prepared: &qs.prepared,
+                    index: j,
+                });
+                owners.push((bound, None));
+            }
+        }
+        for (j, (_, c)) in pending.own.iter().enumerate() {
+            parts.push(ClaimPart {
+                claim: c,
+                prepared: &shape.prepared,
+                index: j,
+            });
+            owners.push((usize::MAX, None));
+        }
+        for &claim_at in &bring {
+            let sp = shared_prepared.expect("shared claims are prepared");
+            parts.push(ClaimPart {
+                claim: gang.shared[claim_at].claim,
+                prepared: sp,
+                index: claim_at,
+            });
+            owners.push((usize::MAX, Some(claim_at)));
+        }
+        let outcome =
+            self.cluster
+                .allocate_parts(&node_name, &parts, &requests, AllocatorOptions::default());
+        drop(parts);
+        let Ok(AllocationOutcome::Allocated(results)) = outcome else {
+            for &bound in &co {
+                self.recommit_claims(bound);
+            }
             return false;
         };
-        let names: Vec<String> = p
-            .claims
-            .iter()
-            .map(|(n, _)| n.clone())
-            .chain(self.group_claims.iter().map(|(n, _)| n.clone()))
-            .collect();
-        let mut own: Vec<ClaimAllocation> = Vec::new();
-        let mut group = Vec::new();
-        for (idx, result) in results.into_iter().enumerate() {
-            if self
-                .scratch
-                .commit_allocation(&names[idx], &result)
-                .is_err()
-            {
-                // Cannot happen after a successful allocation; undo and refuse.
-                for c in own.iter().chain(group.iter()) {
-                    self.scratch.release_allocation(&c.claim, &c.result);
+        // Record: earlier pods' new results (old ones kept for the undo), then ours.
+        let mut bound = Bound {
+            pod: pod_at,
+            node_id,
+            node: node_name,
+            own: Vec::with_capacity(pending.own.len()),
+            shared: Vec::with_capacity(bring.len()),
+            displaced: Vec::new(),
+        };
+        let mut fresh: BTreeMap<usize, Vec<ClaimAllocation>> = BTreeMap::new();
+        for ((owner, claim_at), result) in owners.into_iter().zip(results) {
+            match (owner, claim_at) {
+                (_, Some(claim_at)) => bound.shared.push((
+                    claim_at,
+                    ClaimAllocation {
+                        claim: gang.shared[claim_at].name.clone(),
+                        result,
+                    },
+                )),
+                (usize::MAX, None) => bound.own.push(ClaimAllocation {
+                    claim: pending.own[bound.own.len()].0.clone(),
+                    result,
+                }),
+                (other, None) => {
+                    let q = &gang.pods[self.bound[other].pod];
+                    let got = fresh.entry(other).or_default();
+                    got.push(ClaimAllocation {
+                        claim: q.own[got.len()].0.clone(),
+                        result,
+                    });
                 }
-                return false;
-            }
-            let alloc = ClaimAllocation {
-                claim: names[idx].clone(),
-                result,
-            };
-            if idx < p.claims.len() {
-                own.push(alloc);
-            } else {
-                group.push(alloc);
             }
         }
-        if self
-            .scratch
-            .reserve_node_resources(&node.name, &p.key, requests)
-            .is_err()
+        for (other, own) in fresh {
+            let old = core::mem::replace(&mut self.bound[other].own, own);
+            bound.displaced.push((other, old));
+        }
+        let mut committed: Vec<(String, crate::claim::AllocationResult)> = Vec::new();
+        let mut ok = true;
+        let all = co
+            .iter()
+            .flat_map(|&other| self.bound[other].own.iter())
+            .chain(bound.own.iter().chain(bound.shared.iter().map(|(_, c)| c)));
+        let all: Vec<&ClaimAllocation> = all.collect();
+        for c in &all {
+            if self.cluster.commit_allocation(&c.claim, &c.result).is_err() {
+                ok = false;
+                break;
+            }
+            committed.push((c.claim.clone(), c.result.clone()));
+        }
+        if ok
+            && self
+                .cluster
+                .reserve_node_resources(&bound.node, &pending.key, requests)
+                .is_err()
         {
-            for c in own.iter().chain(group.iter()) {
-                self.scratch.release_allocation(&c.claim, &c.result);
+            ok = false;
+        }
+        if !ok {
+            // Cannot happen after a successful allocation; undo and refuse.
+            for (claim, result) in &committed {
+                self.cluster.release_allocation(claim, result);
+            }
+            for (other, own) in bound.displaced.drain(..) {
+                self.bound[other].own = own;
+            }
+            for &other in &co {
+                self.recommit_claims(other);
             }
             return false;
         }
-        self.bindings.push(PodBinding {
-            pod: p.key.clone(),
-            node: node.name.clone(),
-            claims: own,
-        });
-        self.group_results.extend(group);
+        for (claim_at, _) in &bound.shared {
+            self.shared_done[*claim_at] = true;
+        }
+        self.used[pending.shape][cand] += 1;
+        self.node_of[pod_at] = Some(cand);
+        self.on_node
+            .entry(node_id)
+            .or_default()
+            .push(self.bound.len());
+        self.bound.push(bound);
         true
     }
 
-    /// Undoes pod `k`'s binding (the last one recorded).
-    fn unbind(&mut self, k: usize) {
-        let binding = self.bindings.pop().expect("a binding to undo");
-        debug_assert_eq!(binding.pod, self.pods[k].key);
-        for c in &binding.claims {
-            self.scratch.release_allocation(&c.claim, &c.result);
+    /// Releases the allocations of binding `b`'s own claims.
+    fn release_claims(&mut self, b: usize) {
+        for c in &self.bound[b].own {
+            self.cluster.release_allocation(&c.claim, &c.result);
         }
-        if self.bindings.is_empty() {
-            for c in core::mem::take(&mut self.group_results) {
-                self.scratch.release_allocation(&c.claim, &c.result);
+    }
+
+    /// Records binding `b`'s own allocations again after
+    /// [`release_claims`](Self::release_claims).
+    fn recommit_claims(&mut self, b: usize) {
+        for c in &self.bound[b].own {
+            let recorded = self.cluster.commit_allocation(&c.claim, &c.result);
+            debug_assert!(
+                recorded.is_ok(),
+                "an allocation released just now fits again"
+            );
+        }
+    }
+
+    /// Undoes the last binding (and gives earlier pods on its node their old devices).
+    fn unbind(&mut self) {
+        let mut b = self.bound.pop().expect("a binding to undo");
+        for c in b.own.iter().chain(b.shared.iter().map(|(_, c)| c)) {
+            self.cluster.release_allocation(&c.claim, &c.result);
+        }
+        for (u, _) in &b.shared {
+            self.shared_done[*u] = false;
+        }
+        // Release every new allocation before recording any old one: they may overlap.
+        for &(o, _) in &b.displaced {
+            self.release_claims(o);
+        }
+        for (o, own) in b.displaced.drain(..) {
+            self.bound[o].own = own;
+            self.recommit_claims(o);
+        }
+        if let Some(v) = self.on_node.get_mut(&b.node_id) {
+            v.pop();
+            if v.is_empty() {
+                self.on_node.remove(&b.node_id);
             }
         }
-        let _ = self
-            .scratch
-            .release_node_resources(&binding.node, &self.pods[k].key);
+        let p = &self.gang.pods[b.pod];
+        let _ = self.cluster.release_node_resources(&b.node, &p.key);
+        if let Some(i) = self.node_of[b.pod].take() {
+            self.used[p.shape][i] -= 1;
+        }
+    }
+
+    /// The bindings recorded now, as a decision.
+    fn decision(&self) -> PlacementDecision {
+        let mut d = PlacementDecision::default();
+        let mut group: Vec<(usize, ClaimAllocation)> = Vec::new();
+        for b in &self.bound {
+            let mut claims = b.own.clone();
+            for (u, c) in &b.shared {
+                if self.gang.shared[*u].group {
+                    group.push((*u, c.clone()));
+                } else {
+                    claims.push(c.clone());
+                }
+            }
+            d.bindings.push(PodBinding {
+                pod: self.gang.pods[b.pod].key.clone(),
+                node: b.node.clone(),
+                claims,
+            });
+        }
+        group.sort_by_key(|(u, _)| *u);
+        d.group_claims = group.into_iter().map(|(_, c)| c).collect();
+        d
+    }
+
+    /// Undoes every binding: the cluster is as it was.
+    fn restore(&mut self) {
+        while !self.bound.is_empty() {
+            self.unbind();
+        }
     }
 }

@@ -10,7 +10,8 @@ use common::*;
 use gangpack::{
     AllocationMode, ClaimSource, Cluster, DeviceClass, DeviceRequest, DeviceTaintEffect,
     ExactDeviceRequest, GangOptions, GangOutcome, Node, Pod, PodGroup, PodResourceClaim, Quantity,
-    ResourceClaim, SchedulingPolicy, TopologyConstraint, validate_placement,
+    ResourceClaim, SchedulingPolicy, ScoringPolicy, TopologyConstraint, WorkloadMix,
+    validate_placement,
 };
 use proptest::prelude::*;
 
@@ -127,6 +128,7 @@ proptest! {
         pods in prop::collection::vec(pod_spec(), 1..=4),
         min_seed in 0..4usize,
         rack in any::<bool>(),
+        policy in 0..3usize,
     ) {
         let min = 1 + min_seed % pods.len();
         let (c, pod_objs, claims) = build(&nodes, &pods);
@@ -134,9 +136,24 @@ proptest! {
         if rack {
             g.topology.push(TopologyConstraint { key: "rack".into() });
         }
-        let out = c.place_gang(Some(&g), &pod_objs, &claims, &GangOptions::default()).unwrap();
-        let again = c.place_gang(Some(&g), &pod_objs, &claims, &GangOptions::default()).unwrap();
+        let options = GangOptions {
+            policy: match policy {
+                0 => ScoringPolicy::BestFit,
+                1 => ScoringPolicy::Spread,
+                _ => ScoringPolicy::FragmentationAware(WorkloadMix::default()),
+            },
+            ..GangOptions::default()
+        };
+        let out = c.place_gang(Some(&g), &pod_objs, &claims, &options).unwrap();
+        // The in-place variant answers the same and leaves the cluster as it was.
+        let mut scratch = c.clone();
+        let again = scratch.place_gang_mut(Some(&g), &pod_objs, &claims, &options).unwrap();
         prop_assert_eq!(&out, &again, "not deterministic");
+        prop_assert_eq!(observe(&scratch), observe(&c), "place_gang_mut changed the cluster");
+        for i in 0..nodes.len() {
+            let n = format!("n{i}");
+            prop_assert_eq!(scratch.node_free_resources(&n), c.node_free_resources(&n));
+        }
         let want = oracle(&nodes, &pods, min, rack);
         match &out {
             GangOutcome::Placed(d) => {
@@ -147,6 +164,7 @@ proptest! {
             }
             GangOutcome::Unschedulable { .. } => prop_assert!(!want, "the oracle finds a placement the engine missed"),
             GangOutcome::BudgetExhausted { .. } => prop_assert!(false, "budget exhausted on a tiny instance"),
+            GangOutcome::WaitingForPods { .. } => prop_assert!(false, "minCount never exceeds the pods here"),
         }
     }
 }

@@ -250,6 +250,14 @@ pub struct PreparedClaims {
     alternatives: Vec<Vec<Vec<CompiledAlternative>>>,
 }
 
+/// One claim to allocate with [`Cluster::allocate_parts`]: the claim and the entry of a
+/// [`PreparedClaims`] prepared from a claim with the same spec.
+pub(crate) struct ClaimPart<'p> {
+    pub(crate) claim: &'p ResourceClaim,
+    pub(crate) prepared: &'p PreparedClaims,
+    pub(crate) index: usize,
+}
+
 impl PreparedClaims {
     /// The claims, in the order they are allocated.
     pub fn claims(&self) -> &[ResourceClaim] {
@@ -378,19 +386,46 @@ impl Cluster {
         pod_resources: &BTreeMap<String, Quantity>,
         options: &AllocatorOptions,
     ) -> Result<AllocationOutcome, AllocationError> {
+        let parts: Vec<ClaimPart<'_>> = prepared_claims
+            .claims
+            .iter()
+            .enumerate()
+            .map(|(i, claim)| ClaimPart {
+                claim,
+                prepared: prepared_claims,
+                index: i,
+            })
+            .collect();
+        self.allocate_parts(node, &parts, pod_resources, *options)
+    }
+
+    /// Allocates claims whose selectors were compiled in (possibly several)
+    /// [`PreparedClaims`]: each part names a claim and the prepared entry with the
+    /// same spec. Lets the placer allocate several pods' claims on one node jointly
+    /// without preparing them again.
+    pub(crate) fn allocate_parts(
+        &self,
+        node: &str,
+        parts: &[ClaimPart<'_>],
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: AllocatorOptions,
+    ) -> Result<AllocationOutcome, AllocationError> {
         let Some(node_id) = self
             .node_id(node)
             .filter(|id| self.node_by_id(*id).is_some())
         else {
             return Err(AllocationError::NodeNotFound(node.to_owned()));
         };
-        let claims = prepared_claims.claims.as_slice();
+        let claims: Vec<&ResourceClaim> = parts.iter().map(|p| p.claim).collect();
+        let claims = claims.as_slice();
         let shortfalls = self.node_shortfalls(node, pod_resources);
         // Prepare every claim first: input errors win over "does not fit".
         let reach = self.reach_of(node_id);
         let mut prepared: Vec<(Vec<Vec<Prepared<'_>>>, Vec<ConstraintKind>)> = Vec::new();
-        for (claim, compiled) in claims.iter().zip(&prepared_claims.alternatives) {
-            prepared.push(self.prepare_claim(&reach, claim, compiled)?);
+        for part in parts {
+            debug_assert_eq!(part.claim.spec, part.prepared.claims[part.index].spec);
+            let compiled = &part.prepared.alternatives[part.index];
+            prepared.push(self.prepare_claim(&reach, part.claim, compiled)?);
         }
         // The search owns the alternatives; `prepared` keeps what results need.
         let problem: Vec<Claim> = prepared
@@ -465,7 +500,7 @@ impl Cluster {
             )),
             SearchEnd::NotFound => Ok(AllocationOutcome::Unsatisfiable(
                 Unsatisfiable::NoCombination {
-                    claims: claims.iter().map(claim_name).collect(),
+                    claims: claims.iter().map(|c| claim_name(c)).collect(),
                     steps: stats.steps,
                 },
             )),
@@ -816,7 +851,7 @@ impl Cluster {
     fn build_results(
         &self,
         node: NodeId,
-        claims: &[ResourceClaim],
+        claims: &[&ResourceClaim],
         prepared: &[(Vec<Vec<Prepared<'_>>>, Vec<ConstraintKind>)],
         problem: &[Claim],
         picks: &[search::Pick],
