@@ -67,6 +67,8 @@ mod capacity;
 mod claim;
 mod class;
 mod cluster;
+mod composite;
+mod decision;
 mod device;
 mod error;
 mod ids;
@@ -82,6 +84,7 @@ mod semver;
 mod slice;
 mod taint;
 mod taint_rule;
+mod template;
 mod time;
 mod toleration;
 mod validate;
@@ -105,6 +108,7 @@ pub use cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceCounts, DeviceFilter, DeviceRef, DeviceView,
     EvictionNotice, IndexMemory, PoolProblem, PoolStatus, Shortage, Shortfall, TaintReport,
 };
+pub use composite::{CompositeError, CompositeOutcome};
 pub use device::{
     CapacityRequestPolicy, CapacityRequestPolicyRange, Device, DeviceAttribute, DeviceCapacity,
     DeviceCounterConsumption, NodeAccess,
@@ -116,6 +120,10 @@ pub use placer::{GangError, GangOptions, GangOutcome};
 pub use scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 pub use slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};
 pub use taint_rule::{DeviceTaintRule, DeviceTaintSelector};
+pub use template::{
+    ResourceClaimTemplate, generated_claim_name, generated_group_claim_name,
+    instantiate_group_claims, instantiate_member_claims, instantiate_pod_claims,
+};
 
 pub use quantity::{Format, Quantity, QuantityError};
 pub use selector::{CelError, CelErrorKind, EvalError, Selector};
