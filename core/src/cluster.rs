@@ -2633,6 +2633,16 @@ impl Cluster {
         out
     }
 
+    /// Each `NoSchedule` / `NoExecute` taint (key, value, effect) none of the
+    /// tolerations tolerates, with the devices carrying it (for explanations).
+    pub(crate) fn untolerated_taints<'a>(
+        &'a self,
+        tolerations: &'a [DeviceToleration],
+    ) -> impl Iterator<Item = (&'a DeviceTaint, &'a DeviceSet)> + 'a {
+        self.untolerated_groups(tolerations)
+            .map(|g| (&g.probe, &g.members))
+    }
+
     fn untolerated_groups<'a>(
         &'a self,
         tolerations: &'a [DeviceToleration],

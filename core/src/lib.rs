@@ -71,6 +71,7 @@ mod composite;
 mod decision;
 mod device;
 mod error;
+mod explain;
 mod ids;
 mod intern;
 pub mod names;
@@ -116,6 +117,7 @@ pub use device::{
 pub use error::{ObjectKind, ObjectRef, Problem, ValidationError};
 pub use ids::{DeviceId, NodeId, PoolId, SliceId};
 pub use node::Node;
+pub use explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
 pub use placer::{GangError, GangOptions, GangOutcome};
 pub use scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 pub use slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};

@@ -84,7 +84,8 @@ pub enum GangOutcome {
     Unschedulable {
         /// Pending pods that must be placed together.
         required: usize,
-        /// The most of them any attempt placed.
+        /// The most of them any attempt placed; when counting ruled out every domain
+        /// before any search, the most that any domain's free capacity could hold.
         best: usize,
     },
     /// Fewer members exist (pending and running) than `minCount`: the group waits for
@@ -163,7 +164,7 @@ pub(crate) struct PendingPod<'a> {
     pub(crate) pod: &'a Pod,
     pub(crate) key: String,
     /// Its own claims (`namespace/name`, claim), in pod order.
-    own: Vec<(String, &'a ResourceClaim)>,
+    pub(crate) own: Vec<(String, &'a ResourceClaim)>,
     /// The non-group shared claims it names (indices into `Gang::shared`), sorted.
     uses: Vec<usize>,
     pub(crate) shape: usize,
@@ -175,7 +176,7 @@ pub(crate) struct Shape<'a> {
     pub(crate) rep: &'a Pod,
     /// Pending pods of this shape.
     pub(crate) pods: usize,
-    own_specs: Vec<&'a ResourceClaimSpec>,
+    pub(crate) own_specs: Vec<&'a ResourceClaimSpec>,
     uses: Vec<usize>,
     /// The representative's own claims, prepared.
     prepared: PreparedClaims,
@@ -218,6 +219,8 @@ pub(crate) struct Gang<'a> {
     pub(crate) domains: Vec<String>,
     /// Domains the search may use (indices into `domains`), best first.
     pub(crate) order: Vec<u32>,
+    /// The most pending pods any domain's caps allow (capped at `required`).
+    pub(crate) most: usize,
     /// Per shape, per domain: the range of `candidates` in that domain.
     ranges: Vec<Vec<(u32, u32)>>,
 }
@@ -438,6 +441,7 @@ impl Cluster {
             key,
             domains: Vec::new(),
             order: Vec::new(),
+            most: 0,
             ranges: Vec::new(),
         };
         self.count_candidates(&mut gang, options);
@@ -668,6 +672,7 @@ impl Gang<'_> {
                         .min(usize::try_from(caps).unwrap_or(usize::MAX))
                 })
                 .sum();
+            self.most = self.most.max(reach.min(self.required));
             if reach < self.required {
                 continue;
             }
@@ -826,7 +831,12 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         }
         GangOutcome::Unschedulable {
             required: gang.required,
-            best: self.best,
+            // No domain searched: what counting allowed at most.
+            best: if gang.order.is_empty() {
+                gang.most
+            } else {
+                self.best
+            },
         }
     }
 

@@ -1,0 +1,1119 @@
+//! Why a gang is pending: a structured explanation in the style of pubgrub's
+//! derivation trees.
+//!
+//! [`Cluster::explain_gang`] places the gang like [`Cluster::place_gang`]; when it does
+//! not fit, it diagnoses every node for every pod shape (the first filter that rejects
+//! it, as kube-scheduler reports per node) and turns the rejections into **facts**:
+//! leaf statements such as "12 devices on nodes n3, n7 carry
+//! `gpu.example.com/ecc=fatal:NoSchedule`, not tolerated" or "rack r2 can host 7 of the
+//! 8 pods". Each fact is classed as *resolvable* (capacity held by other workloads:
+//! waiting or preemption may free it) or *unresolvable* (taints, selectors, cordons,
+//! hardware that is too small, topology).
+//!
+//! The **minimal blocking set** is the smallest set of facts whose removal lets the gang
+//! fit: every fact that can be relaxed is undone on a scratch copy (tolerate the taint,
+//! free the devices in use, uncordon the nodes, ...) one subset at a time, smallest
+//! subsets first, and the placement is tried again. The outcome uses the vocabulary of
+//! KEP-6012 and the PodGroup scheduling cycle: [`GangStatus::Scheduled`], `Wait`
+//! (fewer pods exist than `minCount`), `Unschedulable` (freeing capacity — waiting or
+//! preemption — would let it fit) and `UnschedulableAndUnresolvable` (it would not fit
+//! even on a cluster where nothing else runs).
+
+use core::fmt;
+
+use crate::alloc_prelude::*;
+use crate::claim::{AllocationMode, DeviceRequestKind, ResourceClaim};
+use crate::cluster::Cluster;
+use crate::placer::{Gang, GangError, GangOptions, GangOutcome};
+use crate::toleration::first_untolerated_taint;
+use crate::validate::PlacementDecision;
+use crate::workload::{Pod, PodGroup};
+use crate::{
+    DeviceTaint, DeviceToleration, DeviceTolerationOperator, Quantity, Taint, TaintEffect,
+    Toleration, TolerationOperator,
+};
+
+/// The outcome of a gang's scheduling attempt (KEP-6012's feasibility states).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum GangStatus {
+    /// Placed: at least `minCount` pods bound together.
+    Scheduled,
+    /// Fewer pods exist than `minCount`: the group waits for more (not an error).
+    Wait,
+    /// Does not fit now, but would if capacity held by other workloads were freed
+    /// (waiting for it, or preempting it).
+    Unschedulable,
+    /// Would not fit even if nothing else ran: taints, selectors, cordons, hardware or
+    /// topology must change first.
+    UnschedulableAndUnresolvable,
+}
+
+impl GangStatus {
+    /// The name as Kubernetes spells it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GangStatus::Scheduled => "Scheduled",
+            GangStatus::Wait => "Wait",
+            GangStatus::Unschedulable => "Unschedulable",
+            GangStatus::UnschedulableAndUnresolvable => "UnschedulableAndUnresolvable",
+        }
+    }
+}
+
+impl fmt::Display for GangStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether removing a fact is within reach of the scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Resolution {
+    /// Capacity held by other workloads: waiting or preemption may free it.
+    WaitOrPreempt,
+    /// Only a change to the cluster or to the workload helps.
+    Unresolvable,
+}
+
+/// One leaf statement of an explanation. Node lists are complete and sorted by name;
+/// the text renderer shortens them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub enum Fact {
+    /// Fewer members exist than `minCount`.
+    NotEnoughPods {
+        /// Members that exist (pending and running).
+        present: usize,
+        /// `minCount`.
+        min_count: u32,
+    },
+    /// The nodes are cordoned (`spec.unschedulable`).
+    Cordoned {
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// The nodes do not match the pods' `nodeSelector` or required node affinity.
+    NodeSelector {
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// The nodes carry a node taint the pods do not tolerate.
+    NodeTaint {
+        /// `key=value:Effect`.
+        taint: Taint,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// A scalar resource is too small on the nodes even when nothing else runs there.
+    ResourceTooSmall {
+        /// The resource (`cpu`, `memory`, ...).
+        resource: String,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// A scalar resource is used up by other pods on the nodes.
+    ResourceInUse {
+        /// The resource.
+        resource: String,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// Devices the pods could use carry a device taint their claims do not tolerate.
+    DeviceTaint {
+        /// The taint.
+        taint: DeviceTaint,
+        /// How many such devices (on the nodes below).
+        devices: u32,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// Devices the pods could use are allocated to other claims.
+    DevicesInUse {
+        /// How many.
+        devices: u32,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// The nodes have fewer devices of the requested class than one pod needs.
+    TooFewDevices {
+        /// The class.
+        class: String,
+        /// Devices one pod needs for the request.
+        needed: u32,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// No device in the cluster matches a request's class.
+    NoDeviceOfClass {
+        /// The claim (`namespace/name`) of the first pod asking.
+        claim: String,
+        /// The request.
+        request: String,
+        /// The class.
+        class: String,
+    },
+    /// The devices are there, but no combination satisfies the claims' constraints
+    /// and selectors on the nodes.
+    NoCombination {
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// No node carries the topology key.
+    TopologyKeyAbsent {
+        /// The node-label key.
+        key: String,
+    },
+    /// The best topology domain cannot hold the gang.
+    DomainTooSmall {
+        /// The node-label key.
+        key: String,
+        /// The domain (label value) that can host the most pods.
+        domain: String,
+        /// Pods it can host at most.
+        hosts: u64,
+        /// Pods the gang must place together.
+        needed: usize,
+    },
+}
+
+impl Fact {
+    /// Whether removing the fact is within the scheduler's reach.
+    pub fn resolution(&self) -> Resolution {
+        match self {
+            Fact::ResourceInUse { .. } | Fact::DevicesInUse { .. } | Fact::NotEnoughPods { .. } => {
+                Resolution::WaitOrPreempt
+            }
+            _ => Resolution::Unresolvable,
+        }
+    }
+
+    fn nodes(&self) -> &[String] {
+        match self {
+            Fact::Cordoned { nodes }
+            | Fact::NodeSelector { nodes }
+            | Fact::NodeTaint { nodes, .. }
+            | Fact::ResourceTooSmall { nodes, .. }
+            | Fact::ResourceInUse { nodes, .. }
+            | Fact::DeviceTaint { nodes, .. }
+            | Fact::DevicesInUse { nodes, .. }
+            | Fact::TooFewDevices { nodes, .. }
+            | Fact::NoCombination { nodes } => nodes,
+            _ => &[],
+        }
+    }
+
+    fn nodes_mut(&mut self) -> Option<&mut Vec<String>> {
+        match self {
+            Fact::Cordoned { nodes }
+            | Fact::NodeSelector { nodes }
+            | Fact::NodeTaint { nodes, .. }
+            | Fact::ResourceTooSmall { nodes, .. }
+            | Fact::ResourceInUse { nodes, .. }
+            | Fact::DeviceTaint { nodes, .. }
+            | Fact::DevicesInUse { nodes, .. }
+            | Fact::TooFewDevices { nodes, .. }
+            | Fact::NoCombination { nodes } => Some(nodes),
+            _ => None,
+        }
+    }
+
+    /// Whether `other` states the same thing (up to nodes and counts).
+    fn same_subject(&self, other: &Fact) -> bool {
+        match (self, other) {
+            (Fact::NodeTaint { taint: a, .. }, Fact::NodeTaint { taint: b, .. }) => {
+                a.key == b.key && a.value == b.value && a.effect == b.effect
+            }
+            (Fact::DeviceTaint { taint: a, .. }, Fact::DeviceTaint { taint: b, .. }) => {
+                a.key == b.key && a.value == b.value && a.effect == b.effect
+            }
+            (
+                Fact::ResourceTooSmall { resource: a, .. },
+                Fact::ResourceTooSmall { resource: b, .. },
+            )
+            | (Fact::ResourceInUse { resource: a, .. }, Fact::ResourceInUse { resource: b, .. }) => {
+                a == b
+            }
+            (
+                Fact::TooFewDevices {
+                    class: a,
+                    needed: x,
+                    ..
+                },
+                Fact::TooFewDevices {
+                    class: b,
+                    needed: y,
+                    ..
+                },
+            ) => a == b && x == y,
+            _ => core::mem::discriminant(self) == core::mem::discriminant(other),
+        }
+    }
+}
+
+/// The verb form agreeing with a node list.
+fn verb<'v>(nodes: &[String], one: &'v str, many: &'v str) -> &'v str {
+    if nodes.len() == 1 { one } else { many }
+}
+
+/// Up to three node names, then "+N".
+struct Nodes<'a>(&'a [String]);
+
+impl fmt::Display for Nodes<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.len();
+        write!(f, "{n} node{} (", if n == 1 { "" } else { "s" })?;
+        for (i, name) in self.0.iter().take(3).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(name)?;
+        }
+        if n > 3 {
+            write!(f, ", +{}", n - 3)?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl fmt::Display for Fact {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fact::NotEnoughPods { present, min_count } => write!(
+                f,
+                "only {present} pod{} exist, minCount is {min_count}",
+                if *present == 1 { "" } else { "s" }
+            ),
+            Fact::Cordoned { nodes } => {
+                write!(f, "{} {} cordoned", Nodes(nodes), verb(nodes, "is", "are"))
+            }
+            Fact::NodeSelector { nodes } => write!(
+                f,
+                "{} {} not match the pods' node selector or affinity",
+                Nodes(nodes),
+                verb(nodes, "does", "do")
+            ),
+            Fact::NodeTaint { taint, nodes } => write!(
+                f,
+                "{} {} taint {taint}, not tolerated",
+                Nodes(nodes),
+                verb(nodes, "carries", "carry")
+            ),
+            Fact::ResourceTooSmall { resource, nodes } => write!(
+                f,
+                "{} {} less {resource} than a pod requests",
+                Nodes(nodes),
+                verb(nodes, "has", "have")
+            ),
+            Fact::ResourceInUse { resource, nodes } => {
+                write!(f, "{resource} is used up by other pods on {}", Nodes(nodes))
+            }
+            Fact::DeviceTaint {
+                taint,
+                devices,
+                nodes,
+            } => write!(
+                f,
+                "{devices} device{} on {} {} {taint}, not tolerated",
+                if *devices == 1 { "" } else { "s" },
+                Nodes(nodes),
+                if *devices == 1 { "carries" } else { "carry" }
+            ),
+            Fact::DevicesInUse { devices, nodes } => write!(
+                f,
+                "{devices} device{} on {} {} allocated to other claims",
+                if *devices == 1 { "" } else { "s" },
+                Nodes(nodes),
+                if *devices == 1 { "is" } else { "are" }
+            ),
+            Fact::TooFewDevices {
+                class,
+                needed,
+                nodes,
+            } => write!(
+                f,
+                "{} {} fewer than {needed} device{} of class {class}",
+                Nodes(nodes),
+                verb(nodes, "has", "have"),
+                if *needed == 1 { "" } else { "s" }
+            ),
+            Fact::NoDeviceOfClass {
+                claim,
+                request,
+                class,
+            } => write!(
+                f,
+                "no device matches class {class} (claim {claim}, request {request})"
+            ),
+            Fact::NoCombination { nodes } => write!(
+                f,
+                "{}: no combination of devices satisfies the claims' constraints and selectors",
+                Nodes(nodes)
+            ),
+            Fact::TopologyKeyAbsent { key } => write!(f, "no node has the label {key}"),
+            Fact::DomainTooSmall {
+                key,
+                domain,
+                hosts,
+                needed,
+            } => write!(
+                f,
+                "the largest {key} domain, {domain}, can host {hosts} of the {needed} pods"
+            ),
+        }
+    }
+}
+
+/// One pod shape (interchangeable pods) of the gang.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct ShapeReport {
+    /// Its pending pods (`namespace/name`).
+    pub pods: Vec<String>,
+    /// Devices one pod takes at least.
+    pub devices_per_pod: u64,
+    /// Nodes that may host at least one of its pods.
+    pub nodes: usize,
+    /// Pods of this shape those nodes could host at most (counted per node).
+    pub capacity: u64,
+    /// The facts about its rejected nodes (indices into [`Explanation::facts`]).
+    pub facts: Vec<usize>,
+}
+
+/// Why a gang is (not) placed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct Explanation {
+    /// The PodGroup (`namespace/name`), or `None` for standalone pods.
+    pub group: Option<String>,
+    /// The outcome.
+    pub status: GangStatus,
+    /// Pending pods that had to be placed together.
+    pub required: usize,
+    /// The most of them any attempt placed.
+    pub best: usize,
+    /// Members already running.
+    pub running: usize,
+    /// The placement, when scheduled.
+    pub decision: Option<PlacementDecision>,
+    /// The pod shapes, with their facts.
+    pub shapes: Vec<ShapeReport>,
+    /// Every fact found.
+    pub facts: Vec<Fact>,
+    /// The minimal blocking set (indices into `facts`): removing these lets the gang fit.
+    pub blocking: Vec<usize>,
+    /// Whether `blocking` was proven minimal (every smaller set was tried).
+    pub minimal: bool,
+    /// Whether the search ran out of steps (the answer may then be too pessimistic).
+    pub budget_exhausted: bool,
+}
+
+impl Explanation {
+    /// The one-line summary (what `PodScheduled=False` carries as its message).
+    pub fn summary(&self) -> String {
+        let what = self
+            .group
+            .as_deref()
+            .map_or_else(|| String::from("pods"), |g| format!("PodGroup {g}"));
+        match self.status {
+            GangStatus::Scheduled => format!("{what}: scheduled"),
+            GangStatus::Wait => match self.facts.first() {
+                Some(f) => format!("{what}: waiting: {f}"),
+                None => format!("{what}: waiting"),
+            },
+            _ => {
+                let mut s = format!("{what}: {} of {} pods fit", self.best, self.required);
+                for (i, &b) in self.blocking.iter().enumerate() {
+                    s.push_str(if i == 0 { ": " } else { "; " });
+                    s.push_str(&self.facts[b].to_string());
+                }
+                s
+            }
+        }
+    }
+}
+
+impl fmt::Display for Explanation {
+    /// The derivation tree as text (see the module docs).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = self
+            .group
+            .as_deref()
+            .map_or_else(|| String::from("pods"), |g| format!("PodGroup {g}"));
+        match self.status {
+            GangStatus::Scheduled => {
+                let n = self.decision.as_ref().map_or(0, |d| d.bindings.len());
+                return writeln!(f, "{what}: Scheduled ({n} pods bound)");
+            }
+            GangStatus::Wait => {
+                writeln!(f, "{what}: Wait")?;
+                for fact in &self.facts {
+                    writeln!(f, "└─ {fact}")?;
+                }
+                return Ok(());
+            }
+            GangStatus::Unschedulable => {
+                writeln!(f, "{what}: Unschedulable (waiting or preemption may help)")?;
+            }
+            GangStatus::UnschedulableAndUnresolvable => {
+                writeln!(f, "{what}: UnschedulableAndUnresolvable")?;
+            }
+        }
+        writeln!(
+            f,
+            "├─ needs {} pending pod{} placed together ({} running); at most {} fit",
+            self.required,
+            if self.required == 1 { "" } else { "s" },
+            self.running,
+            self.best
+        )?;
+        if self.budget_exhausted {
+            writeln!(
+                f,
+                "├─ the search ran out of steps; a placement may still exist"
+            )?;
+        }
+        let shown: Vec<usize> = (0..self.facts.len())
+            .filter(|i| !self.shapes.iter().any(|s| s.facts.contains(i)))
+            .collect();
+        for (si, s) in self.shapes.iter().enumerate() {
+            let names = match s.pods.as_slice() {
+                [one] => one.clone(),
+                [first, .., last] => format!("{first} … {last}"),
+                [] => String::new(),
+            };
+            writeln!(
+                f,
+                "├─ shape {}: {} pod{} ({names}), {} device{} each: {} node{} can host {}",
+                si + 1,
+                s.pods.len(),
+                if s.pods.len() == 1 { "" } else { "s" },
+                s.devices_per_pod,
+                if s.devices_per_pod == 1 { "" } else { "s" },
+                s.nodes,
+                if s.nodes == 1 { "" } else { "s" },
+                s.capacity
+            )?;
+            for (j, &fi) in s.facts.iter().enumerate() {
+                let branch = if j + 1 == s.facts.len() {
+                    "└─"
+                } else {
+                    "├─"
+                };
+                writeln!(f, "│  {branch} [{}] {}", fi + 1, self.facts[fi])?;
+            }
+        }
+        for fi in shown {
+            writeln!(f, "├─ [{}] {}", fi + 1, self.facts[fi])?;
+        }
+        if self.blocking.is_empty() {
+            return writeln!(f, "└─ no blocking set found");
+        }
+        let ids: Vec<String> = self
+            .blocking
+            .iter()
+            .map(|b| format!("[{}]", b + 1))
+            .collect();
+        let resolvable = self
+            .blocking
+            .iter()
+            .all(|&b| self.facts[b].resolution() == Resolution::WaitOrPreempt);
+        writeln!(
+            f,
+            "└─ {} blocking set: {} ({})",
+            if self.minimal { "minimal" } else { "a" },
+            ids.join(" "),
+            if resolvable {
+                "waiting or preemption"
+            } else {
+                "unresolvable"
+            }
+        )
+    }
+}
+
+/// A change that undoes one fact on a scratch copy.
+enum Relaxation {
+    Uncordon(Vec<String>),
+    DropNodeSelector,
+    TolerateNodeTaint(Taint),
+    GrowResource(String, Vec<String>),
+    DropResource(String),
+    TolerateDeviceTaint(DeviceTaint),
+    FreeDevices(Vec<String>),
+}
+
+impl Fact {
+    fn relaxation(&self) -> Option<Relaxation> {
+        Some(match self {
+            Fact::Cordoned { nodes } => Relaxation::Uncordon(nodes.clone()),
+            Fact::NodeSelector { .. } => Relaxation::DropNodeSelector,
+            Fact::NodeTaint { taint, .. } => Relaxation::TolerateNodeTaint(taint.clone()),
+            Fact::ResourceInUse { resource, nodes } => {
+                Relaxation::GrowResource(resource.clone(), nodes.clone())
+            }
+            Fact::ResourceTooSmall { resource, .. } => Relaxation::DropResource(resource.clone()),
+            Fact::DeviceTaint { taint, .. } => Relaxation::TolerateDeviceTaint(taint.clone()),
+            Fact::DevicesInUse { nodes, .. } => Relaxation::FreeDevices(nodes.clone()),
+            _ => return None,
+        })
+    }
+}
+
+/// Most subsets of facts tried for the minimal blocking set.
+const MAX_TRIALS: usize = 64;
+
+impl Cluster {
+    /// Places the gang like [`place_gang`](Self::place_gang) and explains the outcome:
+    /// for a gang that does not fit, the facts, the minimal blocking set and the status
+    /// (see the module docs). Does not change the cluster.
+    pub fn explain_gang(
+        &self,
+        group: Option<&PodGroup>,
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+        options: &GangOptions,
+    ) -> Result<Explanation, GangError> {
+        let outcome = self.place_gang(group, pods, claims, options)?;
+        let gang = self.gang_intake(group, pods, claims, options)?;
+        let mut ex = Explanation {
+            group: group.map(|g| format!("{}/{}", g.namespace, g.name)),
+            status: GangStatus::Unschedulable,
+            required: gang.required,
+            best: 0,
+            running: gang.running.len(),
+            decision: None,
+            shapes: Vec::new(),
+            facts: Vec::new(),
+            blocking: Vec::new(),
+            minimal: false,
+            budget_exhausted: false,
+        };
+        match outcome {
+            GangOutcome::Placed(d) => {
+                ex.status = GangStatus::Scheduled;
+                ex.best = d.bindings.len();
+                ex.decision = Some(d);
+                return Ok(ex);
+            }
+            GangOutcome::WaitingForPods { present, min_count } => {
+                ex.status = GangStatus::Wait;
+                ex.facts.push(Fact::NotEnoughPods { present, min_count });
+                ex.blocking.push(0);
+                ex.minimal = true;
+                return Ok(ex);
+            }
+            GangOutcome::Unschedulable { best, .. } => ex.best = best,
+            GangOutcome::BudgetExhausted { .. } => ex.budget_exhausted = true,
+        }
+        self.diagnose(&gang, options, &mut ex);
+        // Which facts, removed, let the gang fit.
+        let trial_options = GangOptions {
+            step_budget: (options.step_budget / 4).max(1_000),
+            ..options.clone()
+        };
+        let relaxable: Vec<usize> = (0..ex.facts.len())
+            .filter(|&i| ex.facts[i].relaxation().is_some())
+            .collect();
+        let fits = |set: &[usize]| -> bool {
+            let relax: Vec<Relaxation> = set
+                .iter()
+                .filter_map(|&i| ex.facts[i].relaxation())
+                .collect();
+            self.fits_relaxed(group, pods, claims, &trial_options, &relax)
+        };
+        let resolvable: Vec<usize> = relaxable
+            .iter()
+            .copied()
+            .filter(|&i| ex.facts[i].resolution() == Resolution::WaitOrPreempt)
+            .collect();
+        ex.status = if !resolvable.is_empty() && fits(&resolvable) {
+            GangStatus::Unschedulable
+        } else {
+            GangStatus::UnschedulableAndUnresolvable
+        };
+        // Smallest subsets first; at equal size, fewer unresolvable facts first.
+        let mut trials = 0;
+        'sizes: for size in 1..=relaxable.len().min(3) {
+            let mut subsets = Vec::new();
+            choose(&relaxable, size, &mut Vec::new(), &mut subsets);
+            subsets.sort_by_key(|s: &Vec<usize>| {
+                s.iter()
+                    .filter(|&&i| ex.facts[i].resolution() == Resolution::Unresolvable)
+                    .count()
+            });
+            for s in subsets {
+                if trials == MAX_TRIALS {
+                    break 'sizes;
+                }
+                trials += 1;
+                if fits(&s) {
+                    ex.blocking = s;
+                    ex.minimal = !ex.budget_exhausted;
+                    break 'sizes;
+                }
+            }
+        }
+        if ex.blocking.is_empty() {
+            let hard: Vec<usize> = (0..ex.facts.len())
+                .filter(|i| !relaxable.contains(i))
+                .collect();
+            if relaxable.len() > 3 && fits(&relaxable) {
+                ex.blocking = relaxable;
+            } else if !hard.is_empty() {
+                // Nothing the scheduler can relax suffices: the hard facts block.
+                ex.minimal = hard.len() == 1 && !ex.budget_exhausted;
+                ex.blocking = hard;
+            } else {
+                ex.blocking = relaxable;
+            }
+        }
+        Ok(ex)
+    }
+
+    /// Whether the gang fits once `relax` is applied to copies of the cluster and the
+    /// objects.
+    fn fits_relaxed(
+        &self,
+        group: Option<&PodGroup>,
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+        options: &GangOptions,
+        relax: &[Relaxation],
+    ) -> bool {
+        let mut cluster = self.clone();
+        let mut pods = pods.to_vec();
+        let mut claims = claims.to_vec();
+        let pending = |p: &Pod| p.node_name.is_none();
+        for r in relax {
+            match r {
+                Relaxation::Uncordon(nodes) => {
+                    for n in nodes {
+                        if let Some(mut node) = cluster.node(n).cloned() {
+                            node.unschedulable = false;
+                            let _ = cluster.replace_node(node);
+                        }
+                    }
+                }
+                Relaxation::DropNodeSelector => {
+                    for p in pods.iter_mut().filter(|p| pending(p)) {
+                        p.node_selector.clear();
+                        p.required_node_affinity = None;
+                    }
+                }
+                Relaxation::TolerateNodeTaint(t) => {
+                    for p in pods.iter_mut().filter(|p| pending(p)) {
+                        p.tolerations.push(Toleration {
+                            key: t.key.clone(),
+                            operator: TolerationOperator::Equal,
+                            value: t.value.clone(),
+                            effect: Some(t.effect),
+                            toleration_seconds: None,
+                        });
+                    }
+                }
+                Relaxation::GrowResource(resource, nodes) => {
+                    for n in nodes {
+                        let Some(mut node) = cluster.node(n).cloned() else {
+                            continue;
+                        };
+                        let free = cluster
+                            .node_free_resources(n)
+                            .and_then(|f| f.get(resource).copied())
+                            .unwrap_or(Quantity::ZERO);
+                        if let Some(total) = node.allocatable.get_mut(resource) {
+                            // As if nothing else used it.
+                            let used = total.saturating_sub(free);
+                            *total = total.saturating_add(used);
+                        }
+                        let _ = cluster.replace_node(node);
+                    }
+                }
+                Relaxation::DropResource(resource) => {
+                    for p in pods.iter_mut().filter(|p| pending(p)) {
+                        p.requests.remove(resource);
+                    }
+                }
+                Relaxation::TolerateDeviceTaint(t) => {
+                    let tol = DeviceToleration {
+                        key: t.key.clone(),
+                        operator: DeviceTolerationOperator::Equal,
+                        value: t.value.clone(),
+                        effect: Some(t.effect.clone()),
+                        toleration_seconds: None,
+                    };
+                    for c in &mut claims {
+                        for r in &mut c.spec.requests {
+                            match &mut r.kind {
+                                DeviceRequestKind::Exactly(e) => e.tolerations.push(tol.clone()),
+                                DeviceRequestKind::FirstAvailable(subs) => {
+                                    for s in subs {
+                                        s.tolerations.push(tol.clone());
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                Relaxation::FreeDevices(nodes) => {
+                    for n in nodes {
+                        let Some(id) = cluster.node_id(n) else {
+                            continue;
+                        };
+                        let devices: Vec<_> = cluster
+                            .node_devices(id)
+                            .map(|d| d.iter().collect())
+                            .unwrap_or_default();
+                        for d in devices {
+                            let Some(r) = cluster.device(d).map(|v| v.device_ref()) else {
+                                continue;
+                            };
+                            let holders: Vec<String> = cluster
+                                .allocations(&r)
+                                .iter()
+                                .map(|a| a.consumer.clone())
+                                .collect();
+                            for h in holders {
+                                let _ = cluster.release(&r, &h);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        matches!(
+            cluster.place_gang_mut(group, &pods, &claims, options),
+            Ok(GangOutcome::Placed(_))
+        )
+    }
+
+    /// Fills the shapes and facts: each node's first rejection, per shape.
+    fn diagnose(&self, gang: &Gang<'_>, options: &GangOptions, ex: &mut Explanation) {
+        let mut facts: Vec<Fact> = Vec::new();
+        let mut add = |fact: Fact, shape_facts: &mut Vec<usize>| {
+            let at = if let Some(at) = facts.iter().position(|f| f.same_subject(&fact)) {
+                // A node seen before (for another shape) is not counted twice.
+                let mut new_node = false;
+                if let (Some(have), Some(more)) = (facts[at].nodes_mut(), fact.nodes().first())
+                    && !have.contains(more)
+                {
+                    have.push(more.clone());
+                    new_node = true;
+                }
+                if new_node {
+                    match (&mut facts[at], &fact) {
+                        (
+                            Fact::DeviceTaint { devices: a, .. },
+                            Fact::DeviceTaint { devices: b, .. },
+                        )
+                        | (
+                            Fact::DevicesInUse { devices: a, .. },
+                            Fact::DevicesInUse { devices: b, .. },
+                        ) => *a += b,
+                        _ => {}
+                    }
+                }
+                at
+            } else {
+                facts.push(fact);
+                facts.len() - 1
+            };
+            if !shape_facts.contains(&at) {
+                shape_facts.push(at);
+            }
+        };
+        let key = gang.key;
+        if let Some(k) = key
+            && !self.nodes().any(|n| n.labels.contains_key(k))
+        {
+            let mut none = Vec::new();
+            add(Fact::TopologyKeyAbsent { key: k.to_owned() }, &mut none);
+        }
+        for (si, shape) in gang.shapes.iter().enumerate() {
+            let mut shape_facts = Vec::new();
+            let pod = shape.rep;
+            let mut counted = BTreeSet::new();
+            for c in &shape.candidates {
+                counted.insert(c.node);
+            }
+            // Claims of the shape that name a class without devices at all.
+            for (name, claim) in gang
+                .pods
+                .iter()
+                .find(|p| p.shape == si)
+                .map(|p| p.own.as_slice())
+                .unwrap_or_default()
+            {
+                for r in &claim.spec.requests {
+                    for view in r.alternatives() {
+                        let empty = self
+                            .class_devices(view.device_class_name)
+                            .is_none_or(crate::bits::DeviceSet::is_empty);
+                        if empty {
+                            add(
+                                Fact::NoDeviceOfClass {
+                                    claim: name.clone(),
+                                    request: view.request.to_owned(),
+                                    class: view.device_class_name.to_owned(),
+                                },
+                                &mut shape_facts,
+                            );
+                        }
+                    }
+                }
+            }
+            for (id, node) in self.nodes_with_ids() {
+                if counted.contains(&id) {
+                    continue;
+                }
+                let name = node.name.clone();
+                // Nodes outside the restriction or the running members' domain are
+                // not the gang's to use.
+                if !options
+                    .within
+                    .iter()
+                    .all(|(k, v)| node.labels.get(k) == Some(v))
+                {
+                    continue;
+                }
+                if let Some(k) = key {
+                    match node.labels.get(k) {
+                        None => continue,
+                        Some(v) if !gang.domains.contains(v) => continue,
+                        Some(_) => {}
+                    }
+                }
+                if node.unschedulable {
+                    add(Fact::Cordoned { nodes: vec![name] }, &mut shape_facts);
+                    continue;
+                }
+                if !pod.fits_node(node) {
+                    add(Fact::NodeSelector { nodes: vec![name] }, &mut shape_facts);
+                    continue;
+                }
+                if let Some(t) = first_untolerated_taint(&node.taints, &pod.tolerations, |e| {
+                    matches!(e, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+                }) {
+                    add(
+                        Fact::NodeTaint {
+                            taint: t.clone(),
+                            nodes: vec![name],
+                        },
+                        &mut shape_facts,
+                    );
+                    continue;
+                }
+                let mut rejected = false;
+                let mut requests: Vec<(&str, Quantity)> = shape
+                    .rep
+                    .requests
+                    .iter()
+                    .filter(|(_, q)| q.is_positive())
+                    .map(|(r, q)| (r.as_str(), *q))
+                    .collect();
+                if node.allocatable.contains_key("pods") {
+                    requests.push(("pods", Quantity::from_int(1)));
+                }
+                for (r, q) in requests {
+                    let total = node.allocatable.get(r).copied().unwrap_or(Quantity::ZERO);
+                    if total < q {
+                        add(
+                            Fact::ResourceTooSmall {
+                                resource: r.to_owned(),
+                                nodes: vec![name.clone()],
+                            },
+                            &mut shape_facts,
+                        );
+                        rejected = true;
+                        break;
+                    }
+                    if self.node_free_of(id, r) < q {
+                        add(
+                            Fact::ResourceInUse {
+                                resource: r.to_owned(),
+                                nodes: vec![name.clone()],
+                            },
+                            &mut shape_facts,
+                        );
+                        rejected = true;
+                        break;
+                    }
+                }
+                if rejected {
+                    continue;
+                }
+                if !self.diagnose_devices(gang, si, id, &name, &mut |f| add(f, &mut shape_facts)) {
+                    add(Fact::NoCombination { nodes: vec![name] }, &mut shape_facts);
+                }
+            }
+            ex.shapes.push(ShapeReport {
+                pods: gang
+                    .pods
+                    .iter()
+                    .filter(|p| p.shape == si)
+                    .map(|p| p.key.clone())
+                    .collect(),
+                devices_per_pod: shape.min_devices,
+                nodes: shape.candidates.len(),
+                capacity: shape.candidates.iter().map(|c| u64::from(c.cap)).sum(),
+                facts: shape_facts,
+            });
+        }
+        // Topology: the domain that can host the most pods.
+        if let Some(k) = key
+            && !gang.domains.is_empty()
+        {
+            let mut best: Option<(u64, &str)> = None;
+            for (d, value) in gang.domains.iter().enumerate() {
+                let hosts: u64 = (0..gang.shapes.len())
+                    .map(|s| {
+                        let caps: u64 = gang
+                            .candidates_in(s, d as u32)
+                            .iter()
+                            .map(|c| u64::from(c.cap))
+                            .sum();
+                        caps.min(gang.shapes[s].pods as u64)
+                    })
+                    .sum();
+                if best.is_none_or(|(h, _)| hosts > h) {
+                    best = Some((hosts, value.as_str()));
+                }
+            }
+            if let Some((hosts, domain)) = best
+                && (hosts as usize) < gang.required
+            {
+                let mut none = Vec::new();
+                add(
+                    Fact::DomainTooSmall {
+                        key: k.to_owned(),
+                        domain: domain.to_owned(),
+                        hosts,
+                        needed: gang.required,
+                    },
+                    &mut none,
+                );
+            }
+        }
+        for f in &mut facts {
+            if let Some(n) = f.nodes_mut() {
+                n.sort();
+            }
+        }
+        ex.facts = facts;
+    }
+
+    /// Reports why a node cannot give shape `si` its devices; false when every request
+    /// has enough usable devices (then the failure is a combination problem).
+    fn diagnose_devices(
+        &self,
+        gang: &Gang<'_>,
+        si: usize,
+        id: crate::NodeId,
+        name: &str,
+        add: &mut dyn FnMut(Fact),
+    ) -> bool {
+        let shape = &gang.shapes[si];
+        let Some(devices) = self.node_devices(id) else {
+            return false;
+        };
+        let mut found = false;
+        for spec in &shape.own_specs {
+            for r in &spec.requests {
+                // The alternative with the most usable devices speaks for the request.
+                let mut worst: Option<(u32, Vec<Fact>)> = None;
+                for view in r.alternatives() {
+                    if view.admin_access {
+                        continue;
+                    }
+                    let need = match view.allocation_mode {
+                        AllocationMode::ExactCount(n) => n.max(1),
+                        AllocationMode::All => 1,
+                    };
+                    // A class without any device is one fact for the whole cluster.
+                    let Some(class) = self
+                        .class_devices(view.device_class_name)
+                        .filter(|s| !s.is_empty())
+                    else {
+                        found = true;
+                        continue;
+                    };
+                    let mut present = class.clone();
+                    present.intersect_with(self.usable_devices());
+                    let have = devices.count_in(&present) as u32;
+                    let mut why = Vec::new();
+                    if have < need {
+                        why.push(Fact::TooFewDevices {
+                            class: view.device_class_name.to_owned(),
+                            needed: need,
+                            nodes: vec![name.to_owned()],
+                        });
+                    } else {
+                        let mut usable = present.clone();
+                        self.restrict_usable(&mut usable, view.tolerations);
+                        let ok = devices.count_in(&usable) as u32;
+                        if ok >= need {
+                            continue;
+                        }
+                        let mut free = present.clone();
+                        free.intersect_with(self.free_devices());
+                        let in_use = have - devices.count_in(&free) as u32;
+                        for (taint, members) in self.untolerated_taints(view.tolerations) {
+                            let mut hit = free.clone();
+                            hit.intersect_with(members);
+                            let n = devices.count_in(&hit) as u32;
+                            if n > 0 {
+                                why.push(Fact::DeviceTaint {
+                                    taint: DeviceTaint {
+                                        time_added: None,
+                                        ..taint.clone()
+                                    },
+                                    devices: n,
+                                    nodes: vec![name.to_owned()],
+                                });
+                            }
+                        }
+                        if in_use > 0 {
+                            why.push(Fact::DevicesInUse {
+                                devices: in_use,
+                                nodes: vec![name.to_owned()],
+                            });
+                        }
+                    }
+                    if worst.as_ref().is_none_or(|(w, _)| have > *w) {
+                        worst = Some((have, why));
+                    }
+                }
+                if let Some((_, why)) = worst
+                    && !why.is_empty()
+                {
+                    found = true;
+                    for f in why {
+                        add(f);
+                    }
+                }
+            }
+        }
+        found
+    }
+}
+
+/// Every `size`-subset of `items`, in lexicographic order.
+fn choose(items: &[usize], size: usize, current: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+    if current.len() == size {
+        out.push(current.clone());
+        return;
+    }
+    let start = current
+        .last()
+        .and_then(|l| items.iter().position(|x| x == l))
+        .map_or(0, |p| p + 1);
+    for i in start..items.len() {
+        current.push(items[i]);
+        choose(items, size, current, out);
+        current.pop();
+    }
+}
