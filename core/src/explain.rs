@@ -166,6 +166,16 @@ pub enum Fact {
         /// The node-label key.
         key: String,
     },
+    /// The nodes that can host the pods one at a time cannot hold enough of them
+    /// together (the gang's own pods compete for cpu, devices, ...).
+    NotEnoughRoom {
+        /// The nodes that can host at least one pod.
+        nodes: Vec<String>,
+        /// Pods that must be placed together.
+        needed: usize,
+        /// The most placed together.
+        hosts: usize,
+    },
     /// The best topology domain cannot hold the gang.
     DomainTooSmall {
         /// The node-label key.
@@ -200,6 +210,7 @@ impl Fact {
             | Fact::DeviceTaint { nodes, .. }
             | Fact::DevicesInUse { nodes, .. }
             | Fact::TooFewDevices { nodes, .. }
+            | Fact::NotEnoughRoom { nodes, .. }
             | Fact::NoCombination { nodes } => nodes,
             _ => &[],
         }
@@ -215,6 +226,7 @@ impl Fact {
             | Fact::DeviceTaint { nodes, .. }
             | Fact::DevicesInUse { nodes, .. }
             | Fact::TooFewDevices { nodes, .. }
+            | Fact::NotEnoughRoom { nodes, .. }
             | Fact::NoCombination { nodes } => Some(nodes),
             _ => None,
         }
@@ -353,6 +365,15 @@ impl fmt::Display for Fact {
                 Nodes(nodes)
             ),
             Fact::TopologyKeyAbsent { key } => write!(f, "no node has the label {key}"),
+            Fact::NotEnoughRoom {
+                nodes,
+                needed,
+                hosts,
+            } => write!(
+                f,
+                "{} can each host a pod but together hold only {hosts} of the {needed} pods",
+                Nodes(nodes)
+            ),
             Fact::DomainTooSmall {
                 key,
                 domain,
@@ -664,12 +685,27 @@ impl Cluster {
                 .collect();
             if relaxable.len() > 3 && fits(&relaxable) {
                 ex.blocking = relaxable;
-            } else if !hard.is_empty() {
+            } else if hard.is_empty() {
+                // Nothing rejects enough nodes on its own: the pods crowd each other out.
+                let mut nodes: Vec<String> = gang
+                    .shapes
+                    .iter()
+                    .flat_map(|s| &s.candidates)
+                    .filter_map(|c| self.node_by_id(c.node).map(|n| n.name.clone()))
+                    .collect();
+                nodes.sort();
+                nodes.dedup();
+                ex.facts.push(Fact::NotEnoughRoom {
+                    nodes,
+                    needed: gang.required,
+                    hosts: ex.best,
+                });
+                ex.blocking = vec![ex.facts.len() - 1];
+                ex.minimal = !ex.budget_exhausted;
+            } else {
                 // Nothing the scheduler can relax suffices: the hard facts block.
                 ex.minimal = hard.len() == 1 && !ex.budget_exhausted;
                 ex.blocking = hard;
-            } else {
-                ex.blocking = relaxable;
             }
         }
         Ok(ex)
@@ -868,6 +904,8 @@ impl Cluster {
             }
             for (id, node) in self.nodes_with_ids() {
                 if counted.contains(&id) {
+                    // It can host a pod; what others hold there may still matter.
+                    self.held_by_others(shape, id, &node.name, &mut |f| add(f, &mut shape_facts));
                     continue;
                 }
                 let name = node.name.clone();
@@ -1004,6 +1042,51 @@ impl Cluster {
             }
         }
         ex.facts = facts;
+    }
+
+    /// Reports what other workloads hold on a node that can host a pod of `shape`:
+    /// requested resources partly used, devices of the requested classes allocated.
+    fn held_by_others(
+        &self,
+        shape: &crate::placer::Shape<'_>,
+        id: crate::NodeId,
+        name: &str,
+        add: &mut dyn FnMut(Fact),
+    ) {
+        let Some(node) = self.node_by_id(id) else {
+            return;
+        };
+        for (r, q) in &shape.rep.requests {
+            let total = node.allocatable.get(r).copied().unwrap_or(Quantity::ZERO);
+            if q.is_positive() && self.node_free_of(id, r) < total {
+                add(Fact::ResourceInUse {
+                    resource: r.clone(),
+                    nodes: vec![name.to_owned()],
+                });
+            }
+        }
+        let Some(devices) = self.node_devices(id) else {
+            return;
+        };
+        let mut in_use = 0;
+        for spec in &shape.own_specs {
+            for r in &spec.requests {
+                for view in r.alternatives() {
+                    if let Some(class) = self.class_devices(view.device_class_name) {
+                        let mut held = class.clone();
+                        held.intersect_with(self.usable_devices());
+                        held.difference_with(self.free_devices());
+                        in_use = in_use.max(devices.count_in(&held) as u32);
+                    }
+                }
+            }
+        }
+        if in_use > 0 {
+            add(Fact::DevicesInUse {
+                devices: in_use,
+                nodes: vec![name.to_owned()],
+            });
+        }
     }
 
     /// Reports why a node cannot give shape `si` its devices; false when every request

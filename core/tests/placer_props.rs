@@ -8,10 +8,10 @@ mod common;
 
 use common::*;
 use gangpack::{
-    AllocationMode, ClaimSource, Cluster, DeviceClass, DeviceRequest, DeviceTaintEffect,
-    ExactDeviceRequest, GangOptions, GangOutcome, Node, Pod, PodGroup, PodResourceClaim, Quantity,
-    ResourceClaim, SchedulingPolicy, ScoringPolicy, TopologyConstraint, WorkloadMix,
-    validate_placement,
+    AllocationMode, ClaimSource, Cluster, DeviceAllocation, DeviceClass, DeviceRequest,
+    DeviceTaintEffect, ExactDeviceRequest, GangOptions, GangOutcome, GangStatus, Node, Pod,
+    PodGroup, PodResourceClaim, Quantity, ResourceClaim, SchedulingPolicy, ScoringPolicy,
+    TopologyConstraint, WorkloadMix, validate_placement,
 };
 use proptest::prelude::*;
 
@@ -20,6 +20,8 @@ struct NodeSpec {
     rack: u8,
     gpus: usize,
     tainted: usize,
+    /// Untainted GPUs allocated to another workload.
+    in_use: usize,
     cpu: i64,
 }
 
@@ -30,12 +32,15 @@ struct PodSpec {
 }
 
 fn node_spec() -> impl Strategy<Value = NodeSpec> {
-    (0..2u8, 0..=4usize, 0..=2usize, 1..=4i64).prop_map(|(rack, gpus, tainted, cpu)| NodeSpec {
-        rack,
-        gpus,
-        tainted: tainted.min(gpus),
-        cpu,
-    })
+    (0..2u8, 0..=4usize, 0..=2usize, 0..=2usize, 1..=4i64).prop_map(
+        |(rack, gpus, tainted, in_use, cpu)| NodeSpec {
+            rack,
+            gpus,
+            tainted: tainted.min(gpus),
+            in_use: in_use.min(gpus - tainted.min(gpus)),
+            cpu,
+        },
+    )
 }
 
 fn pod_spec() -> impl Strategy<Value = PodSpec> {
@@ -65,6 +70,13 @@ fn build(nodes: &[NodeSpec], pods: &[PodSpec]) -> (Cluster, Vec<Pod>, Vec<Resour
                     .push(taint("ecc", "", DeviceTaintEffect::NoSchedule, 1));
             }
             c.add_slice(s).unwrap();
+            for g in n.tainted..n.tainted + n.in_use {
+                c.allocate(
+                    &dref(&name, &format!("gpu-{g}")),
+                    DeviceAllocation::new("other/job", vec![]),
+                )
+                .unwrap();
+            }
         }
     }
     let mut out_pods = Vec::new();
@@ -90,8 +102,9 @@ fn build(nodes: &[NodeSpec], pods: &[PodSpec]) -> (Cluster, Vec<Pod>, Vec<Resour
     (c, out_pods, claims)
 }
 
-/// Whether some assignment places at least `min` pods (each pod on a node or unplaced).
-fn oracle(nodes: &[NodeSpec], pods: &[PodSpec], min: usize, rack: bool) -> bool {
+/// Whether some assignment places at least `min` pods (each pod on a node or unplaced);
+/// with `freed`, as if the GPUs in use by others were free.
+fn oracle(nodes: &[NodeSpec], pods: &[PodSpec], min: usize, rack: bool, freed: bool) -> bool {
     let choices = nodes.len() + 1;
     let total = choices.pow(pods.len() as u32);
     (0..total).any(|mut code| {
@@ -112,10 +125,10 @@ fn oracle(nodes: &[NodeSpec], pods: &[PodSpec], min: usize, rack: bool) -> bool 
         }
         placed >= min
             && (!rack || racks.len() <= 1)
-            && nodes
-                .iter()
-                .enumerate()
-                .all(|(i, n)| gpus[i] <= n.gpus - n.tainted && cpu[i] <= n.cpu)
+            && nodes.iter().enumerate().all(|(i, n)| {
+                let busy = if freed { 0 } else { n.in_use };
+                gpus[i] <= n.gpus - n.tainted - busy && cpu[i] <= n.cpu
+            })
     })
 }
 
@@ -154,7 +167,7 @@ proptest! {
             let n = format!("n{i}");
             prop_assert_eq!(scratch.node_free_resources(&n), c.node_free_resources(&n));
         }
-        let want = oracle(&nodes, &pods, min, rack);
+        let want = oracle(&nodes, &pods, min, rack, false);
         match &out {
             GangOutcome::Placed(d) => {
                 prop_assert!(want, "engine placed what the oracle cannot: {:?}", d);
@@ -165,6 +178,40 @@ proptest! {
             GangOutcome::Unschedulable { .. } => prop_assert!(!want, "the oracle finds a placement the engine missed"),
             GangOutcome::BudgetExhausted { .. } => prop_assert!(false, "budget exhausted on a tiny instance"),
             GangOutcome::WaitingForPods { .. } => prop_assert!(false, "minCount never exceeds the pods here"),
+        }
+    }
+
+    /// The explanation's status agrees with the oracle: scheduled when a placement
+    /// exists now; `Unschedulable` (waiting or preemption may help) when one exists once
+    /// the GPUs held by others are free; otherwise unresolvable. The blocking set then
+    /// holds exactly the facts the oracle says matter.
+    #[test]
+    fn explanation_status_agrees_with_the_oracle(
+        nodes in prop::collection::vec(node_spec(), 1..=4),
+        pods in prop::collection::vec(pod_spec(), 1..=4),
+        min_seed in 0..4usize,
+        rack in any::<bool>(),
+    ) {
+        let min = 1 + min_seed % pods.len();
+        let (c, pod_objs, claims) = build(&nodes, &pods);
+        let mut g = PodGroup::new("ns", "g", SchedulingPolicy::Gang { min_count: min as u32 });
+        if rack {
+            g.topology.push(TopologyConstraint { key: "rack".into() });
+        }
+        let ex = c.explain_gang(Some(&g), &pod_objs, &claims, &GangOptions::default()).unwrap();
+        let again = c.explain_gang(Some(&g), &pod_objs, &claims, &GangOptions::default()).unwrap();
+        prop_assert_eq!(&ex, &again, "not deterministic");
+        let want = if oracle(&nodes, &pods, min, rack, false) {
+            GangStatus::Scheduled
+        } else if oracle(&nodes, &pods, min, rack, true) {
+            GangStatus::Unschedulable
+        } else {
+            GangStatus::UnschedulableAndUnresolvable
+        };
+        prop_assert_eq!(ex.status, want, "{}", ex);
+        if want != GangStatus::Scheduled {
+            prop_assert!(!ex.blocking.is_empty(), "no blocking set: {}", ex);
+            prop_assert!(ex.blocking.iter().all(|&i| i < ex.facts.len()));
         }
     }
 }
