@@ -1,6 +1,7 @@
 //! The built-in example: a small GPU cluster with a failing GPU, a DeviceTaintRule
 //! and a running claim; the answer to "which GPUs could this request use?"; and a
-//! ResourceClaim for four H100s on one NUMA node, tried on three nodes.
+//! ResourceClaim for four H100s on one NUMA node, tried on three nodes; then two gangs
+//! that must each fit in one rack: one is placed, the other is explained.
 //!
 //! Run it with `cargo run -p gangpack --example cluster`.
 
@@ -10,6 +11,9 @@ use gangpack::{
     DeviceRequest, DeviceTaint, DeviceTaintEffect, DeviceTaintRule, DeviceTaintSelector,
     DeviceToleration, DeviceTolerationOperator, ExactDeviceRequest, Node, Quantity, ResourceClaim,
     ResourceSlice, Time, Unsatisfiable,
+};
+use gangpack::{
+    ClaimSource, GangOptions, Pod, PodGroup, PodResourceClaim, SchedulingPolicy, TopologyConstraint,
 };
 
 const DRIVER: &str = "gpu.nvidia.com";
@@ -187,6 +191,50 @@ claim ml/train-1-gpus: 4 x class h100.nvidia.com, matchAttribute numaNode"
             AllocationOutcome::Unsatisfiable(why) => println!("  {node}: {}", describe(&why)),
             AllocationOutcome::BudgetExhausted { steps } => {
                 println!("  {node}: gave up after {steps} steps");
+            }
+        }
+    }
+
+    // Gangs: two pods placed all together or not at all, in one rack.
+    for (name, gpus) in [("train-2", 4), ("train-3", 8)] {
+        let mut group = PodGroup::new("ml", name, SchedulingPolicy::Gang { min_count: 2 });
+        group
+            .topology
+            .push(TopologyConstraint::new("topology.kubernetes.io/rack"));
+        let mut pods = Vec::new();
+        let mut claims = Vec::new();
+        for i in 0..2 {
+            let mut pod = Pod::new("ml", format!("{name}-worker-{i}"));
+            pod.scheduling_group = Some(name.into());
+            pod.requests.insert("cpu".into(), Quantity::parse("8")?);
+            let mut claim = ResourceClaim::new("ml", format!("{name}-worker-{i}-gpus"));
+            claim.spec.requests.push(DeviceRequest::exactly(
+                "gpus",
+                ExactDeviceRequest::new("h100.nvidia.com")
+                    .with_mode(AllocationMode::ExactCount(gpus)),
+            ));
+            pod.resource_claims.push(PodResourceClaim {
+                name: "gpus".into(),
+                source: ClaimSource::ClaimName(claim.name.clone()),
+            });
+            pods.push(pod);
+            claims.push(claim);
+        }
+        println!("\nPodGroup ml/{name}: 2 pods x {gpus} H100, all in one rack");
+        let explanation =
+            cluster.explain_gang(Some(&group), &pods, &claims, &GangOptions::default())?;
+        if let Some(decision) = &explanation.decision {
+            for b in &decision.bindings {
+                let devices: Vec<&str> = b
+                    .claims
+                    .iter()
+                    .flat_map(|c| c.result.devices.iter().map(|d| d.device.as_str()))
+                    .collect();
+                println!("  {} -> {}: {}", b.pod, b.node, devices.join(", "));
+            }
+        } else {
+            for line in explanation.to_string().lines() {
+                println!("  {line}");
             }
         }
     }

@@ -1144,8 +1144,10 @@ impl Cluster {
                         let mut free = present.clone();
                         free.intersect_with(self.free_devices());
                         let in_use = have - devices.count_in(&free) as u32;
+                        // Tainted devices count whether or not they are in use: both
+                        // facts must go for such a device to serve.
                         for (taint, members) in self.untolerated_taints(view.tolerations) {
-                            let mut hit = free.clone();
+                            let mut hit = present.clone();
                             hit.intersect_with(members);
                             let n = devices.count_in(&hit) as u32;
                             if n > 0 {
