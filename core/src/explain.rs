@@ -1044,8 +1044,9 @@ impl Cluster {
         ex.facts = facts;
     }
 
-    /// Reports what other workloads hold on a node that can host a pod of `shape`:
-    /// requested resources partly used, devices of the requested classes allocated.
+    /// Reports what reduces the capacity of a node that can host a pod of `shape`:
+    /// requested resources partly used by others, devices of the requested classes
+    /// allocated or carrying untolerated taints.
     fn held_by_others(
         &self,
         shape: &crate::placer::Shape<'_>,
@@ -1069,17 +1070,37 @@ impl Cluster {
             return;
         };
         let mut in_use = 0;
+        let mut tainted: Vec<(DeviceTaint, u32)> = Vec::new();
         for spec in &shape.own_specs {
             for r in &spec.requests {
                 for view in r.alternatives() {
                     if let Some(class) = self.class_devices(view.device_class_name) {
-                        let mut held = class.clone();
-                        held.intersect_with(self.usable_devices());
+                        let mut present = class.clone();
+                        present.intersect_with(self.usable_devices());
+                        let mut held = present.clone();
                         held.difference_with(self.free_devices());
                         in_use = in_use.max(devices.count_in(&held) as u32);
+                        for (taint, members) in self.untolerated_taints(view.tolerations) {
+                            let mut hit = present.clone();
+                            hit.intersect_with(members);
+                            let n = devices.count_in(&hit) as u32;
+                            if n > 0 && !tainted.iter().any(|(t, _)| t == taint) {
+                                tainted.push((taint.clone(), n));
+                            }
+                        }
                     }
                 }
             }
+        }
+        for (taint, n) in tainted {
+            add(Fact::DeviceTaint {
+                taint: DeviceTaint {
+                    time_added: None,
+                    ..taint
+                },
+                devices: n,
+                nodes: vec![name.to_owned()],
+            });
         }
         if in_use > 0 {
             add(Fact::DevicesInUse {

@@ -115,9 +115,9 @@ pub use device::{
     DeviceCounterConsumption, NodeAccess,
 };
 pub use error::{ObjectKind, ObjectRef, Problem, ValidationError};
+pub use explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
 pub use ids::{DeviceId, NodeId, PoolId, SliceId};
 pub use node::Node;
-pub use explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
 pub use placer::{GangError, GangOptions, GangOutcome};
 pub use scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 pub use slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};
@@ -177,6 +177,11 @@ pub mod prelude {
     pub use crate::{
         AllocationMode, AllocationOutcome, AllocatorOptions, ConstraintKind, DeviceConstraint,
         DeviceRequest, ExactDeviceRequest, ResourceClaim, Unsatisfiable,
+    };
+    pub use crate::{
+        ClaimSource, CompositePodGroup, Explanation, Fact, GangOptions, GangOutcome, GangStatus,
+        PlacementDecision, Pod, PodGroup, PodResourceClaim, SchedulingPolicy, ScoringPolicy,
+        TopologyConstraint, WorkloadMix, validate_placement,
     };
     pub use crate::{
         Cluster, ClusterError, Device, DeviceAllocation, DeviceAttribute, DeviceClass,
