@@ -309,7 +309,7 @@ impl Search<'_> {
         self.attempts += 1;
         match self
             .scratch
-            .place_gang(Some(g), self.pods, self.claims, opts)?
+            .place_gang_mut(Some(g), self.pods, self.claims, opts)?
         {
             GangOutcome::Placed(d) if running + d.bindings.len() >= need => {
                 if self.scratch.apply_decision(&d, self.pods).is_err() {
