@@ -134,22 +134,39 @@ impl ResourceClaim {
     pub fn validate(&self) -> Result<(), Vec<ValidationError>> {
         let obj = self.object_ref();
         let mut errs = Vec::new();
+        self.validate_metadata_into(&obj, &mut errs);
+        self.spec.validate_into(&obj, "spec.devices", &mut errs);
+        crate::error::finish(errs)
+    }
+
+    /// [`validate`](Self::validate) for a claim whose spec equals one that passed it
+    /// (the placer's pods of one shape): only the metadata can fail.
+    pub(crate) fn validate_metadata(&self) -> Result<(), Vec<ValidationError>> {
+        if names::validate_dns_subdomain(&self.name).is_ok()
+            && names::validate_dns_label(&self.namespace).is_ok()
+        {
+            return Ok(());
+        }
+        let mut errs = Vec::new();
+        self.validate_metadata_into(&self.object_ref(), &mut errs);
+        crate::error::finish(errs)
+    }
+
+    fn validate_metadata_into(&self, obj: &ObjectRef, errs: &mut Vec<ValidationError>) {
         check_name(
-            &obj,
+            obj,
             "metadata.name",
             &self.name,
             names::validate_dns_subdomain,
-            &mut errs,
+            errs,
         );
         check_name(
-            &obj,
+            obj,
             "metadata.namespace",
             &self.namespace,
             names::validate_dns_label,
-            &mut errs,
+            errs,
         );
-        self.spec.validate_into(&obj, "spec.devices", &mut errs);
-        crate::error::finish(errs)
     }
 }
 

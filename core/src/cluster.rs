@@ -485,6 +485,9 @@ pub(crate) const ELIGIBLE: u8 = 1;
 pub(crate) const FREE: u8 = 2;
 pub(crate) const TAINTED: u8 = 4;
 pub(crate) const SHAREABLE: u8 = 8;
+/// Held for an allocation the placer is trying ([`Cluster::hold`]): not free, as if a
+/// holder were recorded. Never set outside a placement.
+pub(crate) const HELD: u8 = 16;
 
 /// Where one of a device's taints comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -566,15 +569,22 @@ pub(crate) struct PoolEntry {
     devices: SparseDeviceSet,
 }
 
+/// A node slot: the node (if it exists) and its devices.
 #[derive(Clone, Debug, Default)]
 struct NodeEntry {
     name: String,
     node: Option<Arc<Node>>,
     devices: SparseDeviceSet,
-    counts: DeviceCounts,
     /// The node-local devices in upstream's allocation order (pools by driver then
     /// name, binding-condition pools last, slices by name, devices in slice order).
     pub(crate) ordered: Vec<DeviceId>,
+}
+
+/// What changes on a node as devices are allocated and pods reserve resources (kept
+/// apart from [`NodeEntry`], which clones share).
+#[derive(Clone, Debug, Default)]
+struct NodeState {
+    counts: DeviceCounts,
     /// Scalar resources reserved by consumers (pods), by consumer.
     reserved: BTreeMap<String, BTreeMap<String, Quantity>>,
     /// Their sum by resource name.
@@ -662,13 +672,18 @@ struct RuleEntry {
 pub struct Cluster {
     /// Shared with clones until one of them interns a new string.
     pub(crate) strings: Arc<Interner>,
-    nodes: Vec<NodeEntry>,
-    node_by_name: BTreeMap<String, NodeId>,
-    slices: Vec<Option<SliceEntry>>,
+    /// Shared with clones until a node or its devices change (like the node names,
+    /// the slices, their names and the pools below: a placement's scratch copy does
+    /// not copy them).
+    nodes: Arc<Vec<NodeEntry>>,
+    /// Per node slot, in `nodes` order.
+    node_state: Vec<NodeState>,
+    node_by_name: Arc<BTreeMap<String, NodeId>>,
+    slices: Arc<Vec<Option<SliceEntry>>>,
     free_slice_ids: BTreeSet<u32>,
-    slice_by_name: BTreeMap<String, SliceId>,
-    pub(crate) pools: Vec<PoolEntry>,
-    pool_by_key: BTreeMap<(Symbol, Symbol), PoolId>,
+    slice_by_name: Arc<BTreeMap<String, SliceId>>,
+    pub(crate) pools: Arc<Vec<PoolEntry>>,
+    pool_by_key: Arc<BTreeMap<(Symbol, Symbol), PoolId>>,
     pub(crate) devices: Vec<Option<DeviceSlot>>,
     free_device_ids: BTreeSet<u32>,
     classes: BTreeMap<String, DeviceClass>,
@@ -678,13 +693,17 @@ pub struct Cluster {
     rules: BTreeMap<String, RuleEntry>,
     rule_slots: Vec<Option<String>>,
     pub(crate) allocations: BTreeMap<DeviceKey, Vec<DeviceAllocation>>,
-    pub(crate) applied: BTreeMap<DeviceId, SmallVec<[AppliedTaint; 2]>>,
+    /// Shared with clones until a device's taints change.
+    pub(crate) applied: Arc<BTreeMap<DeviceId, SmallVec<[AppliedTaint; 2]>>>,
     // The index.
     live: DeviceSet,
     eligible: DeviceSet,
     free: DeviceSet,
     tainted: DeviceSet,
     shared: DeviceSet,
+    /// How many devices `shared` holds, so that the allocator knows in O(1) whether a
+    /// node reaches any device beyond its own.
+    shared_len: usize,
     /// Devices with `allowMultipleAllocations` (several consumers may share one).
     shareable: DeviceSet,
     pub(crate) groups: Vec<TaintGroup>,
@@ -773,7 +792,7 @@ impl Cluster {
             return Err(not_found(ObjectKind::Node, name));
         };
         self.set_node_domains(id, None);
-        self.nodes[id.index()].node = None;
+        Arc::make_mut(&mut self.nodes)[id.index()].node = None;
         Ok(old)
     }
 
@@ -813,7 +832,7 @@ impl Cluster {
         let id = self.node_slot(&node.name);
         let labels = node.labels.clone();
         self.set_node_domains(id, Some(&labels));
-        self.nodes[id.index()].node = Some(Arc::new(node));
+        Arc::make_mut(&mut self.nodes)[id.index()].node = Some(Arc::new(node));
         id
     }
 
@@ -824,22 +843,25 @@ impl Cluster {
             return id;
         }
         let id = NodeId(self.nodes.len() as u32);
-        self.nodes.push(NodeEntry {
+        Arc::make_mut(&mut self.nodes).push(NodeEntry {
             name: name.to_owned(),
+            ..NodeEntry::default()
+        });
+        self.node_state.push(NodeState {
             counts: DeviceCounts {
                 nodes: 1,
                 ..DeviceCounts::default()
             },
-            ..NodeEntry::default()
+            ..NodeState::default()
         });
-        self.node_by_name.insert(name.to_owned(), id);
+        Arc::make_mut(&mut self.node_by_name).insert(name.to_owned(), id);
         id
     }
 
     /// Moves a node's counts from the domains of its old labels to those of `labels`.
     fn set_node_domains(&mut self, id: NodeId, labels: Option<&BTreeMap<String, String>>) {
         let entry = &self.nodes[id.index()];
-        let counts = entry.counts;
+        let counts = self.node_state[id.index()].counts;
         let old = entry.node.as_ref().map(|n| n.labels.clone());
         for (key, domains) in &mut self.topology_keys {
             if let Some(v) = old.as_ref().and_then(|l| l.get(key))
@@ -889,6 +911,13 @@ impl Cluster {
             .map_or(&[], |e| e.ordered.as_slice())
     }
 
+    /// How many node names are known: at least as many as
+    /// [`nodes_with_ids`](Self::nodes_with_ids) yields, and every node id is below it.
+    pub(crate) fn node_slots(&self) -> usize {
+        debug_assert_eq!(self.nodes.len(), self.node_by_name.len());
+        self.nodes.len()
+    }
+
     /// Live nodes as `(id, node)`, by name.
     pub(crate) fn nodes_with_ids(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
         self.node_by_name
@@ -904,7 +933,8 @@ impl Cluster {
         let Some(total) = e.node.as_ref().and_then(|n| n.allocatable.get(resource)) else {
             return Quantity::ZERO;
         };
-        total.saturating_sub(e.requested.get(resource).copied().unwrap_or(Quantity::ZERO))
+        let requested = &self.node_state[node.index()].requested;
+        total.saturating_sub(requested.get(resource).copied().unwrap_or(Quantity::ZERO))
     }
 
     /// The devices a DeviceClass's selectors accept (any state), if the class exists.
@@ -914,7 +944,7 @@ impl Cluster {
 
     /// A node's device counts, maintained incrementally (O(1)).
     pub fn node_counts(&self, node: NodeId) -> Option<DeviceCounts> {
-        self.nodes.get(node.index()).map(|e| e.counts)
+        self.node_state.get(node.index()).map(|e| e.counts)
     }
 
     // ----------------------------------------------------------------- node scalars
@@ -923,13 +953,13 @@ impl Cluster {
     /// extended resources) after the reservations recorded on it.
     pub fn node_free_resources(&self, node: &str) -> Option<BTreeMap<String, Quantity>> {
         let id = self.node_id(node)?;
-        let e = &self.nodes[id.index()];
-        let n = e.node.as_ref()?;
+        let n = self.nodes[id.index()].node.as_ref()?;
+        let requested = &self.node_state[id.index()].requested;
         Some(
             n.allocatable
                 .iter()
                 .map(|(k, v)| {
-                    let used = e.requested.get(k).copied().unwrap_or(Quantity::ZERO);
+                    let used = requested.get(k).copied().unwrap_or(Quantity::ZERO);
                     (k.clone(), v.saturating_sub(used))
                 })
                 .collect(),
@@ -943,15 +973,21 @@ impl Cluster {
         node: &str,
         requests: &BTreeMap<String, Quantity>,
     ) -> Vec<Shortfall> {
-        if requests.values().all(|q| *q <= Quantity::ZERO) {
-            return Vec::new();
-        }
-        let free = self.node_free_resources(node).unwrap_or_default();
+        self.shortfalls_on(self.node_id(node), requests)
+    }
+
+    /// [`node_shortfalls`](Self::node_shortfalls) by node id (`None`: an unknown node,
+    /// which has nothing free), without building the node's free-resource map.
+    pub(crate) fn shortfalls_on(
+        &self,
+        node: Option<NodeId>,
+        requests: &BTreeMap<String, Quantity>,
+    ) -> Vec<Shortfall> {
         requests
             .iter()
             .filter(|(_, q)| **q > Quantity::ZERO)
             .filter_map(|(name, q)| {
-                let available = free.get(name).copied().unwrap_or(Quantity::ZERO);
+                let available = node.map_or(Quantity::ZERO, |id| self.node_free_of(id, name));
                 (*q > available).then(|| Shortfall {
                     resource: name.clone(),
                     requested: *q,
@@ -988,20 +1024,32 @@ impl Cluster {
         else {
             return Err(not_found(ObjectKind::Node, node));
         };
-        if self.nodes[id.index()].reserved.contains_key(consumer) {
+        self.reserve_node_resources_on(id, consumer, requests)
+    }
+
+    /// [`reserve_node_resources`](Self::reserve_node_resources) on a live node, by id,
+    /// for a non-empty consumer name and requests that pass the resource-list checks
+    /// (the placer checks each pod shape's once): no validation, no name lookup.
+    pub(crate) fn reserve_node_resources_on(
+        &mut self,
+        id: NodeId,
+        consumer: &str,
+        requests: BTreeMap<String, Quantity>,
+    ) -> Result<(), ClusterError> {
+        if self.node_state[id.index()].reserved.contains_key(consumer) {
             return Err(ClusterError::AlreadyReserved {
-                node: node.to_owned(),
+                node: self.nodes[id.index()].name.clone(),
                 consumer: consumer.to_owned(),
             });
         }
-        let short = self.node_shortfalls(node, &requests);
+        let short = self.shortfalls_on(Some(id), &requests);
         if !short.is_empty() {
             return Err(ClusterError::Insufficient {
-                node: node.to_owned(),
+                node: self.nodes[id.index()].name.clone(),
                 shortfalls: short,
             });
         }
-        let e = &mut self.nodes[id.index()];
+        let e = &mut self.node_state[id.index()];
         for (k, q) in &requests {
             let t = e.requested.entry(k.clone()).or_insert(Quantity::ZERO);
             *t = t.saturating_add(*q);
@@ -1019,13 +1067,22 @@ impl Cluster {
         let id = self
             .node_id(node)
             .ok_or_else(|| not_found(ObjectKind::Node, node))?;
-        let e = &mut self.nodes[id.index()];
-        let Some(requests) = e.reserved.remove(consumer) else {
-            return Err(ClusterError::NotReserved {
+        self.release_node_resources_on(id, consumer)
+            .ok_or_else(|| ClusterError::NotReserved {
                 node: node.to_owned(),
                 consumer: consumer.to_owned(),
-            });
-        };
+            })
+    }
+
+    /// [`release_node_resources`](Self::release_node_resources) by node id; `None` when
+    /// the consumer holds no reservation there.
+    pub(crate) fn release_node_resources_on(
+        &mut self,
+        id: NodeId,
+        consumer: &str,
+    ) -> Option<BTreeMap<String, Quantity>> {
+        let e = &mut self.node_state[id.index()];
+        let requests = e.reserved.remove(consumer)?;
         for (k, q) in &requests {
             if let Some(t) = e.requested.get_mut(k) {
                 *t = t.saturating_sub(*q);
@@ -1034,7 +1091,7 @@ impl Cluster {
                 }
             }
         }
-        Ok(requests)
+        Some(requests)
     }
 
     // ----------------------------------------------------------------- topology
@@ -1045,9 +1102,9 @@ impl Cluster {
             return;
         }
         let mut domains: BTreeMap<String, DeviceCounts> = BTreeMap::new();
-        for e in &self.nodes {
+        for (e, state) in self.nodes.iter().zip(&self.node_state) {
             if let Some(v) = e.node.as_ref().and_then(|n| n.labels.get(key)) {
-                domains.entry(v.clone()).or_default().add(e.counts);
+                domains.entry(v.clone()).or_default().add(state.counts);
             }
         }
         self.topology_keys.insert(key.to_owned(), domains);
@@ -1226,16 +1283,16 @@ impl Cluster {
         let id = if let Some(i) = self.free_slice_ids.pop_first() {
             SliceId(i)
         } else {
-            self.slices.push(None);
+            Arc::make_mut(&mut self.slices).push(None);
             SliceId(self.slices.len() as u32 - 1)
         };
         let driver = Arc::make_mut(&mut self.strings).intern(&slice.driver);
         let pool_sym = Arc::make_mut(&mut self.strings).intern(&slice.pool.name);
         let pool = self.pool_slot(driver, pool_sym, &slice.driver, &slice.pool.name);
-        self.pools[pool.index()]
+        Arc::make_mut(&mut self.pools)[pool.index()]
             .slices
             .insert(slice.name.clone(), id);
-        self.slice_by_name.insert(slice.name.clone(), id);
+        Arc::make_mut(&mut self.slice_by_name).insert(slice.name.clone(), id);
         let slice_node = slice.node_name().map(str::to_owned);
         let mut ids = Vec::with_capacity(slice.devices.len());
         for (pos, d) in slice.devices.iter().enumerate() {
@@ -1261,15 +1318,19 @@ impl Cluster {
             self.grow_index(dev);
             self.live.insert(dev);
             self.shareable.set(dev, d.allow_multiple_allocations);
-            match node {
-                Some(n) => self.nodes[n.index()].devices.insert(dev),
-                None => self.shared.insert(dev),
+            if let Some(n) = node {
+                Arc::make_mut(&mut self.nodes)[n.index()]
+                    .devices
+                    .insert(dev);
+            } else {
+                self.shared.insert(dev);
+                self.shared_len += 1;
             }
             self.by_driver.entry(driver).or_default().insert(dev);
             self.index_attributes(dev, &slice.driver, d, true);
             ids.push(dev);
         }
-        self.slices[id.index()] = Some(SliceEntry {
+        Arc::make_mut(&mut self.slices)[id.index()] = Some(SliceEntry {
             slice: Arc::new(slice),
             pool,
             devices: ids.clone(),
@@ -1318,7 +1379,7 @@ impl Cluster {
     fn reorder_node(&mut self, n: NodeId) {
         let mut ordered: Vec<DeviceId> = self.nodes[n.index()].devices.iter().collect();
         ordered.sort_by(|a, b| self.order_key(*a).cmp(&self.order_key(*b)));
-        self.nodes[n.index()].ordered = ordered;
+        Arc::make_mut(&mut self.nodes)[n.index()].ordered = ordered;
     }
 
     /// Evaluates every cached class on the devices of one slice.
@@ -1338,24 +1399,30 @@ impl Cluster {
             self.set_groups(dev, SmallVec::new());
             self.apply_flags(dev, 0);
         }
-        let entry = self.slices[id.index()].take().expect("live slice id");
+        let entry = Arc::make_mut(&mut self.slices)[id.index()]
+            .take()
+            .expect("live slice id");
         let nodes: BTreeSet<NodeId> = entry
             .devices
             .iter()
             .filter_map(|d| self.devices[d.index()].as_ref().and_then(DeviceSlot::node))
             .collect();
         self.free_slice_ids.insert(id.0);
-        self.slice_by_name.remove(&entry.slice.name);
-        self.pools[entry.pool.index()]
+        Arc::make_mut(&mut self.slice_by_name).remove(&entry.slice.name);
+        Arc::make_mut(&mut self.pools)[entry.pool.index()]
             .slices
             .remove(&entry.slice.name);
         for (pos, &dev) in entry.devices.iter().enumerate() {
             let slot = self.devices[dev.index()].take().expect("live device id");
             self.live.remove(dev);
             self.shareable.remove(dev);
-            match slot.node() {
-                Some(n) => self.nodes[n.index()].devices.remove(dev),
-                None => self.shared.remove(dev),
+            if let Some(n) = slot.node() {
+                Arc::make_mut(&mut self.nodes)[n.index()]
+                    .devices
+                    .remove(dev);
+            } else {
+                self.shared.remove(dev);
+                self.shared_len -= 1;
             }
             if let Some(s) = self
                 .by_driver
@@ -1405,7 +1472,7 @@ impl Cluster {
             return p;
         }
         let id = PoolId(self.pools.len() as u32);
-        self.pools.push(PoolEntry {
+        Arc::make_mut(&mut self.pools).push(PoolEntry {
             driver,
             name,
             slices: BTreeMap::new(),
@@ -1421,7 +1488,7 @@ impl Cluster {
             devices: SparseDeviceSet::new(),
             binding_conditions: false,
         });
-        self.pool_by_key.insert((driver, name), id);
+        Arc::make_mut(&mut self.pool_by_key).insert((driver, name), id);
         id
     }
 
@@ -1493,7 +1560,7 @@ impl Cluster {
                 .iter()
                 .any(|d| !d.binding_conditions.is_empty())
         });
-        let p = &mut self.pools[pool.index()];
+        let p = &mut Arc::make_mut(&mut self.pools)[pool.index()];
         p.binding_conditions = binding;
         p.status.generation = generation;
         p.status.slices_present = current.len();
@@ -1693,7 +1760,7 @@ impl Cluster {
         }
         let refs = BTreeSet::from([device.clone()]);
         Ok(self.with_eviction_diff(&refs, |c| {
-            let entry = c.slices[slot.slice.index()]
+            let entry = Arc::make_mut(&mut c.slices)[slot.slice.index()]
                 .as_mut()
                 .expect("live slice id");
             Arc::make_mut(&mut entry.slice).devices[pos].taints = taints;
@@ -1930,9 +1997,14 @@ impl Cluster {
         let new: BTreeSet<u32> = applied.iter().filter_map(|t| t.group).collect();
         let flags = (slot.flags & !TAINTED) | if new.is_empty() { 0 } else { TAINTED };
         let old_applied = if applied.is_empty() {
-            self.applied.remove(&dev)
+            // Only touch (and so unshare) the map when there is something to remove.
+            if self.applied.contains_key(&dev) {
+                Arc::make_mut(&mut self.applied).remove(&dev)
+            } else {
+                None
+            }
         } else {
-            self.applied.insert(dev, applied)
+            Arc::make_mut(&mut self.applied).insert(dev, applied)
         };
         let old: BTreeSet<u32> = old_applied
             .iter()
@@ -2212,12 +2284,24 @@ impl Cluster {
         let dev = self
             .device_id(device)
             .ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
+        self.allocate_on(dev, allocation)?;
+        Ok(dev)
+    }
+
+    /// [`allocate`](Self::allocate) for a device at its pool's current generation, by
+    /// id, and an allocation that passes [`allocate`](Self::allocate)'s record checks
+    /// (one the allocator built from validated claims): no validation, no name lookups.
+    pub(crate) fn allocate_on(
+        &mut self,
+        dev: DeviceId,
+        allocation: DeviceAllocation,
+    ) -> Result<(), ClusterError> {
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
         let key = self.key_of(slot);
         let shareable = slot.flags & SHAREABLE != 0;
         let holders = self.allocations.get(&key).map_or(&[][..], Vec::as_slice);
         let in_use = |holder: &str| ClusterError::DeviceInUse {
-            device: device.clone(),
+            device: self.device_ref_of(slot),
             holder: holder.to_owned(),
         };
         if let Some(h) = holders
@@ -2235,31 +2319,27 @@ impl Cluster {
         if !allocation.admin_access {
             let d = &self.slice_entry(slot.slice).slice.devices[slot.pos as usize];
             if shareable {
-                check_capacity(device, d, holders, &allocation)?;
+                check_capacity(&self.device_ref_of(slot), d, holders, &allocation)?;
             }
             // A shareable device is charged against its counters once, for its first share.
             let first = !holders.iter().any(|h| !h.admin_access);
             if first {
-                self.check_counters(device, self.pool_of(slot), d)?;
+                self.check_counters(slot, d)?;
             }
         }
         let flags = slot.flags;
         self.allocations.entry(key).or_default().push(allocation);
         self.set_flags(dev, flags);
-        Ok(dev)
+        Ok(())
     }
 
     /// Every counter the device consumes must have room in its pool.
-    fn check_counters(
-        &self,
-        device: &DeviceRef,
-        pool: PoolId,
-        d: &Device,
-    ) -> Result<(), ClusterError> {
+    fn check_counters(&self, slot: &DeviceSlot, d: &Device) -> Result<(), ClusterError> {
         if d.consumes_counters.is_empty() {
             return Ok(());
         }
-        let available = self.counters_available_in(pool);
+        let device = &self.device_ref_of(slot);
+        let available = self.counters_available_in(self.pool_of(slot));
         for c in &d.consumes_counters {
             for (counter, amount) in &c.counters {
                 let left = available
@@ -2369,23 +2449,36 @@ impl Cluster {
             self.strings.get(&device.pool).ok_or_else(not_allocated)?,
             self.strings.get(&device.device).ok_or_else(not_allocated)?,
         );
-        let holders = self.allocations.get_mut(&key).ok_or_else(not_allocated)?;
+        self.release_key(key, consumer).ok_or_else(not_allocated)
+    }
+
+    /// [`release`](Self::release) by device id (a device at its pool's current
+    /// generation); a device the consumer does not hold is left alone.
+    pub(crate) fn release_on(&mut self, dev: DeviceId, consumer: &str) {
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let key = self.key_of(slot);
+        let _ = self.release_key(key, consumer);
+    }
+
+    /// Removes every share `consumer` holds under a device key, keeping the other
+    /// holders in order, and updates the device's flags. `None`, with nothing changed,
+    /// when the consumer holds none.
+    fn release_key(&mut self, key: DeviceKey, consumer: &str) -> Option<Vec<DeviceAllocation>> {
+        let holders = self.allocations.get_mut(&key)?;
         if !holders.iter().any(|h| h.consumer == consumer) {
-            return Err(not_allocated());
+            return None;
         }
-        let (removed, kept): (Vec<DeviceAllocation>, Vec<DeviceAllocation>) =
-            core::mem::take(holders)
-                .into_iter()
-                .partition(|h| h.consumer == consumer);
-        *holders = kept;
-        if holders.is_empty() {
-            self.allocations.remove(&key);
-        }
+        let removed = if holders.iter().all(|h| h.consumer == consumer) {
+            // The usual case (one exclusive holder): the record goes whole.
+            self.allocations.remove(&key).unwrap_or_default()
+        } else {
+            holders.extract_if(.., |h| h.consumer == consumer).collect()
+        };
         if let Some(dev) = self.device_by_key(key) {
             let flags = self.devices[dev.index()].as_ref().map_or(0, |s| s.flags);
             self.set_flags(dev, flags);
         }
-        Ok(removed)
+        Some(removed)
     }
 
     /// The holders of a device.
@@ -2401,27 +2494,71 @@ impl Cluster {
             .map_or(&[], Vec::as_slice)
     }
 
-    /// FREE unless a non-admin holder is recorded under the device's key and the
-    /// device is exclusive.
-    fn free_flag(&self, slot: &DeviceSlot) -> u8 {
-        let held = slot.flags & SHAREABLE == 0
-            && self
-                .allocations
-                .get(&self.key_of(slot))
-                .is_some_and(|hs| hs.iter().any(|h| !h.admin_access));
+    /// FREE unless the device is exclusive and held: by a non-admin holder recorded
+    /// under its key, or for a placement (`HELD` in `flags`, the device's new flags).
+    fn free_flag(&self, slot: &DeviceSlot, flags: u8) -> u8 {
+        let held = flags & SHAREABLE == 0
+            && (flags & HELD != 0
+                || self
+                    .allocations
+                    .get(&self.key_of(slot))
+                    .is_some_and(|hs| hs.iter().any(|h| !h.admin_access)));
         if held { 0 } else { FREE }
+    }
+
+    /// Holds an exclusive device for `consumer`'s allocation while the placer tries a
+    /// placement: the device stops being free exactly as if [`allocate`](Self::allocate)
+    /// had recorded `consumer` as a non-admin holder, but no record is built. For
+    /// devices that are not shareable and consume no counters, for which a non-admin
+    /// record matters only by making the device not free. Refused (`false`, nothing
+    /// changed) where `allocate` would refuse the allocation: a non-admin holder or a
+    /// hold exists, or `consumer` holds the device already (without a share id).
+    pub(crate) fn hold(&mut self, dev: DeviceId, consumer: &str) -> bool {
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        debug_assert!(
+            slot.flags & SHAREABLE == 0,
+            "only exclusive devices are held"
+        );
+        if slot.flags & HELD != 0 {
+            return false;
+        }
+        let holders = self.allocations.get(&self.key_of(slot));
+        if holders.is_some_and(|hs| {
+            hs.iter()
+                .any(|h| !h.admin_access || (h.consumer == consumer && h.share_id.is_none()))
+        }) {
+            return false;
+        }
+        self.set_held(dev, true);
+        true
+    }
+
+    /// Ends a [`hold`](Self::hold).
+    pub(crate) fn release_hold(&mut self, dev: DeviceId) {
+        self.set_held(dev, false);
+    }
+
+    fn set_held(&mut self, dev: DeviceId, held: bool) {
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let flags = if held {
+            slot.flags | HELD
+        } else {
+            slot.flags & !HELD
+        };
+        let flags = (flags & !FREE) | self.free_flag(slot, flags);
+        self.apply_flags(dev, flags);
     }
 
     // ----------------------------------------------------------------- flags and counts
 
     /// Sets a device's ELIGIBLE and TAINTED bits (FREE is derived from the allocation
-    /// records, SHAREABLE is fixed) and updates the index.
+    /// records and holds, SHAREABLE is fixed) and updates the index.
     fn set_flags(&mut self, dev: DeviceId, flags: u8) {
         let Some(slot) = self.devices[dev.index()].as_ref() else {
             return;
         };
-        let flags =
-            (flags & (ELIGIBLE | TAINTED)) | (slot.flags & SHAREABLE) | self.free_flag(slot);
+        let flags = (flags & (ELIGIBLE | TAINTED)) | (slot.flags & (SHAREABLE | HELD));
+        let flags = flags | self.free_flag(slot, flags);
         self.apply_flags(dev, flags);
     }
 
@@ -2437,18 +2574,28 @@ impl Cluster {
         }
         slot.flags = flags;
         let node = slot.node();
-        self.eligible.set(dev, flags & ELIGIBLE != 0);
-        self.free.set(dev, flags & FREE != 0);
-        self.tainted.set(dev, flags & TAINTED != 0);
+        let changed = old ^ flags;
+        if changed & ELIGIBLE != 0 {
+            self.eligible.set(dev, flags & ELIGIBLE != 0);
+        }
+        if changed & FREE != 0 {
+            self.free.set(dev, flags & FREE != 0);
+        }
+        if changed & TAINTED != 0 {
+            self.tainted.set(dev, flags & TAINTED != 0);
+        }
         let (before, after) = (DeviceCounts::of_flags(old), DeviceCounts::of_flags(flags));
         if before == after {
             return;
         }
         if let Some(n) = node {
-            let e = &mut self.nodes[n.index()];
-            e.counts.sub(before);
-            e.counts.add(after);
-            if let Some(labels) = e.node.as_ref().map(|n| &n.labels) {
+            let counts = &mut self.node_state[n.index()].counts;
+            counts.sub(before);
+            counts.add(after);
+            if self.topology_keys.is_empty() {
+                return;
+            }
+            if let Some(labels) = self.nodes[n.index()].node.as_ref().map(|n| &n.labels) {
                 for (key, domains) in &mut self.topology_keys {
                     if let Some(c) = labels.get(key).and_then(|v| domains.get_mut(v)) {
                         c.sub(before);
@@ -2521,6 +2668,11 @@ impl Cluster {
     /// Devices not reached through a node-local slice (shared or network-attached).
     pub fn shared_devices(&self) -> &DeviceSet {
         &self.shared
+    }
+
+    /// Whether any device is shared or network-attached (O(1)).
+    pub(crate) fn has_shared_devices(&self) -> bool {
+        self.shared_len > 0
     }
 
     /// Devices with `allowMultipleAllocations`, which several claims may share.
@@ -2738,7 +2890,7 @@ impl Cluster {
         ] {
             s.shrink_to_fit();
         }
-        for n in &mut self.nodes {
+        for n in Arc::make_mut(&mut self.nodes) {
             n.ordered.shrink_to_fit();
         }
     }

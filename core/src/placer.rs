@@ -36,17 +36,20 @@ use core::fmt;
 
 use crate::alloc_prelude::*;
 use crate::allocator::{
-    AllocationError, AllocationOutcome, AllocatorOptions, ClaimPart, PreparedClaims,
+    AllocationError, AllocationOutcome, AllocatorOptions, ClaimPart, Picked, PreparedClaims,
 };
 use crate::bits::DeviceSet;
-use crate::claim::{AllocationMode, ResourceClaim, ResourceClaimSpec};
+use crate::claim::{AllocationMode, AllocationResult, ResourceClaim, ResourceClaimSpec};
 use crate::cluster::Cluster;
+use crate::error::{ObjectKind, ObjectRef};
 use crate::ids::NodeId;
+use crate::node::validate_resource_list;
 use crate::scoring::{ScoringPolicy, WorkloadMix};
 use crate::toleration::first_untolerated_taint;
 use crate::validate::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::workload::{ClaimSource, Pod, PodGroup};
 use crate::{Quantity, TaintEffect};
+use smallvec::SmallVec;
 
 /// Options of one gang placement.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -274,21 +277,28 @@ impl Cluster {
         claims: &'a [ResourceClaim],
         options: &GangOptions,
     ) -> Result<Gang<'a>, GangError> {
-        let by_name: BTreeMap<(&str, &str), &ResourceClaim> = claims
+        // The claims by (name, namespace), in a sorted list (cheaper than a map to
+        // build and search); of claims with the same name, the last one given counts.
+        let mut by_name: Vec<(&str, &str, &ResourceClaim)> = claims
             .iter()
-            .map(|c| ((c.namespace.as_str(), c.name.as_str()), c))
+            .map(|c| (c.name.as_str(), c.namespace.as_str(), c))
             .collect();
+        by_name.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let lookup = |ns: &str, name: &str| {
+            let end = by_name.partition_point(|e| (e.0, e.1) <= (name, ns));
+            let (n, s, c) = *by_name.get(end.checked_sub(1)?)?;
+            (n == name && s == ns).then_some(c)
+        };
         let find = |owner: &str,
                     ns: &str,
                     source: &ClaimSource|
          -> Result<(String, &'a ResourceClaim), GangError> {
             match source {
-                ClaimSource::ClaimName(name) => by_name
-                    .get(&(ns, name.as_str()))
-                    .map(|c| (format!("{ns}/{name}"), *c))
+                ClaimSource::ClaimName(name) => lookup(ns, name)
+                    .map(|c| (qualified(ns, name), c))
                     .ok_or_else(|| GangError::MissingClaim {
                         owner: owner.to_owned(),
-                        claim: format!("{ns}/{name}"),
+                        claim: qualified(ns, name),
                     }),
                 ClaimSource::Template(t) => Err(GangError::TemplateClaim {
                     owner: owner.to_owned(),
@@ -319,17 +329,14 @@ impl Cluster {
         }
         // Pending members with their claims; a claim several of them name is shared.
         let mut pending: Vec<PendingPod<'a>> = Vec::new();
-        let mut mentions: BTreeMap<String, usize> = BTreeMap::new();
         for pod in pods.iter().filter(|p| member(p) && p.node_name.is_none()) {
-            let key = format!("{}/{}", pod.namespace, pod.name);
+            let key = qualified(&pod.namespace, &pod.name);
             let mut own = Vec::new();
             for c in &pod.resource_claims {
                 if group.and_then(|g| g.group_claim_for(c)).is_some() {
                     continue;
                 }
-                let found = find(&key, &pod.namespace, &c.source)?;
-                *mentions.entry(found.0.clone()).or_default() += 1;
-                own.push(found);
+                own.push(find(&key, &pod.namespace, &c.source)?);
             }
             pending.push(PendingPod {
                 pod,
@@ -339,10 +346,34 @@ impl Cluster {
                 shape: 0,
             });
         }
+        // Which of the pods' claims (in pod, then claim order) more than one names.
+        let mut names: Vec<(&str, usize)> = pending
+            .iter()
+            .flat_map(|p| &p.own)
+            .enumerate()
+            .map(|(at, (name, _))| (name.as_str(), at))
+            .collect();
+        names.sort_unstable();
+        let mut named_again = vec![false; names.len()];
+        for run in names
+            .chunk_by(|a, b| a.0 == b.0)
+            .filter(|run| run.len() > 1)
+        {
+            for &(_, at) in run {
+                named_again[at] = true;
+            }
+        }
+        drop(names);
+        let mut first = 0;
         for p in &mut pending {
+            let flags = &named_again[first..first + p.own.len()];
+            first += p.own.len();
+            if !flags.contains(&true) {
+                continue;
+            }
             let mut kept = Vec::with_capacity(p.own.len());
-            for (name, claim) in core::mem::take(&mut p.own) {
-                if mentions.get(&name).copied().unwrap_or(0) > 1 {
+            for ((name, claim), &again) in core::mem::take(&mut p.own).into_iter().zip(flags) {
+                if again {
                     let at = if let Some(at) = shared.iter().position(|s| s.name == name) {
                         at
                     } else {
@@ -366,24 +397,29 @@ impl Cluster {
         pending.sort_by(|a, b| a.key.cmp(&b.key));
         let mut shapes: Vec<Shape<'a>> = Vec::new();
         for p in &mut pending {
-            let specs: Vec<&ResourceClaimSpec> = p.own.iter().map(|(_, c)| &c.spec).collect();
             let same = |s: &Shape<'_>| {
                 s.rep.requests == p.pod.requests
                     && s.rep.tolerations == p.pod.tolerations
                     && s.rep.node_selector == p.pod.node_selector
                     && s.rep.required_node_affinity == p.pod.required_node_affinity
-                    && s.own_specs == specs
+                    && s.own_specs.len() == p.own.len()
+                    && s.own_specs
+                        .iter()
+                        .zip(&p.own)
+                        .all(|(a, (_, c))| **a == c.spec)
                     && s.uses == p.uses
             };
             if let Some(at) = shapes.iter().position(same) {
                 // Same specs as the prepared representative: check the names only.
                 for (_, c) in &p.own {
-                    c.validate().map_err(AllocationError::InvalidClaim)?;
+                    c.validate_metadata()
+                        .map_err(AllocationError::InvalidClaim)?;
                 }
                 shapes[at].pods += 1;
                 p.shape = at;
                 continue;
             }
+            let specs: Vec<&ResourceClaimSpec> = p.own.iter().map(|(_, c)| &c.spec).collect();
             let own: Vec<ResourceClaim> = p.own.iter().map(|(_, c)| (*c).clone()).collect();
             let prepared = self.prepare_claims(&own)?;
             shapes.push(Shape {
@@ -463,6 +499,8 @@ impl Cluster {
             None => BTreeSet::new(),
         };
         let mut domain_of: BTreeMap<&str, u32> = BTreeMap::new();
+        // The previous node's domain: nodes next to each other by name often share one.
+        let mut last: Option<(&str, u32)> = None;
         let mut domains: Vec<String> = Vec::new();
         if key.is_none() {
             domains.push(String::new());
@@ -471,8 +509,30 @@ impl Cluster {
             let shape = &gang.shapes[si];
             let pod = shape.rep;
             let bounds = self.device_bounds(&shape.own_specs);
-            let mut out = Vec::new();
+            let any_node = pod.node_selector.is_empty() && pod.required_node_affinity.is_none();
+            let mut out = Vec::with_capacity(self.node_slots());
             for (id, node) in self.nodes_with_ids() {
+                // Devices first: counting them does not load the node object, so without
+                // a topology key (whose domains every node adds to) a node without room
+                // is skipped at once.
+                let devices = self.node_devices(id);
+                let mut free = 0;
+                let mut device_cap = u32::MAX;
+                for b in &bounds {
+                    let best = b
+                        .iter()
+                        .map(|(set, need)| {
+                            let have = devices.map_or(0, |d| d.count_in(set)) as u32;
+                            free = free.max(have);
+                            have / need
+                        })
+                        .max()
+                        .unwrap_or(0);
+                    device_cap = device_cap.min(best);
+                }
+                if device_cap == 0 && key.is_none() {
+                    continue;
+                }
                 if node.unschedulable
                     || !options
                         .within
@@ -490,17 +550,24 @@ impl Cluster {
                         if !fixed.is_empty() && !fixed.contains(v.as_str()) {
                             continue;
                         }
-                        if let Some(&d) = domain_of.get(v.as_str()) {
-                            d
-                        } else {
-                            let d = domains.len() as u32;
-                            domains.push(v.clone());
-                            domain_of.insert(v.as_str(), d);
-                            d
+                        match last {
+                            Some((value, d)) if value == v.as_str() => d,
+                            _ => {
+                                let d = if let Some(&d) = domain_of.get(v.as_str()) {
+                                    d
+                                } else {
+                                    let d = domains.len() as u32;
+                                    domains.push(v.clone());
+                                    domain_of.insert(v.as_str(), d);
+                                    d
+                                };
+                                last = Some((v.as_str(), d));
+                                d
+                            }
                         }
                     }
                 };
-                if !pod.fits_node(node)
+                if !(any_node || pod.fits_node(node))
                     || first_untolerated_taint(&node.taints, &pod.tolerations, |e| {
                         matches!(e, TaintEffect::NoSchedule | TaintEffect::NoExecute)
                     })
@@ -508,7 +575,9 @@ impl Cluster {
                 {
                     continue;
                 }
-                let mut cap = u32::try_from(shape.pods).unwrap_or(u32::MAX);
+                let mut cap = u32::try_from(shape.pods)
+                    .unwrap_or(u32::MAX)
+                    .min(device_cap);
                 for (r, q) in &shape.requests {
                     if q.is_positive() {
                         let free = self.node_free_of(id, r);
@@ -520,20 +589,6 @@ impl Cluster {
                     let n =
                         self.node_free_of(id, "pods").as_nano() / Quantity::from_int(1).as_nano();
                     cap = cap.min(u32::try_from(n).unwrap_or(u32::MAX));
-                }
-                let devices = self.node_devices(id);
-                let mut free = 0;
-                for b in &bounds {
-                    let best = b
-                        .iter()
-                        .map(|(set, need)| {
-                            let have = devices.map_or(0, |d| d.count_in(set)) as u32;
-                            free = free.max(have);
-                            have / need
-                        })
-                        .max()
-                        .unwrap_or(0);
-                    cap = cap.min(best);
                 }
                 if bounds.is_empty() {
                     free = self.node_counts(id).map_or(0, |c| c.free_untainted);
@@ -587,6 +642,15 @@ impl Cluster {
         }
         out
     }
+}
+
+/// `namespace/name`.
+fn qualified(namespace: &str, name: &str) -> String {
+    let mut s = String::with_capacity(namespace.len() + 1 + name.len());
+    s.push_str(namespace);
+    s.push('/');
+    s.push_str(name);
+    s
 }
 
 fn intersects(a: &DeviceSet, b: &DeviceSet) -> bool {
@@ -659,6 +723,9 @@ impl Gang<'_> {
             want[p.shape] += 1;
         }
         let mut scored: Vec<(i64, u32)> = Vec::new();
+        // Free devices per domain, for the policies that score by them (computed once,
+        // when a domain first passes the count bound).
+        let mut free: Option<Vec<i64>> = None;
         for d in 0..domains {
             let reach: usize = (0..self.shapes.len())
                 .map(|s| {
@@ -676,9 +743,10 @@ impl Gang<'_> {
             if reach < self.required {
                 continue;
             }
+            let mut free_in = |d: usize| free.get_or_insert_with(|| self.domains_free(cluster))[d];
             let score = match policy {
-                ScoringPolicy::BestFit => self.domain_free(cluster, d as u32),
-                ScoringPolicy::Spread => -self.domain_free(cluster, d as u32),
+                ScoringPolicy::BestFit => free_in(d),
+                ScoringPolicy::Spread => -free_in(d),
                 ScoringPolicy::FragmentationAware(mix) => {
                     self.domain_fragmentation(mix, d as u32, &want)
                 }
@@ -700,14 +768,22 @@ impl Gang<'_> {
         &self.shapes[s].candidates[a as usize..b as usize]
     }
 
-    /// Free untainted devices on the domain's candidate nodes (each node once).
-    fn domain_free(&self, cluster: &Cluster, d: u32) -> i64 {
-        let mut seen = BTreeSet::new();
-        let mut total = 0i64;
-        for s in 0..self.shapes.len() {
-            for c in self.candidates_in(s, d) {
-                if seen.insert(c.node) {
-                    total += i64::from(cluster.node_counts(c.node).map_or(0, |n| n.free_untainted));
+    /// Per domain, the free untainted devices on its candidate nodes (each node once;
+    /// a node is in one domain).
+    fn domains_free(&self, cluster: &Cluster) -> Vec<i64> {
+        let mut total = vec![0i64; self.domains.len()];
+        // Nodes counted, one bit per node id.
+        let mut seen: Vec<u64> = Vec::new();
+        for shape in &self.shapes {
+            for c in &shape.candidates {
+                let (word, bit) = (c.node.index() / 64, 1u64 << (c.node.index() % 64));
+                if word >= seen.len() {
+                    seen.resize(word + 1, 0);
+                }
+                if seen[word] & bit == 0 {
+                    seen[word] |= bit;
+                    total[c.domain as usize] +=
+                        i64::from(cluster.node_counts(c.node).map_or(0, |n| n.free_untainted));
                 }
             }
         }
@@ -744,21 +820,87 @@ impl Gang<'_> {
     }
 }
 
+/// One claim's allocation recorded in the scratch cluster (the claim's name is in
+/// the gang: [`PendingPod::own`] or [`SharedClaim::name`]).
+struct Held {
+    result: AllocationResult,
+    /// The devices of `result.devices`, in order: the scratch cluster records and
+    /// releases allocations by id.
+    devices: SmallVec<[Picked; 8]>,
+}
+
+impl Held {
+    /// The allocation of claim `name`, for the decision; the result stays behind
+    /// empty.
+    fn take(&mut self, name: &str) -> ClaimAllocation {
+        ClaimAllocation {
+            claim: name.to_owned(),
+            result: core::mem::take(&mut self.result),
+        }
+    }
+}
+
+/// A binding's own claims' allocations with the claims' names.
+fn own_held<'s>(gang: &'s Gang<'_>, b: &'s Bound) -> impl Iterator<Item = (&'s str, &'s Held)> {
+    let names = gang.pods[b.pod].own.iter().map(|(name, _)| name.as_str());
+    names.zip(&b.own)
+}
+
+/// The allocations recorded on a node when `bound` joins the bindings `co` there:
+/// their own claims', then its own and shared claims', with the claims' names.
+fn joint<'s>(
+    gang: &'s Gang<'_>,
+    bindings: &'s [Bound],
+    co: &'s [usize],
+    bound: &'s Bound,
+) -> impl Iterator<Item = (&'s str, &'s Held)> {
+    let shared = bound
+        .shared
+        .iter()
+        .map(|(at, held)| (gang.shared[*at].name.as_str(), held));
+    co.iter()
+        .flat_map(move |&other| own_held(gang, &bindings[other]))
+        .chain(own_held(gang, bound))
+        .chain(shared)
+}
+
 /// One pod bound in the scratch cluster.
 struct Bound {
     /// Index into `Gang::pods`.
     pod: usize,
-    node_id: NodeId,
-    node: String,
-    own: Vec<ClaimAllocation>,
+    node: NodeId,
+    /// The binding on the same node before it (index into `Search::bound`).
+    prev_on_node: Option<u32>,
+    /// Its own claims' allocations, in `PendingPod::own` order.
+    own: Vec<Held>,
     /// Shared claims allocated with this pod: (index into `Gang::shared`, allocation).
-    shared: Vec<(usize, ClaimAllocation)>,
+    shared: Vec<(usize, Held)>,
     /// Earlier bindings on the same node whose own allocations this one's joint
     /// allocation replaced: (index into `Search::bound`, their old allocations).
     displaced: Vec<Displaced>,
 }
 
-type Displaced = (usize, Vec<ClaimAllocation>);
+type Displaced = (usize, Vec<Held>);
+
+/// A shape's scalar requests as one of its pods reserves them on a node, and whether
+/// they pass the checks [`Cluster::reserve_node_resources`] makes. Pods are not
+/// validated at intake, so requests that fail them make every bind of the shape fail.
+struct Reservation {
+    requests: BTreeMap<String, Quantity>,
+    valid: bool,
+}
+
+impl Reservation {
+    fn new(requests: BTreeMap<String, Quantity>) -> Reservation {
+        let mut errs = Vec::new();
+        let pod = ObjectRef::cluster(ObjectKind::Pod, "");
+        validate_resource_list(&pod, "spec.resources.requests", &requests, &mut errs);
+        Reservation {
+            valid: errs.is_empty(),
+            requests,
+        }
+    }
+}
 
 /// The depth-first search of step 4, over one domain at a time.
 struct Search<'c, 'g, 'a> {
@@ -775,13 +917,21 @@ struct Search<'c, 'g, 'a> {
     shape_end: Vec<usize>,
     /// Per shape, per candidate: pods placed there now.
     used: Vec<Vec<u32>>,
+    /// Per shape: its pods' scalar requests, without and with `pods: 1` (added on
+    /// nodes that advertise `pods`).
+    reservations: Vec<[Reservation; 2]>,
+    /// The claims of one allocator call (kept empty between calls, to reuse it).
+    parts: Vec<ClaimPart<'g>>,
+    /// The devices the last allocator call picked.
+    picked: Vec<Picked>,
     /// For each pending pod, the index of its candidate once placed.
     node_of: Vec<Option<usize>>,
     bound: Vec<Bound>,
     /// For each shared claim, whether it is allocated now.
     shared_done: Vec<bool>,
-    /// Bindings per node (indices into `bound`), in binding order.
-    on_node: BTreeMap<NodeId, Vec<usize>>,
+    /// Per node id, the last binding on it (index into `bound`); the bindings
+    /// before it are chained through [`Bound::prev_on_node`].
+    last_on_node: Vec<Option<u32>>,
     steps: u64,
     budget: u64,
     best: usize,
@@ -794,6 +944,20 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         for (k, p) in gang.pods.iter().enumerate() {
             shape_end[p.shape] = k + 1;
         }
+        let reservations = gang
+            .shapes
+            .iter()
+            .map(|s| {
+                let mut with_pods = s.requests.clone();
+                with_pods.insert("pods".into(), Quantity::from_int(1));
+                [
+                    Reservation::new(s.requests.clone()),
+                    Reservation::new(with_pods),
+                ]
+            })
+            .collect();
+        // Node ids are below `node_slots`.
+        let last_on_node = vec![None; cluster.node_slots()];
         Search {
             cluster,
             gang,
@@ -803,10 +967,13 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             tail: Vec::new(),
             shape_end,
             used: Vec::new(),
+            reservations,
+            parts: Vec::new(),
+            picked: Vec::new(),
             node_of: vec![None; gang.pods.len()],
             bound: Vec::new(),
             shared_done: vec![false; gang.shared.len()],
-            on_node: BTreeMap::new(),
+            last_on_node,
             steps: 0,
             budget: options.step_budget,
             best: 0,
@@ -823,7 +990,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             self.set_domain(d);
             if self.place(0, 0) {
                 self.place_rest();
-                return GangOutcome::Placed(self.decision());
+                return GangOutcome::Placed(self.take_decision());
             }
             if self.exhausted {
                 return GangOutcome::BudgetExhausted { steps: self.steps };
@@ -888,12 +1055,16 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             return false;
         }
         let len = self.lists[s].len();
-        let order: Vec<usize> = if self.spread && prev.is_some() {
-            (from + 1..len).chain(core::iter::once(from)).collect()
-        } else {
-            (from..len).collect()
-        };
-        for i in order {
+        // Candidates from `from` on; with Spread, the previous pod's node comes last.
+        let rotate = self.spread && prev.is_some();
+        for step in from..len {
+            let i = if rotate && step + 1 < len {
+                step + 1
+            } else if rotate {
+                from
+            } else {
+                step
+            };
             if self.used[s][i] >= self.lists[s][i].cap {
                 continue;
             }
@@ -957,6 +1128,11 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         let Some(node) = self.cluster.node_by_id(node_id) else {
             return false;
         };
+        let reservation = usize::from(node.allocatable.contains_key("pods"));
+        if !self.reservations[pending.shape][reservation].valid {
+            // The node would refuse the reservation whatever the devices.
+            return false;
+        }
         // Shared claims: allocated ones must be usable here; the others come along.
         let first = self.bound.is_empty();
         let mut bring = Vec::new();
@@ -969,9 +1145,10 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                     .bound
                     .iter()
                     .flat_map(|bound| &bound.shared)
-                    .any(|(at, a)| {
+                    .any(|(at, held)| {
                         *at == claim_at
-                            && a.result
+                            && held
+                                .result
                                 .node_selector
                                 .as_ref()
                                 .is_none_or(|sel| sel.matches(&node.name, &node.labels))
@@ -983,19 +1160,20 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 bring.push(claim_at);
             }
         }
-        let mut requests = shape.requests.clone();
-        if node.allocatable.contains_key("pods") {
-            requests.insert("pods".into(), Quantity::from_int(1));
-        }
-        let node_name = node.name.clone();
         // The gang's pods already on this node give their own devices back for a
         // joint try (shared claims stay as allocated: other pods rely on them).
-        let co: Vec<usize> = self.on_node.get(&node_id).cloned().unwrap_or_default();
+        let mut co: Vec<usize> = Vec::new();
+        let mut at = self.last_on_node[node_id.index()];
+        while let Some(b) = at {
+            co.push(b as usize);
+            at = self.bound[b as usize].prev_on_node;
+        }
+        co.reverse();
         for &bound in &co {
             self.release_claims(bound);
         }
-        let mut parts: Vec<ClaimPart<'_>> = Vec::new();
-        let mut owners: Vec<(usize, Option<usize>)> = Vec::new(); // (bound idx or MAX, shared)
+        // The claims to allocate: the earlier pods', ours, then the shared ones.
+        let mut parts = core::mem::take(&mut self.parts);
         let shared_prepared = gang.shared_prepared.as_ref();
         for &bound in &co {
             let q = &gang.pods[self.bound[bound].pod];
@@ -1006,7 +1184,6 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                     prepared: &qs.prepared,
                     index: j,
                 });
-                owners.push((bound, None));
             }
         }
         for (j, (_, c)) in pending.own.iter().enumerate() {
@@ -1015,7 +1192,6 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 prepared: &shape.prepared,
                 index: j,
             });
-            owners.push((usize::MAX, None));
         }
         for &claim_at in &bring {
             let sp = shared_prepared.expect("shared claims are prepared");
@@ -1024,12 +1200,17 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 prepared: sp,
                 index: claim_at,
             });
-            owners.push((usize::MAX, Some(claim_at)));
         }
-        let outcome =
-            self.cluster
-                .allocate_parts(&node_name, &parts, &requests, AllocatorOptions::default());
-        drop(parts);
+        let requests = &self.reservations[pending.shape][reservation].requests;
+        let outcome = self.cluster.allocate_parts_on(
+            node_id,
+            &parts,
+            requests,
+            AllocatorOptions::default(),
+            Some(&mut self.picked),
+        );
+        parts.clear();
+        self.parts = parts;
         let Ok(AllocationOutcome::Allocated(results)) = outcome else {
             for &bound in &co {
                 self.recommit_claims(bound);
@@ -1039,66 +1220,54 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         // Record: earlier pods' new results (old ones kept for the undo), then ours.
         let mut bound = Bound {
             pod: pod_at,
-            node_id,
-            node: node_name,
+            node: node_id,
+            prev_on_node: None,
             own: Vec::with_capacity(pending.own.len()),
             shared: Vec::with_capacity(bring.len()),
             displaced: Vec::new(),
         };
-        let mut fresh: BTreeMap<usize, Vec<ClaimAllocation>> = BTreeMap::new();
-        for ((owner, claim_at), result) in owners.into_iter().zip(results) {
-            match (owner, claim_at) {
-                (_, Some(claim_at)) => bound.shared.push((
-                    claim_at,
-                    ClaimAllocation {
-                        claim: gang.shared[claim_at].name.clone(),
-                        result,
-                    },
-                )),
-                (usize::MAX, None) => bound.own.push(ClaimAllocation {
-                    claim: pending.own[bound.own.len()].0.clone(),
-                    result,
-                }),
-                (other, None) => {
-                    let q = &gang.pods[self.bound[other].pod];
-                    let got = fresh.entry(other).or_default();
-                    got.push(ClaimAllocation {
-                        claim: q.own[got.len()].0.clone(),
-                        result,
-                    });
-                }
+        // Results come in the order of the parts.
+        let mut ids = self.picked.as_slice();
+        let mut results = results.into_iter().map(|result| {
+            let (these, rest) = ids.split_at(result.devices.len());
+            ids = rest;
+            Held {
+                result,
+                devices: SmallVec::from_slice(these),
+            }
+        });
+        for &other in &co {
+            let claims = gang.pods[self.bound[other].pod].own.len();
+            if claims > 0 {
+                let own = results.by_ref().take(claims).collect();
+                let old = core::mem::replace(&mut self.bound[other].own, own);
+                bound.displaced.push((other, old));
             }
         }
-        for (other, own) in fresh {
-            let old = core::mem::replace(&mut self.bound[other].own, own);
-            bound.displaced.push((other, old));
-        }
-        let mut committed: Vec<(String, crate::claim::AllocationResult)> = Vec::new();
+        bound.own.extend(results.by_ref().take(pending.own.len()));
+        bound.shared.extend(bring.iter().copied().zip(results));
+        // Commit every allocation on this node, then reserve the pod's resources.
+        let mut committed = 0;
         let mut ok = true;
-        let all = co
-            .iter()
-            .flat_map(|&other| self.bound[other].own.iter())
-            .chain(bound.own.iter().chain(bound.shared.iter().map(|(_, c)| c)));
-        let all: Vec<&ClaimAllocation> = all.collect();
-        for c in &all {
-            if self.cluster.commit_allocation(&c.claim, &c.result).is_err() {
+        for (claim, held) in joint(gang, &self.bound, &co, &bound) {
+            if !self
+                .cluster
+                .commit_allocation_on(claim, &held.result, &held.devices)
+            {
                 ok = false;
                 break;
             }
-            committed.push((c.claim.clone(), c.result.clone()));
+            committed += 1;
         }
-        if ok
+        ok = ok
             && self
                 .cluster
-                .reserve_node_resources(&bound.node, &pending.key, requests)
-                .is_err()
-        {
-            ok = false;
-        }
+                .reserve_node_resources_on(node_id, &pending.key, requests.clone())
+                .is_ok();
         if !ok {
             // Cannot happen after a successful allocation; undo and refuse.
-            for (claim, result) in &committed {
-                self.cluster.release_allocation(claim, result);
+            for (claim, held) in joint(gang, &self.bound, &co, &bound).take(committed) {
+                self.cluster.release_allocation_on(claim, &held.devices);
             }
             for (other, own) in bound.displaced.drain(..) {
                 self.bound[other].own = own;
@@ -1113,38 +1282,37 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         }
         self.used[pending.shape][cand] += 1;
         self.node_of[pod_at] = Some(cand);
-        self.on_node
-            .entry(node_id)
-            .or_default()
-            .push(self.bound.len());
+        bound.prev_on_node = self.last_on_node[node_id.index()];
+        self.last_on_node[node_id.index()] =
+            Some(u32::try_from(self.bound.len()).expect("fewer than 2^32 bindings"));
         self.bound.push(bound);
         true
     }
 
     /// Releases the allocations of binding `b`'s own claims.
     fn release_claims(&mut self, b: usize) {
-        for c in &self.bound[b].own {
-            self.cluster.release_allocation(&c.claim, &c.result);
+        for (claim, held) in own_held(self.gang, &self.bound[b]) {
+            self.cluster.release_allocation_on(claim, &held.devices);
         }
     }
 
     /// Records binding `b`'s own allocations again after
     /// [`release_claims`](Self::release_claims).
     fn recommit_claims(&mut self, b: usize) {
-        for c in &self.bound[b].own {
-            let recorded = self.cluster.commit_allocation(&c.claim, &c.result);
-            debug_assert!(
-                recorded.is_ok(),
-                "an allocation released just now fits again"
-            );
+        for (claim, held) in own_held(self.gang, &self.bound[b]) {
+            let recorded = self
+                .cluster
+                .commit_allocation_on(claim, &held.result, &held.devices);
+            debug_assert!(recorded, "an allocation released just now fits again");
         }
     }
 
     /// Undoes the last binding (and gives earlier pods on its node their old devices).
     fn unbind(&mut self) {
+        let gang = self.gang;
         let mut b = self.bound.pop().expect("a binding to undo");
-        for c in b.own.iter().chain(b.shared.iter().map(|(_, c)| c)) {
-            self.cluster.release_allocation(&c.claim, &c.result);
+        for (claim, held) in joint(gang, &[], &[], &b) {
+            self.cluster.release_allocation_on(claim, &held.devices);
         }
         for (u, _) in &b.shared {
             self.shared_done[*u] = false;
@@ -1157,35 +1325,44 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             self.bound[o].own = own;
             self.recommit_claims(o);
         }
-        if let Some(v) = self.on_node.get_mut(&b.node_id) {
-            v.pop();
-            if v.is_empty() {
-                self.on_node.remove(&b.node_id);
-            }
-        }
+        self.last_on_node[b.node.index()] = b.prev_on_node;
         let p = &self.gang.pods[b.pod];
-        let _ = self.cluster.release_node_resources(&b.node, &p.key);
+        let _ = self.cluster.release_node_resources_on(b.node, &p.key);
         if let Some(i) = self.node_of[b.pod].take() {
             self.used[p.shape][i] -= 1;
         }
     }
 
-    /// The bindings recorded now, as a decision.
-    fn decision(&self) -> PlacementDecision {
+    /// The bindings recorded now, as a decision. Their allocation results move into
+    /// it: what stays behind (the devices) is all [`restore`](Self::restore) needs.
+    fn take_decision(&mut self) -> PlacementDecision {
+        let gang = self.gang;
         let mut d = PlacementDecision::default();
+        d.bindings.reserve(self.bound.len());
         let mut group: Vec<(usize, ClaimAllocation)> = Vec::new();
-        for b in &self.bound {
-            let mut claims = b.own.clone();
-            for (u, c) in &b.shared {
-                if self.gang.shared[*u].group {
-                    group.push((*u, c.clone()));
+        for b in &mut self.bound {
+            let pending = &gang.pods[b.pod];
+            let mut claims: Vec<ClaimAllocation> = b
+                .own
+                .iter_mut()
+                .zip(&pending.own)
+                .map(|(held, (name, _))| held.take(name))
+                .collect();
+            for (u, held) in &mut b.shared {
+                let shared = &gang.shared[*u];
+                if shared.group {
+                    group.push((*u, held.take(&shared.name)));
                 } else {
-                    claims.push(c.clone());
+                    claims.push(held.take(&shared.name));
                 }
             }
             d.bindings.push(PodBinding {
-                pod: self.gang.pods[b.pod].key.clone(),
-                node: b.node.clone(),
+                pod: pending.key.clone(),
+                node: self
+                    .cluster
+                    .node_by_id(b.node)
+                    .map(|n| n.name.clone())
+                    .unwrap_or_default(),
                 claims,
             });
         }

@@ -25,6 +25,7 @@ use crate::claim::{
 };
 use crate::cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceRef, ELIGIBLE, FREE, SHAREABLE, Shortfall,
+    TAINTED,
 };
 use crate::device::NodeAccess;
 use crate::ids::{DeviceId, NodeId, PoolId};
@@ -258,6 +259,16 @@ pub(crate) struct ClaimPart<'p> {
     pub(crate) index: usize,
 }
 
+/// A device of an allocation result, as [`Cluster::commit_allocation_on`] records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Picked {
+    pub(crate) device: DeviceId,
+    /// A non-admin pick of an exclusive device that consumes no shared counters: its
+    /// allocation record would matter only by making the device not free, so the
+    /// placer holds the device ([`Cluster::hold`]) instead of recording it.
+    pub(crate) held: bool,
+}
+
 impl PreparedClaims {
     /// The claims, in the order they are allocated.
     pub fn claims(&self) -> &[ResourceClaim] {
@@ -273,6 +284,9 @@ struct CompiledAlternative {
     class_path: String,
     selectors: Vec<Selector>,
 }
+
+/// A claim under preparation: per request, its alternatives; and its constraints.
+type PreparedClaim<'a> = (Vec<Vec<Prepared<'a>>>, Vec<ConstraintKind>);
 
 /// One alternative under preparation, with its funnel counts.
 struct Prepared<'a> {
@@ -416,12 +430,26 @@ impl Cluster {
         else {
             return Err(AllocationError::NodeNotFound(node.to_owned()));
         };
+        self.allocate_parts_on(node_id, parts, pod_resources, options, None)
+    }
+
+    /// [`allocate_parts`](Self::allocate_parts) on a live node, by id. When allocated,
+    /// `devices` (if given) receives the allocated devices: those of every result's
+    /// `devices`, in order, result after result.
+    pub(crate) fn allocate_parts_on(
+        &self,
+        node_id: NodeId,
+        parts: &[ClaimPart<'_>],
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: AllocatorOptions,
+        devices: Option<&mut Vec<Picked>>,
+    ) -> Result<AllocationOutcome, AllocationError> {
         let claims: Vec<&ResourceClaim> = parts.iter().map(|p| p.claim).collect();
         let claims = claims.as_slice();
-        let shortfalls = self.node_shortfalls(node, pod_resources);
+        let shortfalls = self.shortfalls_on(Some(node_id), pod_resources);
         // Prepare every claim first: input errors win over "does not fit".
         let reach = self.reach_of(node_id);
-        let mut prepared: Vec<(Vec<Vec<Prepared<'_>>>, Vec<ConstraintKind>)> = Vec::new();
+        let mut prepared: Vec<PreparedClaim<'_>> = Vec::new();
         for part in parts {
             debug_assert_eq!(part.claim.spec, part.prepared.claims[part.index].spec);
             let compiled = &part.prepared.alternatives[part.index];
@@ -461,7 +489,7 @@ impl Cluster {
         if !shortfalls.is_empty() {
             return Ok(AllocationOutcome::Unsatisfiable(
                 Unsatisfiable::NodeResources {
-                    node: node.to_owned(),
+                    node: self.nodes_name(node_id).to_owned(),
                     shortfalls,
                 },
             ));
@@ -495,9 +523,26 @@ impl Cluster {
         let counters = self.counters_for(&problem);
         let (end, stats) = search::search(&problem, &counters, options.step_budget);
         match end {
-            SearchEnd::Found(picks) => Ok(AllocationOutcome::Allocated(
-                self.build_results(node_id, claims, &prepared, &problem, &picks),
-            )),
+            SearchEnd::Found(picks) => {
+                if let Some(devices) = devices {
+                    // Picks come claim by claim, as the results list their devices.
+                    debug_assert!(picks.windows(2).all(|w| w[0].claim <= w[1].claim));
+                    devices.clear();
+                    devices.extend(picks.iter().map(|p| {
+                        let admin = prepared[p.claim].0[p.request][p.alternative].admin;
+                        let cand = &problem[p.claim].requests[p.request].alternatives
+                            [p.alternative]
+                            .candidates[p.candidate];
+                        Picked {
+                            device: p.device,
+                            held: !admin && !cand.shareable && cand.counters.is_empty(),
+                        }
+                    }));
+                }
+                Ok(AllocationOutcome::Allocated(self.build_results(
+                    node_id, claims, &prepared, &problem, &picks,
+                )))
+            }
             SearchEnd::NotFound => Ok(AllocationOutcome::Unsatisfiable(
                 Unsatisfiable::NoCombination {
                     claims: claims.iter().map(|c| claim_name(c)).collect(),
@@ -539,6 +584,52 @@ impl Cluster {
         Ok(())
     }
 
+    /// [`commit_allocation`](Self::commit_allocation) while the placer tries a
+    /// placement, for a result the allocator built (from validated claims, against this
+    /// cluster as it is) with `devices` its devices in order: no record validation, no
+    /// name lookups, and held picks ([`Picked::held`]) are held rather than recorded.
+    /// Whether every device was recorded (if not, none is). Undone by
+    /// [`release_allocation_on`](Self::release_allocation_on) only.
+    pub(crate) fn commit_allocation_on(
+        &mut self,
+        claim: &str,
+        result: &AllocationResult,
+        devices: &[Picked],
+    ) -> bool {
+        debug_assert_eq!(result.devices.len(), devices.len());
+        for (done, (r, &picked)) in result.devices.iter().zip(devices).enumerate() {
+            let recorded = if picked.held {
+                self.hold(picked.device, claim)
+            } else {
+                let allocation = DeviceAllocation {
+                    consumer: claim.to_owned(),
+                    tolerations: r.tolerations.clone(),
+                    admin_access: r.admin_access,
+                    share_id: r.share_id.clone(),
+                    consumed_capacity: r.consumed_capacity.clone(),
+                };
+                self.allocate_on(picked.device, allocation).is_ok()
+            };
+            if !recorded {
+                self.release_allocation_on(claim, &devices[..done]);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Undoes [`commit_allocation_on`](Self::commit_allocation_on): as
+    /// [`release_allocation`](Self::release_allocation) for recorded devices.
+    pub(crate) fn release_allocation_on(&mut self, claim: &str, devices: &[Picked]) {
+        for &picked in devices {
+            if picked.held {
+                self.release_hold(picked.device);
+            } else {
+                self.release_on(picked.device, claim);
+            }
+        }
+    }
+
     /// Releases what [`commit_allocation`](Self::commit_allocation) recorded for
     /// `claim`: every device of `result` (all the claim's shares on each). Devices the
     /// claim does not hold are skipped.
@@ -556,14 +647,13 @@ impl Cluster {
     /// then name (pools with binding conditions last), slices by name, devices in slice
     /// order. Any state.
     fn reach_of(&self, node: NodeId) -> alloc::borrow::Cow<'_, [DeviceId]> {
-        let shared = self.shared_devices();
         let local = self.nodes_ordered(node);
-        if shared.is_empty() {
+        if !self.has_shared_devices() {
             return alloc::borrow::Cow::Borrowed(local);
         }
         let reach = self.devices_reachable_from(node);
         let mut out: Vec<DeviceId> = local.to_vec();
-        out.extend(shared.iter().filter(|d| reach.contains(*d)));
+        out.extend(self.shared_devices().iter().filter(|d| reach.contains(*d)));
         out.sort_by(|a, b| self.order_key(*a).cmp(&self.order_key(*b)));
         alloc::borrow::Cow::Owned(out)
     }
@@ -573,7 +663,7 @@ impl Cluster {
         reach: &[DeviceId],
         claim: &'a ResourceClaim,
         compiled: &'a [Vec<CompiledAlternative>],
-    ) -> Result<(Vec<Vec<Prepared<'a>>>, Vec<ConstraintKind>), AllocationError> {
+    ) -> Result<PreparedClaim<'a>, AllocationError> {
         let constraints: Vec<ConstraintKind> = claim
             .spec
             .constraints
@@ -725,7 +815,8 @@ impl Cluster {
                 funnel.capacity += 1;
                 continue;
             }
-            if !self.tolerated(dev, view.tolerations) {
+            // Only a device with a blocking taint (TAINTED) can be refused.
+            if slot.flags & TAINTED != 0 && !self.tolerated(dev, view.tolerations) {
                 funnel.taints += 1;
                 if all {
                     // `All` fails if a matching device is tainted and not tolerated.
@@ -758,7 +849,7 @@ impl Cluster {
                 counters,
                 counters_charged,
                 in_use,
-                tainted: slot.flags & crate::cluster::TAINTED != 0,
+                tainted: slot.flags & TAINTED != 0,
                 values: Vec::new(),
             });
         }
@@ -852,7 +943,7 @@ impl Cluster {
         &self,
         node: NodeId,
         claims: &[&ResourceClaim],
-        prepared: &[(Vec<Vec<Prepared<'_>>>, Vec<ConstraintKind>)],
+        prepared: &[PreparedClaim<'_>],
         problem: &[Claim],
         picks: &[search::Pick],
     ) -> Vec<AllocationResult> {
@@ -860,6 +951,9 @@ impl Cluster {
         let mut out = Vec::with_capacity(claims.len());
         for (ci, claim) in claims.iter().enumerate() {
             let mut result = AllocationResult::default();
+            result
+                .devices
+                .reserve_exact(picks.iter().filter(|p| p.claim == ci).count());
             let mut pinned = false;
             let mut terms: Vec<NodeSelectorRequirement> = Vec::new();
             let mut fields: Vec<NodeSelectorRequirement> = Vec::new();
