@@ -76,6 +76,11 @@ pub struct ResourceClaim {
     pub name: String,
     /// `spec.devices`.
     pub spec: ResourceClaimSpec,
+    /// `status.allocation`: set once the claim is allocated. The placer does not
+    /// allocate such a claim again; pods using it must run where its devices are
+    /// reachable (the result's node selector).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub allocation: Option<AllocationResult>,
 }
 
 impl ResourceClaim {
@@ -85,6 +90,7 @@ impl ResourceClaim {
             namespace: namespace.into(),
             name: name.into(),
             spec: ResourceClaimSpec::default(),
+            allocation: None,
         }
     }
 

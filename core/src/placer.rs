@@ -12,8 +12,12 @@
 //! 1. **Intake.** Pending members are grouped into *shapes* (equal requests,
 //!    tolerations, node selector and affinity, claim specs and shared-claim use); each
 //!    shape's claims are prepared once. A claim named by several pending pods, and every
-//!    PodGroup-level claim, is *shared*: allocated once, with the first pod bound, and
-//!    usable from the node of every later pod.
+//!    PodGroup-level claim, is *shared*: allocated once, with the first pod that uses
+//!    it (a group claim no pending pod names: with the first pod bound), and it must be
+//!    usable from the node of every later pod that uses it (a pod uses a group claim by
+//!    naming it with the same name and source, KEP-5729). A claim with
+//!    `status.allocation` set is not allocated again: pods using it must run where its
+//!    result's node selector admits.
 //! 2. **Counts.** Per shape and node, an upper bound on how many of its pods the node
 //!    can host (`cap`): node filters (cordon, selector/affinity, node taints, `within`),
 //!    free scalars divided by the pod's requests, and per device request the node's
@@ -28,7 +32,11 @@
 //!    allocator (all-or-nothing per pod and node), records it in the scratch cluster and
 //!    undoes it on backtrack; a pod may be skipped when more pods are pending than
 //!    `minCount` needs; the suffix sums of caps prune branches that cannot reach
-//!    `minCount`. A step budget bounds the search; below it the answer is exact.
+//!    `minCount`. A step budget bounds the search. Below it the answer is exact for
+//!    node-local devices (the pods on one node are always allocated jointly); the
+//!    devices of a shared claim, and network-attached devices a pod's own claim takes,
+//!    are chosen when their pod is bound and not revisited for pods on other nodes —
+//!    a known limit (`core/tests/gang_scenarios.rs` pins two such cases, ignored).
 //! 5. **Rest.** Pods beyond `minCount` are placed opportunistically, without
 //!    backtracking.
 
@@ -83,7 +91,9 @@ impl Default for GangOptions {
 pub enum GangOutcome {
     /// Where the pods go and what their claims get.
     Placed(PlacementDecision),
-    /// No placement of the required pods exists.
+    /// No placement of the required pods exists (see the module docs for the one
+    /// limit: device choices of shared and network-attached claims are not revisited
+    /// across nodes).
     Unschedulable {
         /// Pending pods that must be placed together.
         required: usize,
@@ -157,9 +167,14 @@ pub(crate) struct SharedClaim<'a> {
     /// `namespace/name`.
     pub(crate) name: String,
     pub(crate) claim: &'a ResourceClaim,
-    /// A PodGroup-level claim: allocated with the first pod bound, checked for every
-    /// pod; otherwise only pods naming it use it.
+    /// A PodGroup-level claim (its allocation goes to `decision.group_claims`).
     pub(crate) group: bool,
+    /// Its `status.allocation`, when it is allocated already: nothing to allocate,
+    /// only where it is usable matters.
+    pub(crate) allocated: Option<&'a crate::claim::AllocationResult>,
+    /// Some pending pod uses it. A claim no pending pod uses (a group claim of a gang
+    /// whose pods do not name it) is allocated with the first pod bound.
+    pub(crate) used: bool,
 }
 
 /// One pending pod, ready for the search.
@@ -324,6 +339,8 @@ impl Cluster {
                     name,
                     claim,
                     group: true,
+                    allocated: claim.allocation.as_ref(),
+                    used: false,
                 });
             }
         }
@@ -332,17 +349,45 @@ impl Cluster {
         for pod in pods.iter().filter(|p| member(p) && p.node_name.is_none()) {
             let key = qualified(&pod.namespace, &pod.name);
             let mut own = Vec::new();
+            let mut uses = Vec::new();
             for c in &pod.resource_claims {
-                if group.and_then(|g| g.group_claim_for(c)).is_some() {
+                // A pod uses a group claim by naming it with the same name and source.
+                if let Some(gc) = group.and_then(|g| g.group_claim_for(c)) {
+                    if let Some(at) =
+                        group.and_then(|g| g.resource_claims.iter().position(|x| x == gc))
+                    {
+                        shared[at].used = true;
+                        uses.push(at);
+                    }
                     continue;
                 }
-                own.push(find(&key, &pod.namespace, &c.source)?);
+                let (name, claim) = find(&key, &pod.namespace, &c.source)?;
+                if let Some(result) = &claim.allocation {
+                    // Allocated already (status.allocation): shared, nothing to allocate.
+                    let at = if let Some(at) = shared.iter().position(|s| s.name == name) {
+                        at
+                    } else {
+                        shared.push(SharedClaim {
+                            name,
+                            claim,
+                            group: false,
+                            allocated: Some(result),
+                            used: true,
+                        });
+                        shared.len() - 1
+                    };
+                    uses.push(at);
+                    continue;
+                }
+                own.push((name, claim));
             }
+            uses.sort_unstable();
+            uses.dedup();
             pending.push(PendingPod {
                 pod,
                 key,
                 own,
-                uses: Vec::new(),
+                uses,
                 shape: 0,
             });
         }
@@ -381,6 +426,8 @@ impl Cluster {
                             name,
                             claim,
                             group: false,
+                            allocated: None,
+                            used: true,
                         });
                         shared.len() - 1
                     };
@@ -438,7 +485,14 @@ impl Cluster {
         let shared_prepared = if shared.is_empty() {
             None
         } else {
-            let all: Vec<ResourceClaim> = shared.iter().map(|s| s.claim.clone()).collect();
+            let all: Vec<ResourceClaim> = shared
+                .iter()
+                .map(|s| {
+                    let mut c = s.claim.clone();
+                    c.allocation = None;
+                    c
+                })
+                .collect();
             Some(self.prepare_claims(&all)?)
         };
         // Bigger pods first (most constrained), then by first pod name.
@@ -498,6 +552,20 @@ impl Cluster {
                 .collect(),
             None => BTreeSet::new(),
         };
+        // Running members in several domains (or on a node without the label) already
+        // break the constraint: no placement can satisfy it.
+        if let Some(k) = key {
+            let unlabelled = gang.running.iter().any(|p| {
+                p.node_name
+                    .as_deref()
+                    .and_then(|n| self.node(n))
+                    .is_some_and(|n| !n.labels.contains_key(k))
+            });
+            if fixed.len() > 1 || unlabelled {
+                gang.domains = Vec::new();
+                return;
+            }
+        }
         let mut domain_of: BTreeMap<&str, u32> = BTreeMap::new();
         // The previous node's domain: nodes next to each other by name often share one.
         let mut last: Option<(&str, u32)> = None;
@@ -657,20 +725,6 @@ fn intersects(a: &DeviceSet, b: &DeviceSet) -> bool {
     a.words().iter().zip(b.words()).any(|(x, y)| x & y != 0)
 }
 
-/// A single node's fragmentation change for the single-pod entries of a mix when
-/// `take` of its `free` devices are taken (lower is better).
-fn node_delta(mix: &WorkloadMix, free: u32, take: u64) -> i64 {
-    let after = u32::try_from(u64::from(free).saturating_sub(take)).unwrap_or(0);
-    let single = |f: u32| -> i64 {
-        mix.entries
-            .iter()
-            .filter(|e| e.pods <= 1)
-            .map(|e| i64::from(e.weight) * i64::from(f % e.devices_per_pod.max(1)))
-            .sum()
-    };
-    single(after) - single(free)
-}
-
 impl Gang<'_> {
     /// `WaitingForPods` when fewer members exist than `minCount`.
     fn waiting(&self) -> Option<GangOutcome> {
@@ -694,9 +748,10 @@ impl Gang<'_> {
                 ScoringPolicy::Spread => shape
                     .candidates
                     .sort_by_key(|c| (c.domain, core::cmp::Reverse(c.free))),
-                ScoringPolicy::FragmentationAware(mix) => shape
-                    .candidates
-                    .sort_by_key(|c| (c.domain, node_delta(mix, c.free, k), c.free)),
+                ScoringPolicy::FragmentationAware(mix) => shape.candidates.sort_by_key(|c| {
+                    let take = u32::try_from(k).unwrap_or(u32::MAX);
+                    (c.domain, mix.node_fragmentation_delta(c.free, take), c.free)
+                }),
             }
         }
         self.ranges = self
@@ -972,7 +1027,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             picked: Vec::new(),
             node_of: vec![None; gang.pods.len()],
             bound: Vec::new(),
-            shared_done: vec![false; gang.shared.len()],
+            shared_done: gang.shared.iter().map(|s| s.allocated.is_some()).collect(),
             last_on_node,
             steps: 0,
             budget: options.step_budget,
@@ -1137,27 +1192,34 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         let first = self.bound.is_empty();
         let mut bring = Vec::new();
         for (claim_at, sc) in gang.shared.iter().enumerate() {
-            if !(sc.group || pending.uses.binary_search(&claim_at).is_ok()) {
+            let uses = pending.uses.binary_search(&claim_at).is_ok();
+            if !self.shared_done[claim_at] {
+                // Allocated with the first pod that uses it (or, if no pending pod
+                // does, with the first pod bound).
+                if uses || (!sc.used && first) {
+                    bring.push(claim_at);
+                }
                 continue;
             }
-            if self.shared_done[claim_at] {
-                let usable = self
+            if !uses {
+                continue;
+            }
+            let usable_here = |result: &crate::claim::AllocationResult| {
+                result
+                    .node_selector
+                    .as_ref()
+                    .is_none_or(|sel| sel.matches(&node.name, &node.labels))
+            };
+            let usable = match sc.allocated {
+                Some(result) => usable_here(result),
+                None => self
                     .bound
                     .iter()
                     .flat_map(|bound| &bound.shared)
-                    .any(|(at, held)| {
-                        *at == claim_at
-                            && held
-                                .result
-                                .node_selector
-                                .as_ref()
-                                .is_none_or(|sel| sel.matches(&node.name, &node.labels))
-                    });
-                if !usable {
-                    return false;
-                }
-            } else if !sc.group || first {
-                bring.push(claim_at);
+                    .any(|(at, held)| *at == claim_at && usable_here(&held.result)),
+            };
+            if !usable {
+                return false;
             }
         }
         // The gang's pods already on this node give their own devices back for a

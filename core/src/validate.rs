@@ -919,10 +919,10 @@ impl fmt::Display for Violation {
 ///    label, and the bound and running members share one value.
 /// 4. **Claims.** A claim a bound pod references by `resourceClaimName` (and that is
 ///    not the group's, see [`PodGroup::group_claim_for`]) has exactly one allocation,
-///    in the binding of a pod that references it, unless it is allocated in the
-///    cluster already (then none); the group's claims, once any pod is bound, likewise
+///    in the binding of a pod that references it, unless it is allocated already — in
+///    the cluster, or by its `status.allocation` — (then none); the group's claims, once any pod is bound, likewise
 ///    in `group_claims`. Every allocation is checked against the node of every pod
-///    using the claim (all bound pods for a group claim): devices reachable
+///    using the claim (for a group claim, the bound members that name it): devices reachable
 ///    ([`Cluster::devices_reachable_from`]), `nodeSelector` matching. Its results name
 ///    requests of the claim (one subrequest per `firstAvailable` request, every request
 ///    served); `ExactCount` counts match; `All` results include every usable device the
@@ -1385,8 +1385,16 @@ fn check_claims<'a>(
                     });
                     u.group = true;
                     u.referrers.push(Holder::Group(group_key.clone()));
+                    // Its users: the members that name it (same name and source).
                     for b in bound {
-                        u.add_node(b.node);
+                        let uses = b
+                            .pod
+                            .resource_claims
+                            .iter()
+                            .any(|prc| g.group_claim_for(prc) == Some(gc));
+                        if uses {
+                            u.add_node(b.node);
+                        }
                     }
                 }
                 ClaimSource::Template(_) => {
@@ -1417,7 +1425,22 @@ fn check_claims<'a>(
         }))
         .collect();
     interest.extend(sites.iter().map(|(_, ca)| ca.claim.as_str()));
-    let held = holdings(env.cluster, &interest);
+    let mut held = holdings(env.cluster, &interest);
+    // A claim with `status.allocation` is allocated, whether or not the cluster
+    // records its devices.
+    for (k, c) in claims {
+        if let Some(result) = &c.allocation
+            && let Some(&name) = interest.get(k.as_str())
+        {
+            let devices = held.entry(name).or_default();
+            for d in &result.devices {
+                let r = DeviceRef::new(&d.driver, &d.pool, &d.device);
+                if !devices.contains(&r) {
+                    devices.push(r);
+                }
+            }
+        }
+    }
 
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     let mut records: Vec<Record<'a>> = Vec::new();

@@ -1304,7 +1304,7 @@ fn uses(p: &mut Pod, name: &str, claim: &str) {
 /// for its own port-`a` claim. A placement exists (group claim on `switch-1`, checked
 /// by the validator below), so the gang must be placed.
 #[test]
-#[ignore = "bug: shared-claim device choice is frozen at the first binding; the search never revisits it (placer.rs try_bind `bring`)"]
+#[ignore = "known limit (placer.rs module docs): a shared claim's device choice is made with the first pod that uses it and not revisited"]
 fn a_group_claim_device_choice_is_revisited() {
     let c = two_switch_cluster();
     let mut g = gang("g", 2);
@@ -1374,7 +1374,7 @@ fn a_group_claim_device_choice_is_revisited() {
 /// and the search only moves `a` between nodes, where it takes `switch-0` again. With
 /// the names swapped (the constrained pod first) the same gang is placed.
 #[test]
-#[ignore = "bug: network-attached device choices of pods on different nodes are never revisited (placer.rs try_bind re-allocates only co-located pods)"]
+#[ignore = "known limit (placer.rs module docs): network-attached device choices of pods on different nodes are not revisited"]
 fn network_attached_device_choices_are_revisited_across_nodes() {
     let c = two_switch_cluster();
     let gang_of = |constrained: &str, other: &str| {
@@ -1444,14 +1444,21 @@ fn network_attached_device_choices_are_revisited_across_nodes() {
 /// `status.allocation`. Here 2 of 4 members run with the fabric claim allocated, and
 /// the 2 pending ones fit the free GPUs.
 #[test]
-#[ignore = "bug: the placer re-allocates a group claim already allocated in the cluster, so pending members of a running gang never fit"]
 fn pending_members_use_the_group_claim_already_allocated() {
     let mut c = cluster(&[("n1", "r1", 4), ("n2", "r1", 4)]);
     add_fabric(&mut c, NodeAccess::AllNodes);
-    let (g, pods, claims) = fabric_gang(2, 4, 2);
+    let (g, pods, mut claims) = fabric_gang(2, 4, 2);
     let first = placed(place(&c, &g, &pods[..2], &claims));
     assert_eq!(first.bindings.len(), 2);
     c.apply_decision(&first, &pods[..2]).unwrap();
+    // As the scheduler writes it: the group claim's status.allocation.
+    for gc in &first.group_claims {
+        let claim = claims
+            .iter_mut()
+            .find(|c| format!("{NS}/{}", c.name) == gc.claim)
+            .unwrap();
+        claim.allocation = Some(gc.result.clone());
+    }
     let mut all = pods.clone();
     for b in &first.bindings {
         let p = all
@@ -1480,14 +1487,14 @@ fn pending_members_use_the_group_claim_already_allocated() {
         []
     );
 
-    // minCount 3: one pending member is required. Today: Unschedulable { 1, 0 }.
+    // minCount 3: one pending member is required.
     let mut g3 = g.clone();
     g3.policy = SchedulingPolicy::Gang { min_count: 3 };
     let d = placed(place(&c, &g3, &all, &claims));
     assert_eq!(d.bindings.len(), 2);
     assert!(d.group_claims.is_empty());
     // minCount 2 (met by the running members): the pending two are placed
-    // opportunistically. Today: Placed with no binding.
+    // opportunistically.
     let d = placed(place(&c, &g, &all, &claims));
     assert_eq!(d.bindings.len(), 2);
     assert!(d.group_claims.is_empty());

@@ -156,8 +156,16 @@ fn a_podgroup_claim_is_shared_by_all_pods_and_pins_them_to_its_rack() {
         "net",
         ExactDeviceRequest::new("fabric"),
     ));
-    let (pods, mut claims) = split((0..2).map(|i| pod_with_gpus(&format!("p{i}"), 1)).collect());
+    let (mut pods, mut claims) =
+        split((0..2).map(|i| pod_with_gpus(&format!("p{i}"), 1)).collect());
     claims.push(net);
+    // Each pod uses the group's claim by naming it with the same name and source.
+    for p in &mut pods {
+        p.resource_claims.push(PodResourceClaim {
+            name: "net".into(),
+            source: ClaimSource::ClaimName("g-fabric".into()),
+        });
+    }
     let mut g = gang(2);
     g.resource_claims.push(PodGroupResourceClaim {
         name: "net".into(),
@@ -168,6 +176,32 @@ fn a_podgroup_claim_is_shared_by_all_pods_and_pins_them_to_its_rack() {
     };
     assert!(d.bindings.iter().all(|b| b.node == "n3"), "{d:?}");
     assert_eq!(d.group_claims.len(), 1);
+    assert!(d.bindings.iter().all(|b| b.claims.len() == 1));
+}
+
+#[test]
+fn running_members_in_two_racks_leave_no_domain() {
+    // The rack constraint is already broken by the running members: nothing more is
+    // placed, even though the pending pod fits anywhere.
+    let c = cluster(&[("n1", "r1", 4), ("n2", "r2", 4)]);
+    let (mut pods, claims) = split((0..3).map(|i| pod_with_gpus(&format!("p{i}"), 1)).collect());
+    pods[0].node_name = Some("n1".into());
+    pods[1].node_name = Some("n2".into());
+    let mut g = gang(3);
+    g.topology.push(TopologyConstraint { key: "rack".into() });
+    assert_eq!(
+        place(&c, &g, &pods, &claims),
+        GangOutcome::Unschedulable {
+            required: 1,
+            best: 0
+        }
+    );
+    // Without the constraint the pending pod is placed.
+    g.topology.clear();
+    assert!(matches!(
+        place(&c, &g, &pods, &claims),
+        GangOutcome::Placed(_)
+    ));
 }
 
 #[test]
