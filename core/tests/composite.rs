@@ -8,38 +8,17 @@ mod common;
 use common::*;
 use gangpack::{
     AllocationMode, ClaimSource, Cluster, ClusterError, CompositeError, CompositeOutcome,
-    CompositePodGroup, CompositeSchedulingPolicy, DeviceAllocation, DeviceAttribute, DeviceClass,
-    DeviceRequest, ExactDeviceRequest, GangOptions, GangOutcome, Node, ObjectKind,
-    PlacementDecision, Pod, PodGroup, PodGroupResourceClaim, PodResourceClaim, Quantity,
-    ResourceClaim, SchedulingPolicy, TopologyConstraint, WorkloadReference, validate_placement,
+    CompositePodGroup, CompositeSchedulingPolicy, DeviceAllocation, DeviceRequest,
+    ExactDeviceRequest, GangOptions, GangOutcome, ObjectKind, PlacementDecision, Pod, PodGroup,
+    PodGroupResourceClaim, PodResourceClaim, Quantity, ResourceClaim, SchedulingPolicy,
+    TopologyConstraint, WorkloadReference, validate_placement,
 };
 
 const CLASS: &str = "gpu";
 
 /// Nodes `(name, rack, gpus)`, each with 32 CPUs and room for 110 pods.
 fn cluster(nodes: &[(&str, &str, usize)]) -> Cluster {
-    let mut c = Cluster::new();
-    c.put_class(DeviceClass::with_cel(
-        CLASS,
-        format!("device.driver == \"{DRIVER}\""),
-    ))
-    .unwrap();
-    for (name, rack, n) in nodes {
-        c.add_node(
-            Node::new(*name)
-                .with_label("rack", *rack)
-                .with_allocatable("cpu", Quantity::from_int(32))
-                .with_allocatable("pods", Quantity::from_int(110)),
-        )
-        .unwrap();
-        let mut s = gpus(name, *n);
-        for d in &mut s.devices {
-            d.attributes
-                .insert("model".into(), DeviceAttribute::String("H100".into()));
-        }
-        c.add_slice(s).unwrap();
-    }
-    c
+    rack_cluster(nodes, 32)
 }
 
 fn gpu_claim(name: &str, n: u32) -> ResourceClaim {

@@ -9,7 +9,7 @@ use common::*;
 use gangpack::{
     AllocationMode, ClaimSource, Cluster, DeviceAllocation, DeviceClass, DeviceRequest,
     DeviceTaintEffect, DeviceToleration, DeviceTolerationOperator, ExactDeviceRequest, Explanation,
-    Fact, GangOptions, GangStatus, Node, Pod, PodGroup, PodResourceClaim, Quantity, Resolution,
+    Fact, GangOptions, GangStatus, Pod, PodGroup, PodResourceClaim, Quantity, Resolution,
     ResourceClaim, SchedulingPolicy, Taint, TaintEffect, TopologyConstraint, validate_placement,
 };
 
@@ -17,25 +17,7 @@ const CLASS: &str = "gpu";
 
 /// Nodes `(name, rack, gpus)`, each with 16 cpu and 110 pods.
 fn cluster(nodes: &[(&str, &str, usize)]) -> Cluster {
-    let mut c = Cluster::new();
-    c.put_class(DeviceClass::with_cel(
-        CLASS,
-        format!("device.driver == \"{DRIVER}\""),
-    ))
-    .unwrap();
-    for (name, rack, n) in nodes {
-        c.add_node(
-            Node::new(*name)
-                .with_label("rack", *rack)
-                .with_allocatable("cpu", Quantity::from_int(16))
-                .with_allocatable("pods", Quantity::from_int(110)),
-        )
-        .unwrap();
-        if *n > 0 {
-            c.add_slice(gpus(name, *n)).unwrap();
-        }
-    }
-    c
+    rack_cluster(nodes, 16)
 }
 
 /// `n` pods `ns/w-<i>` in group `g`, each with its own claim for `gpus` GPUs and 1 cpu.

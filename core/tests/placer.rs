@@ -8,39 +8,17 @@ use std::collections::BTreeMap;
 
 use common::*;
 use gangpack::{
-    AllocationMode, ClaimSource, Cluster, Device, DeviceAttribute, DeviceClass, DeviceRequest,
-    DeviceTaintEffect, ExactDeviceRequest, GangOptions, GangOutcome, Node, NodeAccess,
-    NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm,
-    PlacementDecision, Pod, PodGroup, PodGroupResourceClaim, PodResourceClaim, Quantity,
-    ResourceClaim, ResourceSlice, SchedulingPolicy, SliceNodeSelection, TopologyConstraint,
-    validate_placement,
+    AllocationMode, ClaimSource, Cluster, Device, DeviceClass, DeviceRequest, DeviceTaintEffect,
+    ExactDeviceRequest, GangOptions, GangOutcome, NodeAccess, NodeSelector, NodeSelectorOperator,
+    NodeSelectorRequirement, NodeSelectorTerm, PlacementDecision, Pod, PodGroup,
+    PodGroupResourceClaim, PodResourceClaim, Quantity, ResourceClaim, ResourceSlice,
+    SchedulingPolicy, SliceNodeSelection, TopologyConstraint, validate_placement,
 };
 
 const CLASS: &str = "gpu";
 
 fn cluster(nodes: &[(&str, &str, usize)]) -> Cluster {
-    let mut c = Cluster::new();
-    c.put_class(DeviceClass::with_cel(
-        CLASS,
-        format!("device.driver == \"{DRIVER}\""),
-    ))
-    .unwrap();
-    for (name, rack, gpus_n) in nodes {
-        c.add_node(
-            Node::new(*name)
-                .with_label("rack", *rack)
-                .with_allocatable("cpu", Quantity::from_int(32))
-                .with_allocatable("pods", Quantity::from_int(110)),
-        )
-        .unwrap();
-        let mut s = gpus(name, *gpus_n);
-        for d in &mut s.devices {
-            d.attributes
-                .insert("model".into(), DeviceAttribute::String("H100".into()));
-        }
-        c.add_slice(s).unwrap();
-    }
-    c
+    rack_cluster(nodes, 32)
 }
 
 /// A pod `ns/<name>` in group `g` with its own claim `ns/<name>-gpus` for `n` GPUs.

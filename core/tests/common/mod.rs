@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use gangpack::{
-    Cluster, Device, DeviceAllocation, DeviceRef, DeviceTaint, DeviceTaintEffect, DeviceToleration,
-    Node, ResourceSlice, Time,
+    Cluster, Device, DeviceAllocation, DeviceAttribute, DeviceClass, DeviceRef, DeviceTaint,
+    DeviceTaintEffect, DeviceToleration, Node, Quantity, ResourceSlice, Time,
 };
 use std::fmt::Write;
 
@@ -16,6 +16,36 @@ pub(crate) fn gpus(node: &str, n: usize) -> ResourceSlice {
         s.devices.push(Device::new(format!("gpu-{g}")));
     }
     s
+}
+
+/// A cluster with DeviceClass `gpu` (every device of [`DRIVER`]) and nodes
+/// `(name, rack, gpus)`: label `rack`, `cpu` CPUs, room for 110 pods, and `gpus` H100s
+/// (attribute `model`) in a node-local slice (none when `gpus` is 0).
+pub(crate) fn rack_cluster(nodes: &[(&str, &str, usize)], cpu: i64) -> Cluster {
+    let mut c = Cluster::new();
+    c.put_class(DeviceClass::with_cel(
+        "gpu",
+        format!("device.driver == \"{DRIVER}\""),
+    ))
+    .unwrap();
+    for (name, rack, n) in nodes {
+        c.add_node(
+            Node::new(*name)
+                .with_label("rack", *rack)
+                .with_allocatable("cpu", Quantity::from_int(cpu))
+                .with_allocatable("pods", Quantity::from_int(110)),
+        )
+        .unwrap();
+        if *n > 0 {
+            let mut s = gpus(name, *n);
+            for d in &mut s.devices {
+                d.attributes
+                    .insert("model".into(), DeviceAttribute::String("H100".into()));
+            }
+            c.add_slice(s).unwrap();
+        }
+    }
+    c
 }
 
 pub(crate) fn dref(pool: &str, device: &str) -> DeviceRef {
