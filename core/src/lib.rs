@@ -72,6 +72,7 @@ mod decision;
 mod device;
 mod error;
 mod explain;
+mod fragmentation;
 mod ids;
 mod intern;
 pub mod names;
@@ -79,6 +80,7 @@ mod node;
 mod node_selector;
 mod placer;
 mod quantity;
+mod scheduler;
 mod scoring;
 mod selector;
 mod semver;
@@ -116,9 +118,17 @@ pub use device::{
 };
 pub use error::{ObjectKind, ObjectRef, Problem, ValidationError};
 pub use explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
+pub use fragmentation::{
+    CapacityChange, CapacityDiff, CapacityDomain, CapacityReport, DomainCapacity, RequestShape,
+    ShapeCapacity,
+};
 pub use ids::{DeviceId, NodeId, PoolId, SliceId};
 pub use node::Node;
 pub use placer::{GangError, GangOptions, GangOutcome};
+pub use scheduler::{
+    BrokenGroup, CycleReport, DryRunReport, EvictionReason, EvictionReport, PodEviction,
+    Preemption, Scheduler, SchedulerError, Unit, UnitResult, Victim,
+};
 pub use scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 pub use slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};
 pub use taint_rule::{DeviceTaintRule, DeviceTaintSelector};

@@ -1,0 +1,691 @@
+//! The scheduling lifecycle over one cluster snapshot: a queue of pending PodGroups and
+//! pods, cycles that place each whole or not at all, workload-aware preemption,
+//! completion, and NoExecute eviction on a logical clock.
+//!
+//! [`Scheduler`] owns a [`Cluster`] and the workload objects (pods, PodGroups, claims,
+//! PriorityClasses). Bound pods (`spec.nodeName`) and the claims allocated for them are
+//! part of its state; everything else is pending. [`Scheduler::cycle`] takes the pending
+//! units — PodGroups with pending members, and pods without a group — in priority
+//! order (then creation time, then name) and, for each, commits a whole placement or
+//! records why not. A unit is placed in one step against one state, so a partial gang
+//! never holds resources.
+//!
+//! Time is an input ([`Scheduler::advance`]); nothing reads a system clock, so the same
+//! sequence of calls gives the same state.
+
+use core::fmt;
+
+mod evict;
+mod preempt;
+
+pub use evict::{BrokenGroup, DryRunReport};
+
+use crate::Time;
+use crate::alloc_prelude::*;
+use crate::claim::{AllocationResult, ResourceClaim};
+use crate::cluster::{Cluster, ClusterError};
+use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::placer::{GangError, GangOptions, GangOutcome};
+use crate::validate::{ClaimAllocation, PlacementDecision, PodBinding};
+use crate::workload::{
+    ClaimSource, Pod, PodGroup, PreemptionPolicy, PriorityClass, check_group_members,
+};
+
+/// A unit of scheduling: a PodGroup or a pod without one.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub enum Unit {
+    /// A PodGroup, `namespace/name`.
+    Group(String),
+    /// A pod without a group, `namespace/name`.
+    Pod(String),
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unit::Group(g) => write!(f, "PodGroup {g}"),
+            Unit::Pod(p) => write!(f, "Pod {p}"),
+        }
+    }
+}
+
+/// Invalid use of the scheduler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SchedulerError {
+    /// An object is invalid or conflicts with the state (nothing was changed).
+    Invalid(Vec<ValidationError>),
+    /// The cluster refused a change (nothing was changed).
+    Cluster(ClusterError),
+    /// A unit's inputs cannot be placed (a missing claim, ...).
+    Gang(GangError),
+}
+
+impl fmt::Display for SchedulerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchedulerError::Invalid(errs) => {
+                for (i, e) in errs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
+            SchedulerError::Cluster(e) => write!(f, "{e}"),
+            SchedulerError::Gang(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl core::error::Error for SchedulerError {}
+
+impl From<ClusterError> for SchedulerError {
+    fn from(e: ClusterError) -> SchedulerError {
+        SchedulerError::Cluster(e)
+    }
+}
+
+impl From<GangError> for SchedulerError {
+    fn from(e: GangError) -> SchedulerError {
+        SchedulerError::Gang(e)
+    }
+}
+
+/// What happened to one unit in a cycle. (Not serde: it carries [`ValidationError`]s;
+/// adapters render those as messages.)
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnitResult {
+    /// Placed: the bindings and allocations committed.
+    Scheduled(PlacementDecision),
+    /// Placed after preempting lower-priority victims.
+    Preempted(Preemption),
+    /// Not placed (the placement outcome says why; [`Scheduler::explain`] says more).
+    Pending(GangOutcome),
+    /// The group's members disagree on priority, scheduler or preemption policy
+    /// (`PodGroupInitiallyScheduled=False`, reason `SchedulerError`).
+    Invalid(Vec<ValidationError>),
+}
+
+/// A preemption: who was evicted to make room, and where the preemptor went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct Preemption {
+    /// The victims, each a whole PodGroup (`disruptionMode: All`) or one pod.
+    pub victims: Vec<Victim>,
+    /// The preemptor's placement (its nominated nodes, committed).
+    pub decision: PlacementDecision,
+}
+
+/// One preemption victim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct Victim {
+    /// The unit evicted: a PodGroup evicted whole, or a pod.
+    pub unit: Unit,
+    /// Its pods, `namespace/name`.
+    pub pods: Vec<String>,
+    /// Its priority.
+    pub priority: i32,
+    /// Devices it held.
+    pub devices: usize,
+}
+
+/// The result of one cycle, unit by unit in the order they were taken.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct CycleReport {
+    /// Each unit tried and what happened.
+    pub units: Vec<(Unit, UnitResult)>,
+}
+
+impl CycleReport {
+    /// Pods bound in this cycle.
+    pub fn pods_bound(&self) -> usize {
+        self.units
+            .iter()
+            .map(|(_, r)| match r {
+                UnitResult::Scheduled(d) => d.bindings.len(),
+                UnitResult::Preempted(p) => p.decision.bindings.len(),
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
+/// A pod scheduled for NoExecute eviction.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct PodEviction {
+    /// When (logical time).
+    pub at: Time,
+    /// The pod, `namespace/name`.
+    pub pod: String,
+    /// Why: the claim and taint, a node taint, or the pod's `disruptionMode: All`
+    /// group losing another member.
+    pub reason: EvictionReason,
+}
+
+/// Why a pod is evicted.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub enum EvictionReason {
+    /// A device of one of its claims carries a `NoExecute` taint (`DeletionByDeviceTaintManager`).
+    DeviceTaint {
+        /// The claim, `namespace/name`.
+        claim: String,
+        /// The taint, `key=value:effect`.
+        taint: String,
+    },
+    /// Its node carries a `NoExecute` taint it does not tolerate (long enough).
+    NodeTaint {
+        /// The node.
+        node: String,
+    },
+    /// A member of its `disruptionMode: All` PodGroup is evicted.
+    GroupMember {
+        /// The PodGroup, `namespace/name`.
+        group: String,
+    },
+}
+
+/// What a taint change does to running pods.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct EvictionReport {
+    /// Evictions now scheduled that were not before (or at another time).
+    pub started: Vec<PodEviction>,
+    /// Evictions no longer scheduled.
+    pub cancelled: Vec<PodEviction>,
+    /// PodGroups that fall below `minCount` (or lose every pod, `disruptionMode: All`)
+    /// once the scheduled evictions happen, by group.
+    pub broken_groups: Vec<BrokenGroup>,
+}
+
+/// A pod's state in the scheduler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Bound {
+    binding: PodBinding,
+}
+
+/// The scheduler state machine (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Scheduler {
+    cluster: Cluster,
+    pods: BTreeMap<String, Pod>,
+    groups: BTreeMap<String, PodGroup>,
+    claims: BTreeMap<String, ResourceClaim>,
+    classes: Vec<PriorityClass>,
+    /// Bound pods: their node and the claims allocated with them.
+    bound: BTreeMap<String, Bound>,
+    /// Group claims allocated, per group.
+    group_claims: BTreeMap<String, Vec<ClaimAllocation>>,
+    /// NoExecute evictions scheduled, by pod.
+    evictions: BTreeMap<String, PodEviction>,
+    /// Node NoExecute eviction timer starts, by pod: when the pod was first observed on
+    /// a node whose NoExecute taints it does not tolerate forever.
+    node_taint_seen: BTreeMap<String, Time>,
+    options: GangOptions,
+}
+
+fn key(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
+}
+
+impl Scheduler {
+    /// A scheduler over `cluster` with no workloads, placing with `options`.
+    pub fn new(cluster: Cluster, options: GangOptions) -> Scheduler {
+        Scheduler {
+            cluster,
+            pods: BTreeMap::new(),
+            groups: BTreeMap::new(),
+            claims: BTreeMap::new(),
+            classes: Vec::new(),
+            bound: BTreeMap::new(),
+            group_claims: BTreeMap::new(),
+            evictions: BTreeMap::new(),
+            node_taint_seen: BTreeMap::new(),
+            options,
+        }
+    }
+
+    /// The cluster (read only: change devices and taints through the scheduler so
+    /// evictions are tracked).
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// The logical clock.
+    pub fn now(&self) -> Time {
+        self.cluster.clock()
+    }
+
+    /// A pod, bound or pending.
+    pub fn pod(&self, key: &str) -> Option<&Pod> {
+        self.pods.get(key)
+    }
+
+    /// Every pod, by key.
+    pub fn pods(&self) -> impl Iterator<Item = &Pod> + '_ {
+        self.pods.values()
+    }
+
+    /// A PodGroup.
+    pub fn group(&self, key: &str) -> Option<&PodGroup> {
+        self.groups.get(key)
+    }
+
+    /// Every ResourceClaim, by key (their `allocation` is what the scheduler recorded).
+    pub fn claims(&self) -> impl Iterator<Item = &ResourceClaim> + '_ {
+        self.claims.values()
+    }
+
+    /// The binding of a bound pod.
+    pub fn binding(&self, pod: &str) -> Option<&PodBinding> {
+        self.bound.get(pod).map(|b| &b.binding)
+    }
+
+    /// The allocation of a claim (its `status.allocation`).
+    pub fn allocation(&self, claim: &str) -> Option<&AllocationResult> {
+        self.claims.get(claim)?.allocation.as_ref()
+    }
+
+    /// Records or clears a claim's `status.allocation`.
+    fn set_allocation(&mut self, claim: &str, result: Option<AllocationResult>) {
+        if let Some(c) = self.claims.get_mut(claim) {
+            c.allocation = result;
+        }
+    }
+
+    /// Scheduled NoExecute evictions, by time then pod.
+    pub fn scheduled_evictions(&self) -> Vec<PodEviction> {
+        let mut v: Vec<PodEviction> = self.evictions.values().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// Adds a PriorityClass (replacing one of the same name).
+    pub fn put_priority_class(&mut self, class: PriorityClass) -> Result<(), SchedulerError> {
+        class.validate().map_err(SchedulerError::Invalid)?;
+        self.classes.retain(|c| c.name != class.name);
+        self.classes.push(class);
+        Ok(())
+    }
+
+    /// Adds a ResourceClaim (pending until a pod using it is placed).
+    pub fn add_claim(&mut self, claim: ResourceClaim) -> Result<(), SchedulerError> {
+        claim.validate().map_err(SchedulerError::Invalid)?;
+        let k = key(&claim.namespace, &claim.name);
+        if self.claims.contains_key(&k) {
+            return Err(SchedulerError::Invalid(vec![ValidationError::new(
+                claim.object_ref(),
+                "metadata.name",
+                Problem::Duplicate { value: k },
+            )]));
+        }
+        self.claims.insert(k, claim);
+        Ok(())
+    }
+
+    /// Adds a PodGroup. Its priority, when unset, comes from its `priorityClassName`
+    /// (or the global default class), as admission sets it.
+    pub fn add_group(&mut self, mut group: PodGroup) -> Result<(), SchedulerError> {
+        group.validate().map_err(SchedulerError::Invalid)?;
+        let k = key(&group.namespace, &group.name);
+        if self.groups.contains_key(&k) {
+            return Err(SchedulerError::Invalid(vec![ValidationError::new(
+                group.object_ref(),
+                "metadata.name",
+                Problem::Duplicate { value: k },
+            )]));
+        }
+        if group.priority.is_none() {
+            let resolved =
+                crate::resolve_priority(&self.classes, group.priority_class_name.as_deref());
+            match resolved {
+                Some((value, policy)) => {
+                    group.priority = Some(value);
+                    group.preemption_policy.get_or_insert(policy);
+                }
+                None => {
+                    return Err(SchedulerError::Invalid(vec![ValidationError::new(
+                        group.object_ref(),
+                        "spec.priorityClassName",
+                        Problem::NotFound {
+                            value: group.priority_class_name.clone().unwrap_or_default(),
+                        },
+                    )]));
+                }
+            }
+        }
+        self.groups.insert(k, group);
+        Ok(())
+    }
+
+    /// Adds a pod. A pod with `nodeName` set is running: its requests are reserved on
+    /// that node (its claims must already be allocated in the cluster, if any).
+    pub fn add_pod(&mut self, pod: Pod) -> Result<(), SchedulerError> {
+        pod.validate().map_err(SchedulerError::Invalid)?;
+        let k = key(&pod.namespace, &pod.name);
+        if self.pods.contains_key(&k) {
+            return Err(SchedulerError::Invalid(vec![ValidationError::new(
+                pod.object_ref(),
+                "metadata.name",
+                Problem::Duplicate { value: k },
+            )]));
+        }
+        if let Some(node_name) = &pod.node_name {
+            let Some(node) = self.cluster.node(node_name) else {
+                return Err(SchedulerError::Cluster(ClusterError::NotFound(
+                    ObjectRef::cluster(ObjectKind::Node, node_name),
+                )));
+            };
+            let requests = crate::decision::pod_node_requests(&pod, node);
+            self.cluster
+                .reserve_node_resources(node_name, &k, requests)?;
+            self.bound.insert(
+                k.clone(),
+                Bound {
+                    binding: PodBinding {
+                        pod: k.clone(),
+                        node: node_name.clone(),
+                        claims: Vec::new(),
+                    },
+                },
+            );
+        }
+        self.pods.insert(k, pod);
+        Ok(())
+    }
+
+    /// The priority and preemption policy of a unit.
+    fn unit_priority(&self, unit: &Unit) -> (i32, PreemptionPolicy, Time) {
+        match unit {
+            Unit::Group(g) => {
+                let group = &self.groups[g];
+                (
+                    group.effective_priority(),
+                    group.effective_preemption_policy(),
+                    group.creation,
+                )
+            }
+            Unit::Pod(p) => {
+                let pod = &self.pods[p];
+                (pod.priority, pod.preemption_policy, pod.creation)
+            }
+        }
+    }
+
+    /// The group a pod belongs to, if it exists.
+    fn group_of(&self, pod: &Pod) -> Option<String> {
+        let g = pod.scheduling_group.as_ref()?;
+        let k = key(&pod.namespace, g);
+        self.groups.contains_key(&k).then_some(k)
+    }
+
+    /// Pending units in the order a cycle takes them.
+    pub fn pending_units(&self) -> Vec<Unit> {
+        let mut units: BTreeSet<Unit> = BTreeSet::new();
+        for (k, pod) in &self.pods {
+            if pod.node_name.is_some() {
+                continue;
+            }
+            match self.group_of(pod) {
+                Some(g) => {
+                    units.insert(Unit::Group(g));
+                }
+                // A pod naming a missing PodGroup waits for it (upstream: unresolvable
+                // until the group appears).
+                None if pod.scheduling_group.is_some() => {}
+                None => {
+                    units.insert(Unit::Pod(k.clone()));
+                }
+            }
+        }
+        let mut units: Vec<Unit> = units.into_iter().collect();
+        units.sort_by(|a, b| {
+            let (pa, _, ca) = self.unit_priority(a);
+            let (pb, _, cb) = self.unit_priority(b);
+            pb.cmp(&pa).then(ca.cmp(&cb)).then_with(|| a.cmp(b))
+        });
+        units
+    }
+
+    /// The placer's inputs for a unit: the group, its members (or the pod), and the
+    /// claims they name.
+    fn inputs(&self, unit: &Unit) -> (Option<PodGroup>, Vec<Pod>, Vec<ResourceClaim>) {
+        let (group, pods): (Option<PodGroup>, Vec<Pod>) = match unit {
+            Unit::Group(g) => {
+                let group = self.groups[g].clone();
+                let pods = self
+                    .pods
+                    .values()
+                    .filter(|p| {
+                        p.namespace == group.namespace
+                            && p.scheduling_group.as_deref() == Some(group.name.as_str())
+                    })
+                    .cloned()
+                    .collect();
+                (Some(group), pods)
+            }
+            Unit::Pod(p) => (None, vec![self.pods[p].clone()]),
+        };
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        for p in pods.iter().filter(|p| p.node_name.is_none()) {
+            for c in &p.resource_claims {
+                if let ClaimSource::ClaimName(n) = &c.source {
+                    names.insert(key(&p.namespace, n));
+                }
+            }
+        }
+        if let Some(g) = &group {
+            for c in &g.resource_claims {
+                if let ClaimSource::ClaimName(n) = &c.source {
+                    names.insert(key(&g.namespace, n));
+                }
+            }
+        }
+        // Allocated claims come with their `status.allocation`: the placer does not
+        // allocate them again, only keeps their users where they are usable.
+        let claims = names
+            .iter()
+            .filter_map(|n| self.claims.get(n).cloned())
+            .collect();
+        (group, pods, claims)
+    }
+
+    /// Why a pending unit is pending (see [`Cluster::explain_gang`]), against the
+    /// current state. Changes nothing.
+    pub fn explain(&self, unit: &Unit) -> Result<crate::Explanation, SchedulerError> {
+        let missing = match unit {
+            Unit::Group(g) => (!self.groups.contains_key(g)).then_some((ObjectKind::PodGroup, g)),
+            Unit::Pod(p) => (!self.pods.contains_key(p)).then_some((ObjectKind::Pod, p)),
+        };
+        if let Some((kind, name)) = missing {
+            return Err(SchedulerError::Cluster(ClusterError::NotFound(
+                ObjectRef::cluster(kind, name),
+            )));
+        }
+        let (group, pods, claims) = self.inputs(unit);
+        Ok(self
+            .cluster
+            .explain_gang(group.as_ref(), &pods, &claims, &self.options)?)
+    }
+
+    /// Runs one scheduling cycle (see the module docs).
+    pub fn cycle(&mut self) -> Result<CycleReport, SchedulerError> {
+        let mut report = CycleReport::default();
+        for unit in self.pending_units() {
+            let result = self.schedule_unit(&unit)?;
+            report.units.push((unit, result));
+        }
+        Ok(report)
+    }
+
+    /// Tries one unit: place, else preempt, else record.
+    fn schedule_unit(&mut self, unit: &Unit) -> Result<UnitResult, SchedulerError> {
+        let (group, pods, claims) = self.inputs(unit);
+        if let Some(g) = &group {
+            let members: Vec<&Pod> = pods.iter().collect();
+            let errs = check_group_members(g, &members);
+            if !errs.is_empty() {
+                return Ok(UnitResult::Invalid(errs));
+            }
+        }
+        let outcome = self
+            .cluster
+            .place_gang_mut(group.as_ref(), &pods, &claims, &self.options)?;
+        match outcome {
+            GangOutcome::Placed(d) => {
+                self.commit(group.as_ref(), &pods, &d)?;
+                Ok(UnitResult::Scheduled(d))
+            }
+            GangOutcome::Unschedulable { .. } | GangOutcome::BudgetExhausted { .. } => {
+                let (_, policy, _) = self.unit_priority(unit);
+                if policy == PreemptionPolicy::PreemptLowerPriority
+                    && let Some(p) = self.preempt(unit)?
+                {
+                    return Ok(UnitResult::Preempted(p));
+                }
+                Ok(UnitResult::Pending(outcome))
+            }
+            GangOutcome::WaitingForPods { .. } => Ok(UnitResult::Pending(outcome)),
+        }
+    }
+
+    /// Records a placement: allocations and reservations in the cluster, pods bound.
+    fn commit(
+        &mut self,
+        group: Option<&PodGroup>,
+        pods: &[Pod],
+        d: &PlacementDecision,
+    ) -> Result<(), SchedulerError> {
+        self.cluster.apply_decision(d, pods)?;
+        for b in &d.bindings {
+            if let Some(p) = self.pods.get_mut(&b.pod) {
+                p.node_name = Some(b.node.clone());
+            }
+            for c in &b.claims {
+                self.set_allocation(&c.claim, Some(c.result.clone()));
+            }
+            self.bound
+                .insert(b.pod.clone(), Bound { binding: b.clone() });
+        }
+        if let Some(g) = group
+            && !d.group_claims.is_empty()
+        {
+            for c in &d.group_claims {
+                self.set_allocation(&c.claim, Some(c.result.clone()));
+            }
+            self.group_claims
+                .entry(key(&g.namespace, &g.name))
+                .or_default()
+                .extend(d.group_claims.iter().cloned());
+        }
+        Ok(())
+    }
+
+    /// Removes a pod (completed or deleted). Its node reservation is released, and so
+    /// is every claim no remaining bound pod uses (a PodGroup's claims when no member
+    /// is bound any more).
+    pub fn remove_pod(&mut self, pod: &str) -> Result<Pod, SchedulerError> {
+        let Some(p) = self.pods.get(pod) else {
+            return Err(SchedulerError::Cluster(ClusterError::NotFound(
+                ObjectRef::cluster(ObjectKind::Pod, pod),
+            )));
+        };
+        let group = self.group_of(p);
+        self.unbind(pod);
+        let removed = self.pods.remove(pod).expect("checked above");
+        if let Some(g) = group {
+            self.release_group_claims_if_idle(&g);
+        }
+        self.evictions.remove(pod);
+        Ok(removed)
+    }
+
+    /// Removes a PodGroup and every member.
+    pub fn remove_group(&mut self, group: &str) -> Result<PodGroup, SchedulerError> {
+        let Some(g) = self.groups.get(group).cloned() else {
+            return Err(SchedulerError::Cluster(ClusterError::NotFound(
+                ObjectRef::cluster(ObjectKind::PodGroup, group),
+            )));
+        };
+        let members: Vec<String> = self
+            .pods
+            .iter()
+            .filter(|(_, p)| {
+                p.namespace == g.namespace && p.scheduling_group.as_deref() == Some(&g.name)
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for m in members {
+            self.remove_pod(&m)?;
+        }
+        self.release_group_claims(group);
+        Ok(self.groups.remove(group).expect("checked above"))
+    }
+
+    /// Unbinds a bound pod: releases its node reservation and the claims allocated with
+    /// it that no other bound pod uses (hands the others to a remaining user). The pod
+    /// stays, pending.
+    fn unbind(&mut self, pod: &str) {
+        let Some(b) = self.bound.remove(pod) else {
+            return;
+        };
+        let _ = self.cluster.release_node_resources(&b.binding.node, pod);
+        let namespace = pod.split('/').next().unwrap_or_default().to_owned();
+        for c in b.binding.claims {
+            let heir = self
+                .bound
+                .iter()
+                .find(|(k, _)| {
+                    self.pods.get(*k).is_some_and(|p| {
+                        p.resource_claims.iter().any(|r| {
+                            matches!(&r.source, ClaimSource::ClaimName(n)
+                                if key(&namespace, n) == c.claim && p.namespace == namespace)
+                        })
+                    })
+                })
+                .map(|(k, _)| k.clone());
+            // Another bound pod naming the claim keeps it allocated.
+            if let Some(x) = heir.and_then(|h| self.bound.get_mut(&h)) {
+                x.binding.claims.push(c);
+            } else {
+                self.cluster.release_allocation(&c.claim, &c.result);
+                self.set_allocation(&c.claim, None);
+            }
+        }
+        if let Some(p) = self.pods.get_mut(pod) {
+            p.node_name = None;
+        }
+    }
+
+    fn release_group_claims_if_idle(&mut self, group: &str) {
+        let Some(g) = self.groups.get(group) else {
+            return;
+        };
+        let any_bound = self.pods.values().any(|p| {
+            p.node_name.is_some()
+                && p.namespace == g.namespace
+                && p.scheduling_group.as_deref() == Some(&g.name)
+        });
+        if !any_bound {
+            self.release_group_claims(group);
+        }
+    }
+
+    fn release_group_claims(&mut self, group: &str) {
+        for c in self.group_claims.remove(group).unwrap_or_default() {
+            self.cluster.release_allocation(&c.claim, &c.result);
+            self.set_allocation(&c.claim, None);
+        }
+    }
+}

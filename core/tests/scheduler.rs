@@ -1,0 +1,309 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! The scheduling lifecycle: cycles, all-or-nothing gangs, completion, and
+//! workload-aware preemption.
+
+mod common;
+
+use common::*;
+use gangpack::{
+    AllocationMode, ClaimSource, DeviceRequest, DisruptionMode, ExactDeviceRequest, GangOptions,
+    GangOutcome, Pod, PodGroup, PodResourceClaim, PreemptionPolicy, ResourceClaim, Scheduler,
+    SchedulingPolicy, Unit, UnitResult, validate_placement,
+};
+
+/// A gang `ns/<name>` of `n` pods with `gpus` GPUs each, at `priority`.
+fn gang(
+    s: &mut Scheduler,
+    name: &str,
+    n: usize,
+    gpus: u32,
+    priority: i32,
+    mode: DisruptionMode,
+) -> Vec<String> {
+    let mut g = PodGroup::new(
+        "ns",
+        name,
+        SchedulingPolicy::Gang {
+            min_count: n as u32,
+        },
+    );
+    g.priority = Some(priority);
+    g.disruption_mode = mode;
+    s.add_group(g).unwrap();
+    let mut keys = Vec::new();
+    for i in 0..n {
+        let pod_name = format!("{name}-{i}");
+        let mut pod = Pod::new("ns", &pod_name);
+        pod.scheduling_group = Some(name.into());
+        pod.priority = priority;
+        let mut claim = ResourceClaim::new("ns", format!("{pod_name}-gpus"));
+        claim.spec.requests.push(DeviceRequest::exactly(
+            "gpus",
+            ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(gpus)),
+        ));
+        pod.resource_claims.push(PodResourceClaim {
+            name: "gpus".into(),
+            source: ClaimSource::ClaimName(claim.name.clone()),
+        });
+        s.add_claim(claim).unwrap();
+        s.add_pod(pod).unwrap();
+        keys.push(format!("ns/{pod_name}"));
+    }
+    keys
+}
+
+fn nodes(n: usize, gpus: usize) -> Vec<(String, String, usize)> {
+    (0..n)
+        .map(|i| (format!("n{i:03}"), format!("r{}", i / 8), gpus))
+        .collect()
+}
+
+fn scheduler(n: usize, gpus: usize) -> Scheduler {
+    let spec = nodes(n, gpus);
+    let refs: Vec<(&str, &str, usize)> = spec
+        .iter()
+        .map(|(a, b, c)| (a.as_str(), b.as_str(), *c))
+        .collect();
+    Scheduler::new(rack_cluster(&refs, 64), GangOptions::default())
+}
+
+fn bound(s: &Scheduler, keys: &[String]) -> usize {
+    keys.iter().filter(|k| s.binding(k).is_some()).count()
+}
+
+/// Every device held in the cluster belongs to a claim of a bound pod.
+fn no_orphan_devices(s: &Scheduler) {
+    let c = s.cluster();
+    for slice in c.slices() {
+        for d in &slice.devices {
+            let r = gangpack::DeviceRef::new(&slice.driver, &slice.pool.name, &d.name);
+            for h in c.allocations(&r) {
+                let pod = h.consumer.trim_end_matches("-gpus");
+                assert!(
+                    s.binding(pod).is_some(),
+                    "device {r} held by {} whose pod {pod} is not bound",
+                    h.consumer
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn two_hundred_pod_jobs_on_a_hundred_nodes_do_not_deadlock() {
+    // Two jobs of 100 pods × 8 GPUs on 100 nodes × 8 GPUs: pod-by-pod scheduling
+    // interleaves them and each holds half the cluster; gangpack places one whole.
+    let mut s = scheduler(100, 8);
+    let a = gang(&mut s, "a", 100, 8, 0, DisruptionMode::Single);
+    let b = gang(&mut s, "b", 100, 8, 0, DisruptionMode::Single);
+    let report = s.cycle().unwrap();
+    assert_eq!(report.units.len(), 2);
+    assert_eq!(bound(&s, &a), 100);
+    assert_eq!(bound(&s, &b), 0);
+    assert!(matches!(
+        &report.units[1],
+        (Unit::Group(g), UnitResult::Pending(GangOutcome::Unschedulable { .. })) if g == "ns/b"
+    ));
+    no_orphan_devices(&s);
+    // Job a completes: b goes next.
+    for k in &a {
+        s.remove_pod(k).unwrap();
+    }
+    assert_eq!(s.cluster().free_devices().len(), 800);
+    s.cycle().unwrap();
+    assert_eq!(bound(&s, &b), 100);
+    no_orphan_devices(&s);
+}
+
+#[test]
+fn higher_priority_first_then_creation_then_name() {
+    let mut s = scheduler(2, 8);
+    let low = gang(&mut s, "low", 2, 8, 1, DisruptionMode::Single);
+    let high = gang(&mut s, "high", 2, 8, 10, DisruptionMode::Single);
+    let report = s.cycle().unwrap();
+    assert_eq!(report.units[0].0, Unit::Group("ns/high".into()));
+    assert_eq!(bound(&s, &high), 2);
+    assert_eq!(bound(&s, &low), 0);
+}
+
+#[test]
+fn preemption_evicts_one_whole_low_priority_gang() {
+    // 4 nodes × 8 GPUs full of two low-priority gangs (All mode) of 2 × 8; a
+    // high-priority gang of 2 × 8 arrives: one whole gang is evicted, not one pod
+    // of each.
+    let mut s = scheduler(4, 8);
+    let l1 = gang(&mut s, "l1", 2, 8, 1, DisruptionMode::All);
+    let l2 = gang(&mut s, "l2", 2, 8, 1, DisruptionMode::All);
+    s.cycle().unwrap();
+    assert_eq!(bound(&s, &l1) + bound(&s, &l2), 4);
+    let h = gang(&mut s, "h", 2, 8, 100, DisruptionMode::All);
+    let report = s.cycle().unwrap();
+    let (_, UnitResult::Preempted(p)) = report
+        .units
+        .iter()
+        .find(|(u, _)| *u == Unit::Group("ns/h".into()))
+        .unwrap()
+    else {
+        panic!("{report:?}")
+    };
+    assert_eq!(p.victims.len(), 1, "{p:?}");
+    assert!(matches!(&p.victims[0].unit, Unit::Group(_)));
+    assert_eq!(p.victims[0].pods.len(), 2);
+    assert_eq!(p.victims[0].devices, 16);
+    assert_eq!(bound(&s, &h), 2);
+    // The other low gang is untouched; the victim is pending again, holding nothing.
+    let (evicted, kept) = if bound(&s, &l1) == 0 {
+        (&l1, &l2)
+    } else {
+        (&l2, &l1)
+    };
+    assert_eq!(bound(&s, kept), 2);
+    assert_eq!(bound(&s, evicted), 0);
+    no_orphan_devices(&s);
+}
+
+#[test]
+fn no_eviction_when_preemption_cannot_make_room() {
+    // The preemptor needs 5 × 8 GPUs on a cluster of 4 × 8: evicting everything would
+    // not help, so nothing is evicted.
+    let mut s = scheduler(4, 8);
+    let low = gang(&mut s, "low", 4, 8, 1, DisruptionMode::Single);
+    s.cycle().unwrap();
+    assert_eq!(bound(&s, &low), 4);
+    let mut g = PodGroup::new("ns", "big", SchedulingPolicy::Gang { min_count: 5 });
+    g.priority = Some(100);
+    s.add_group(g).unwrap();
+    for i in 0..5 {
+        let mut pod = Pod::new("ns", format!("big-{i}"));
+        pod.scheduling_group = Some("big".into());
+        pod.priority = 100;
+        let mut claim = ResourceClaim::new("ns", format!("big-{i}-gpus"));
+        claim.spec.requests.push(DeviceRequest::exactly(
+            "gpus",
+            ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(8)),
+        ));
+        pod.resource_claims.push(PodResourceClaim {
+            name: "gpus".into(),
+            source: ClaimSource::ClaimName(claim.name.clone()),
+        });
+        s.add_claim(claim).unwrap();
+        s.add_pod(pod).unwrap();
+    }
+    let report = s.cycle().unwrap();
+    assert!(
+        report
+            .units
+            .iter()
+            .all(|(_, r)| !matches!(r, UnitResult::Preempted(_))),
+        "{report:?}"
+    );
+    assert_eq!(bound(&s, &low), 4);
+}
+
+#[test]
+fn preemption_policy_never_is_respected() {
+    let mut s = scheduler(2, 8);
+    let low = gang(&mut s, "low", 2, 8, 1, DisruptionMode::All);
+    s.cycle().unwrap();
+    let mut g = PodGroup::new("ns", "polite", SchedulingPolicy::Gang { min_count: 1 });
+    g.priority = Some(100);
+    g.preemption_policy = Some(PreemptionPolicy::Never);
+    s.add_group(g).unwrap();
+    let mut pod = Pod::new("ns", "polite-0");
+    pod.scheduling_group = Some("polite".into());
+    pod.priority = 100;
+    pod.preemption_policy = PreemptionPolicy::Never;
+    let mut claim = ResourceClaim::new("ns", "polite-0-gpus");
+    claim.spec.requests.push(DeviceRequest::exactly(
+        "gpus",
+        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(8)),
+    ));
+    pod.resource_claims.push(PodResourceClaim {
+        name: "gpus".into(),
+        source: ClaimSource::ClaimName(claim.name.clone()),
+    });
+    s.add_claim(claim).unwrap();
+    s.add_pod(pod).unwrap();
+    let report = s.cycle().unwrap();
+    assert!(matches!(
+        &report.units[0].1,
+        UnitResult::Pending(GangOutcome::Unschedulable { .. })
+    ));
+    assert_eq!(bound(&s, &low), 2);
+}
+
+#[test]
+fn single_mode_victims_above_min_count_go_first() {
+    // An elastic low gang: minCount 2, 4 pods running (2 extra). A high pod needing
+    // one node's GPUs takes an extra pod's node, not a pod the gang needs.
+    let mut s = scheduler(4, 8);
+    let mut g = PodGroup::new("ns", "elastic", SchedulingPolicy::Gang { min_count: 2 });
+    g.priority = Some(1);
+    s.add_group(g).unwrap();
+    let mut keys = Vec::new();
+    for i in 0..4 {
+        let mut pod = Pod::new("ns", format!("elastic-{i}"));
+        pod.scheduling_group = Some("elastic".into());
+        pod.priority = 1;
+        let mut claim = ResourceClaim::new("ns", format!("elastic-{i}-gpus"));
+        claim.spec.requests.push(DeviceRequest::exactly(
+            "gpus",
+            ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(8)),
+        ));
+        pod.resource_claims.push(PodResourceClaim {
+            name: "gpus".into(),
+            source: ClaimSource::ClaimName(claim.name.clone()),
+        });
+        s.add_claim(claim).unwrap();
+        s.add_pod(pod).unwrap();
+        keys.push(format!("ns/elastic-{i}"));
+    }
+    s.cycle().unwrap();
+    assert_eq!(bound(&s, &keys), 4);
+    let h = gang(&mut s, "h", 1, 8, 100, DisruptionMode::Single);
+    let report = s.cycle().unwrap();
+    let Some((_, UnitResult::Preempted(p))) = report
+        .units
+        .iter()
+        .find(|(u, _)| *u == Unit::Group("ns/h".into()))
+    else {
+        panic!("{report:?}")
+    };
+    assert_eq!(p.victims.len(), 1);
+    assert_eq!(bound(&s, &h), 1);
+    assert_eq!(bound(&s, &keys), 3);
+}
+
+#[test]
+fn placements_validate_against_the_state_before_them() {
+    let mut s = scheduler(8, 8);
+    gang(&mut s, "a", 3, 4, 0, DisruptionMode::Single);
+    gang(&mut s, "b", 5, 2, 0, DisruptionMode::Single);
+    let before = s.clone();
+    let report = s.cycle().unwrap();
+    // Re-check the first unit's decision on the state it was made against.
+    let (Unit::Group(g), UnitResult::Scheduled(d)) = &report.units[0] else {
+        panic!("{report:?}")
+    };
+    let group = before.group(g).unwrap();
+    let pods: Vec<Pod> = before.pods().cloned().collect();
+    let claims: Vec<ResourceClaim> = before.claims().cloned().collect();
+    assert_eq!(
+        validate_placement(before.cluster(), Some(group), &pods, &claims, d),
+        []
+    );
+}
+
+#[test]
+fn the_same_calls_give_the_same_state() {
+    let run = || {
+        let mut s = scheduler(6, 8);
+        gang(&mut s, "a", 3, 8, 0, DisruptionMode::All);
+        gang(&mut s, "b", 4, 4, 5, DisruptionMode::Single);
+        gang(&mut s, "c", 2, 8, 9, DisruptionMode::All);
+        let r1 = s.cycle().unwrap();
+        let r2 = s.cycle().unwrap();
+        (format!("{r1:?}{r2:?}"), observe(s.cluster()))
+    };
+    assert_eq!(run(), run());
+}
