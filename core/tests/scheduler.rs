@@ -11,6 +11,26 @@ use gangpack::{
     SchedulingPolicy, Unit, UnitResult, validate_placement,
 };
 
+/// Adds pod `ns/<pod_name>` of group `group` at `priority` with its own claim for
+/// `gpus` GPUs; returns its key.
+fn add_gpu_pod(s: &mut Scheduler, group: &str, pod_name: &str, gpus: u32, priority: i32) -> String {
+    let mut pod = Pod::new("ns", pod_name);
+    pod.scheduling_group = Some(group.into());
+    pod.priority = priority;
+    let mut claim = ResourceClaim::new("ns", format!("{pod_name}-gpus"));
+    claim.spec.requests.push(DeviceRequest::exactly(
+        "gpus",
+        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(gpus)),
+    ));
+    pod.resource_claims.push(PodResourceClaim {
+        name: "gpus".into(),
+        source: ClaimSource::ClaimName(claim.name.clone()),
+    });
+    s.add_claim(claim).unwrap();
+    s.add_pod(pod).unwrap();
+    format!("ns/{pod_name}")
+}
+
 /// A gang `ns/<name>` of `n` pods with `gpus` GPUs each, at `priority`.
 fn gang(
     s: &mut Scheduler,
@@ -30,26 +50,9 @@ fn gang(
     g.priority = Some(priority);
     g.disruption_mode = mode;
     s.add_group(g).unwrap();
-    let mut keys = Vec::new();
-    for i in 0..n {
-        let pod_name = format!("{name}-{i}");
-        let mut pod = Pod::new("ns", &pod_name);
-        pod.scheduling_group = Some(name.into());
-        pod.priority = priority;
-        let mut claim = ResourceClaim::new("ns", format!("{pod_name}-gpus"));
-        claim.spec.requests.push(DeviceRequest::exactly(
-            "gpus",
-            ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(gpus)),
-        ));
-        pod.resource_claims.push(PodResourceClaim {
-            name: "gpus".into(),
-            source: ClaimSource::ClaimName(claim.name.clone()),
-        });
-        s.add_claim(claim).unwrap();
-        s.add_pod(pod).unwrap();
-        keys.push(format!("ns/{pod_name}"));
-    }
-    keys
+    (0..n)
+        .map(|i| add_gpu_pod(s, name, &format!("{name}-{i}"), gpus, priority))
+        .collect()
 }
 
 fn nodes(n: usize, gpus: usize) -> Vec<(String, String, usize)> {
@@ -174,20 +177,7 @@ fn no_eviction_when_preemption_cannot_make_room() {
     g.priority = Some(100);
     s.add_group(g).unwrap();
     for i in 0..5 {
-        let mut pod = Pod::new("ns", format!("big-{i}"));
-        pod.scheduling_group = Some("big".into());
-        pod.priority = 100;
-        let mut claim = ResourceClaim::new("ns", format!("big-{i}-gpus"));
-        claim.spec.requests.push(DeviceRequest::exactly(
-            "gpus",
-            ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(8)),
-        ));
-        pod.resource_claims.push(PodResourceClaim {
-            name: "gpus".into(),
-            source: ClaimSource::ClaimName(claim.name.clone()),
-        });
-        s.add_claim(claim).unwrap();
-        s.add_pod(pod).unwrap();
+        add_gpu_pod(&mut s, "big", &format!("big-{i}"), 8, 100);
     }
     let report = s.cycle().unwrap();
     assert!(
@@ -240,24 +230,9 @@ fn single_mode_victims_above_min_count_go_first() {
     let mut g = PodGroup::new("ns", "elastic", SchedulingPolicy::Gang { min_count: 2 });
     g.priority = Some(1);
     s.add_group(g).unwrap();
-    let mut keys = Vec::new();
-    for i in 0..4 {
-        let mut pod = Pod::new("ns", format!("elastic-{i}"));
-        pod.scheduling_group = Some("elastic".into());
-        pod.priority = 1;
-        let mut claim = ResourceClaim::new("ns", format!("elastic-{i}-gpus"));
-        claim.spec.requests.push(DeviceRequest::exactly(
-            "gpus",
-            ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(8)),
-        ));
-        pod.resource_claims.push(PodResourceClaim {
-            name: "gpus".into(),
-            source: ClaimSource::ClaimName(claim.name.clone()),
-        });
-        s.add_claim(claim).unwrap();
-        s.add_pod(pod).unwrap();
-        keys.push(format!("ns/elastic-{i}"));
-    }
+    let keys: Vec<String> = (0..4)
+        .map(|i| add_gpu_pod(&mut s, "elastic", &format!("elastic-{i}"), 8, 1))
+        .collect();
     s.cycle().unwrap();
     assert_eq!(bound(&s, &keys), 4);
     let h = gang(&mut s, "h", 1, 8, 100, DisruptionMode::Single);
