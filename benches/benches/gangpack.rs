@@ -2,17 +2,21 @@
 //! `benches/RESULTS.md`.
 #![allow(missing_docs)]
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use gangpack::{AllocationOutcome, AllocatorOptions, DeviceAllocation};
 use gangpack::{
     DeviceAttribute, DeviceId, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
     DeviceTaintSelector, Time, device_taint_blocks,
 };
+use gangpack::{DisruptionMode, GangOptions, Scheduler, Unit, UnitResult};
 use gangpack_benches::{
-    DRIVER, allocation_fleet, fleet, gpu_claim, gpu_ref, h100_class, tolerate_corrected,
+    DRIVER, add_scheduler_gang, allocation_fleet, allocation_fleet_with_racks, fleet, gpu_claim,
+    gpu_ref, h100_class, mixed_gang_shapes, tolerate_corrected,
 };
+use std::cell::LazyCell;
 use std::collections::BTreeMap;
 use std::hint::black_box;
+use std::time::Instant;
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 
@@ -267,5 +271,221 @@ fn gang(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, index, allocate, gang);
+/// Racks of the lifecycle fleets (only the placer's domain order sees them: no gang
+/// here has a topology constraint).
+const LIFECYCLE_RACK: usize = 32;
+
+/// Pods the 1,000-gang cycle binds (asserted in its setup; the throughput figure).
+const CYCLE_PODS_BOUND: usize = 6_102;
+
+/// The full cluster: 4096 nodes x 8 GPUs, no taints, filled by 2048 gangs of 2 pods x
+/// 8 GPUs, `disruptionMode: All`, priority 0, bound by one cycle.
+fn full_cluster() -> Scheduler {
+    let started = Instant::now();
+    let fleet = allocation_fleet_with_racks(4096, 8, 4, 0, LIFECYCLE_RACK);
+    assert_eq!(fleet.device_count(), 4096 * 8);
+    let mut full = Scheduler::new(fleet, GangOptions::default());
+    let mut low = Vec::new();
+    for i in 0..2048 {
+        low.extend(add_scheduler_gang(
+            &mut full,
+            &format!("low-{i:04}"),
+            2,
+            8,
+            0,
+            DisruptionMode::All,
+        ));
+    }
+    let filled = full.cycle().expect("valid");
+    assert_eq!(filled.units.len(), 2048);
+    assert_eq!(filled.pods_bound(), 4096);
+    assert!(low.iter().all(|k| full.binding(k).is_some()));
+    assert_eq!(
+        full.cluster().free_devices().len(),
+        0,
+        "the cluster is full"
+    );
+    eprintln!(
+        "lifecycle setup: full cluster (2048 gangs of 2 x 8 bound by one cycle) in {:.2?}",
+        started.elapsed()
+    );
+    full
+}
+
+/// The full cluster plus a pending 32 x 8 gang (256 GPUs) at priority 100. Checks
+/// once that its cycle evicts exactly 16 whole low gangs (32 nodes) and binds all 32
+/// pods.
+fn preemption_scenario(full: &Scheduler) -> Scheduler {
+    let mut before = full.clone();
+    let high = add_scheduler_gang(&mut before, "high", 32, 8, 100, DisruptionMode::All);
+    let mut sched = before.clone();
+    let started = Instant::now();
+    let report = sched.cycle().expect("valid");
+    let took = started.elapsed();
+    assert_eq!(report.units.len(), 1, "{:?}", report.units);
+    let (Unit::Group(name), UnitResult::Preempted(preemption)) = &report.units[0] else {
+        panic!(
+            "the high gang is not placed by preemption: {:?}",
+            report.units[0].1
+        )
+    };
+    assert_eq!(name, "ns/high");
+    assert_eq!(preemption.decision.bindings.len(), 32);
+    assert_eq!(preemption.victims.len(), 16, "{:?}", preemption.victims);
+    assert!(
+        preemption
+            .victims
+            .iter()
+            .all(|v| { matches!(v.unit, Unit::Group(_)) && v.pods.len() == 2 && v.devices == 16 })
+    );
+    assert!(high.iter().all(|k| sched.binding(k).is_some()));
+    assert_eq!(sched.cluster().free_devices().len(), 0);
+    eprintln!("lifecycle setup: preemption checked (16 whole gangs evicted) in {took:.2?}");
+    before
+}
+
+/// The taint of [`taint_scenario`]: NoExecute, no toleration anywhere.
+fn xid_taint() -> DeviceTaint {
+    DeviceTaint {
+        key: "gpu.example.com/xid".into(),
+        value: "79".into(),
+        effect: DeviceTaintEffect::NoExecute,
+        time_added: Some(Time(2_000)),
+    }
+}
+
+/// The full cluster, checked once: a NoExecute taint on one allocated GPU in the
+/// middle of the fleet schedules the eviction of its pod's `All` gang (2 pods) at the
+/// taint's time and breaks that gang; the untaint cancels both evictions.
+fn taint_scenario(full: &Scheduler, target: &gangpack::DeviceRef) -> Scheduler {
+    let mut sched = full.clone();
+    let taint = xid_taint();
+    let started = Instant::now();
+    let report = sched.taint_device(target, taint.clone()).expect("taint");
+    let took = started.elapsed();
+    assert_eq!(report.started.len(), 2, "{report:?}");
+    assert!(report.started.iter().all(|e| e.at == Time(2_000)));
+    assert_eq!(report.broken_groups.len(), 1, "{report:?}");
+    let report = sched
+        .untaint_device(target, &taint.key, None)
+        .expect("untaint");
+    assert_eq!(
+        (report.started.len(), report.cancelled.len()),
+        (0, 2),
+        "{report:?}"
+    );
+    assert!(sched.scheduled_evictions().is_empty());
+    eprintln!("lifecycle setup: taint checked (2 pods evicted, 1 gang broken) in {took:.2?}");
+    sched
+}
+
+/// 1,000 pending gangs of mixed shapes (all priority 0, so a gang that does not fit
+/// finds no victims) on 4096 x 8 GPUs with every 33rd GPU tainted NoSchedule. Checks
+/// once what its cycle binds.
+fn cycle_scenario() -> Scheduler {
+    let fleet = allocation_fleet_with_racks(4096, 8, 4, 33, LIFECYCLE_RACK);
+    let mut pending = Scheduler::new(fleet, GangOptions::default());
+    for (i, &(pods, gpus)) in mixed_gang_shapes(1_000, 5).iter().enumerate() {
+        add_scheduler_gang(
+            &mut pending,
+            &format!("gang-{i:04}"),
+            pods,
+            gpus,
+            0,
+            DisruptionMode::Single,
+        );
+    }
+    let mut sched = pending.clone();
+    let free_before = sched.cluster().free_devices().len();
+    let started = Instant::now();
+    let report = sched.cycle().expect("valid");
+    let took = started.elapsed();
+    assert_eq!(report.units.len(), 1_000);
+    let mut placed = 0;
+    let mut devices = 0;
+    for (_, result) in &report.units {
+        match result {
+            UnitResult::Scheduled(decision) => {
+                placed += 1;
+                devices += decision
+                    .bindings
+                    .iter()
+                    .flat_map(|b| &b.claims)
+                    .map(|c| c.result.devices.len())
+                    .sum::<usize>();
+            }
+            UnitResult::Pending(_) => {}
+            other => panic!("unexpected unit result {other:?}"),
+        }
+    }
+    assert_eq!(
+        free_before - sched.cluster().free_devices().len(),
+        devices,
+        "the cluster holds exactly the devices the decisions name"
+    );
+    assert_eq!(report.pods_bound(), CYCLE_PODS_BOUND);
+    eprintln!(
+        "lifecycle setup: cycle checked: {placed} of 1000 gangs placed, {} pods bound, \
+         {devices} GPUs taken of {free_before} free ({} tainted NoSchedule), in {took:.2?}",
+        report.pods_bound(),
+        sched.cluster().tainted_devices().len()
+    );
+    pending
+}
+
+/// Issue 5. Each scenario is built (and checked) on first use, so a filter that skips
+/// a benchmark skips its setup.
+fn lifecycle(c: &mut Criterion) {
+    let mut group = c.benchmark_group("lifecycle");
+    group.sample_size(10);
+    let full = LazyCell::new(full_cluster);
+
+    // One cycle in which the 256-GPU gang preempts; each iteration starts from a clone
+    // (made, and dropped, outside the timing).
+    let mut before_preempt: Option<Scheduler> = None;
+    group.bench_function("preempt_256_gpu_gang_on_full_cluster", |b| {
+        let before = before_preempt.get_or_insert_with(|| preemption_scenario(&full));
+        b.iter_batched_ref(
+            || before.clone(),
+            |s| s.cycle().expect("valid"),
+            BatchSize::LargeInput,
+        );
+    });
+    drop(before_preempt);
+
+    // Taint then untaint one allocated GPU: the state is the same after each pair, so
+    // one iteration is the pair.
+    let target = gpu_ref(2048, 3);
+    let taint = xid_taint();
+    let mut tainted: Option<Scheduler> = None;
+    group.bench_function("taint_to_eviction_set", |b| {
+        let sched = tainted.get_or_insert_with(|| taint_scenario(&full, &target));
+        b.iter(|| {
+            let r = sched
+                .taint_device(&target, black_box(taint.clone()))
+                .expect("taint");
+            black_box(r.started.len());
+            sched
+                .untaint_device(&target, &taint.key, None)
+                .expect("untaint")
+        });
+    });
+    drop(tainted);
+    drop(full);
+
+    // One cycle over the 1,000 pending gangs; throughput in pods bound.
+    let mut pending: Option<Scheduler> = None;
+    group.throughput(Throughput::Elements(CYCLE_PODS_BOUND as u64));
+    group.bench_function("cycle_1000_gangs_on_4096x8", |b| {
+        let pending = pending.get_or_insert_with(cycle_scenario);
+        b.iter_batched_ref(
+            || pending.clone(),
+            |s| s.cycle().expect("valid"),
+            BatchSize::LargeInput,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(benches, index, allocate, gang, lifecycle);
 criterion_main!(benches);

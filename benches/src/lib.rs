@@ -222,6 +222,73 @@ pub fn gpu_claim(name: &str, count: u32, same_numa: bool) -> gangpack::ResourceC
     claim
 }
 
+/// Adds to `s` a gang PodGroup `ns/<name>` (`minCount` = `pods`) at `priority` with
+/// `mode`, and its `pods` pods `ns/<name>-<i>` (same priority, the default preemption
+/// policy), each with its own claim `ns/<name>-<i>-gpus` for `gpus` GPUs of
+/// [`gpu_class`] (see [`gpu_claim`]). Returns the pods' keys.
+pub fn add_scheduler_gang(
+    s: &mut gangpack::Scheduler,
+    name: &str,
+    pods: usize,
+    gpus: u32,
+    priority: i32,
+    mode: gangpack::DisruptionMode,
+) -> Vec<String> {
+    let mut group = gangpack::PodGroup::new(
+        "ns",
+        name,
+        gangpack::SchedulingPolicy::Gang {
+            min_count: u32::try_from(pods).expect("small"),
+        },
+    );
+    group.priority = Some(priority);
+    group.disruption_mode = mode;
+    s.add_group(group).expect("valid group");
+    let mut keys = Vec::with_capacity(pods);
+    for i in 0..pods {
+        let pod_name = format!("{name}-{i}");
+        let mut pod = gangpack::Pod::new("ns", &pod_name);
+        pod.scheduling_group = Some(name.into());
+        pod.priority = priority;
+        let claim = gpu_claim(&format!("{pod_name}-gpus"), gpus, false);
+        pod.resource_claims.push(gangpack::PodResourceClaim {
+            name: "gpus".into(),
+            source: gangpack::ClaimSource::ClaimName(claim.name.clone()),
+        });
+        s.add_claim(claim).expect("valid claim");
+        s.add_pod(pod).expect("valid pod");
+        keys.push(format!("ns/{pod_name}"));
+    }
+    keys
+}
+
+/// Pods per gang in [`mixed_gang_shapes`].
+pub const MIX_PODS: [usize; 5] = [1, 2, 4, 8, 16];
+/// GPUs per pod in [`mixed_gang_shapes`].
+pub const MIX_GPUS: [u32; 4] = [1, 2, 4, 8];
+
+/// `count` gang shapes `(pods, GPUs per pod)`, each drawn uniformly from [`MIX_PODS`] ×
+/// [`MIX_GPUS`] by a fixed 64-bit LCG (Knuth's MMIX constants, high bits) from `seed`:
+/// the same list on every run and platform.
+pub fn mixed_gang_shapes(count: usize, seed: u64) -> Vec<(usize, u32)> {
+    let mut x = seed;
+    let mut next = move || {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        // The high bits of an LCG are the well-mixed ones.
+        usize::try_from(x >> 33).expect("31 bits fit a usize")
+    };
+    (0..count)
+        .map(|_| {
+            (
+                MIX_PODS[next() % MIX_PODS.len()],
+                MIX_GPUS[next() % MIX_GPUS.len()],
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,5 +313,22 @@ mod tests {
         };
         assert_eq!(c.usable(&class, &[]).len(), expect(false));
         assert_eq!(c.usable(&class, &tolerate_corrected()).len(), expect(true));
+    }
+
+    /// The gang mix is fixed: a change to the generator would change what the
+    /// lifecycle benchmarks measure.
+    #[test]
+    fn mixed_gang_shapes_are_fixed() {
+        let shapes = mixed_gang_shapes(1_000, 5);
+        assert_eq!(shapes, mixed_gang_shapes(1_000, 5));
+        for p in MIX_PODS {
+            assert!(shapes.iter().any(|s| s.0 == p));
+        }
+        for g in MIX_GPUS {
+            assert!(shapes.iter().any(|s| s.1 == g));
+        }
+        let pods: usize = shapes.iter().map(|s| s.0).sum();
+        let gpus: usize = shapes.iter().map(|s| s.0 * s.1 as usize).sum();
+        assert_eq!((pods, gpus), (6_102, 23_619), "pods, GPUs");
     }
 }

@@ -220,6 +220,8 @@ struct Bound {
 pub struct Scheduler {
     cluster: Cluster,
     pods: BTreeMap<String, Pod>,
+    /// The pods naming each PodGroup (`namespace/group` → pod keys), existing or not.
+    members: BTreeMap<String, BTreeSet<String>>,
     groups: BTreeMap<String, PodGroup>,
     claims: BTreeMap<String, ResourceClaim>,
     classes: Vec<PriorityClass>,
@@ -245,6 +247,7 @@ impl Scheduler {
         Scheduler {
             cluster,
             pods: BTreeMap::new(),
+            members: BTreeMap::new(),
             groups: BTreeMap::new(),
             claims: BTreeMap::new(),
             classes: Vec::new(),
@@ -401,6 +404,12 @@ impl Scheduler {
                 },
             );
         }
+        if let Some(g) = &pod.scheduling_group {
+            self.members
+                .entry(key(&pod.namespace, g))
+                .or_default()
+                .insert(k.clone());
+        }
         self.pods.insert(k, pod);
         Ok(())
     }
@@ -465,13 +474,11 @@ impl Scheduler {
             Unit::Group(g) => {
                 let group = self.groups[g].clone();
                 let pods = self
-                    .pods
-                    .values()
-                    .filter(|p| {
-                        p.namespace == group.namespace
-                            && p.scheduling_group.as_deref() == Some(group.name.as_str())
-                    })
-                    .cloned()
+                    .members
+                    .get(g)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|k| self.pods.get(k).cloned())
                     .collect();
                 (Some(group), pods)
             }
@@ -604,6 +611,15 @@ impl Scheduler {
         let group = self.group_of(p);
         self.unbind(pod);
         let removed = self.pods.remove(pod).expect("checked above");
+        if let Some(g) = &removed.scheduling_group {
+            let gk = key(&removed.namespace, g);
+            if let Some(m) = self.members.get_mut(&gk) {
+                m.remove(pod);
+                if m.is_empty() {
+                    self.members.remove(&gk);
+                }
+            }
+        }
         if let Some(g) = group {
             self.release_group_claims_if_idle(&g);
         }
@@ -613,18 +629,17 @@ impl Scheduler {
 
     /// Removes a PodGroup and every member.
     pub fn remove_group(&mut self, group: &str) -> Result<PodGroup, SchedulerError> {
-        let Some(g) = self.groups.get(group).cloned() else {
+        if !self.groups.contains_key(group) {
             return Err(SchedulerError::Cluster(ClusterError::NotFound(
                 ObjectRef::cluster(ObjectKind::PodGroup, group),
             )));
-        };
+        }
         let members: Vec<String> = self
-            .pods
-            .iter()
-            .filter(|(_, p)| {
-                p.namespace == g.namespace && p.scheduling_group.as_deref() == Some(&g.name)
-            })
-            .map(|(k, _)| k.clone())
+            .members
+            .get(group)
+            .into_iter()
+            .flatten()
+            .cloned()
             .collect();
         for m in members {
             self.remove_pod(&m)?;
@@ -641,20 +656,20 @@ impl Scheduler {
             return;
         };
         let _ = self.cluster.release_node_resources(&b.binding.node, pod);
-        let namespace = pod.split('/').next().unwrap_or_default().to_owned();
         for c in b.binding.claims {
+            let (ns, name) = c.claim.split_once('/').unwrap_or(("", c.claim.as_str()));
             let heir = self
                 .bound
-                .iter()
-                .find(|(k, _)| {
+                .keys()
+                .find(|k| {
                     self.pods.get(*k).is_some_and(|p| {
-                        p.resource_claims.iter().any(|r| {
-                            matches!(&r.source, ClaimSource::ClaimName(n)
-                                if key(&namespace, n) == c.claim && p.namespace == namespace)
-                        })
+                        p.namespace == ns
+                            && p.resource_claims.iter().any(
+                                |r| matches!(&r.source, ClaimSource::ClaimName(n) if n == name),
+                            )
                     })
                 })
-                .map(|(k, _)| k.clone());
+                .cloned();
             // Another bound pod naming the claim keeps it allocated.
             if let Some(x) = heir.and_then(|h| self.bound.get_mut(&h)) {
                 x.binding.claims.push(c);
@@ -669,14 +684,15 @@ impl Scheduler {
     }
 
     fn release_group_claims_if_idle(&mut self, group: &str) {
-        let Some(g) = self.groups.get(group) else {
+        if !self.groups.contains_key(group) {
             return;
-        };
-        let any_bound = self.pods.values().any(|p| {
-            p.node_name.is_some()
-                && p.namespace == g.namespace
-                && p.scheduling_group.as_deref() == Some(&g.name)
-        });
+        }
+        let any_bound = self
+            .members
+            .get(group)
+            .into_iter()
+            .flatten()
+            .any(|k| self.bound.contains_key(k));
         if !any_bound {
             self.release_group_claims(group);
         }

@@ -89,53 +89,58 @@ impl Scheduler {
         })
     }
 
-    /// The eviction simulator for `victims`: what each victim's pods hold, and which
-    /// claims only they keep allocated (see [`Sim`]).
-    fn simulator(&self, victims: &[Victim]) -> Sim {
-        let mut sim = Sim::default();
-        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    /// The eviction simulator for `victims`: what each bound pod holds, and which
+    /// claims only their users keep allocated (see [`Sim`]). Borrows; copies nothing.
+    fn simulator<'a>(&'a self, victims: &'a [Victim]) -> Sim<'a> {
+        let mut sim = Sim {
+            claims: Vec::new(),
+            pod_claims: BTreeMap::new(),
+            pods: BTreeMap::new(),
+            victims,
+        };
+        let split = |k: &'a str| k.split_once('/').unwrap_or(("", k));
         // Every claim a bound pod's binding or a group holds, with its users: the bound
         // pods naming it (any bound member, for a group's claim), as `unbind` and
         // `release_group_claims_if_idle` decide.
-        let mut add_user = |sim: &mut Sim, claim: &crate::validate::ClaimAllocation, pod: &str| {
-            let at = *index.entry(claim.claim.clone()).or_insert_with(|| {
-                sim.claims.push((claim.clone(), 0));
-                sim.claims.len() - 1
-            });
-            sim.claims[at].1 += 1;
-            sim.pod_claims.entry(pod.to_owned()).or_default().push(at);
-        };
-        let allocations: BTreeMap<&str, &crate::validate::ClaimAllocation> = self
+        let allocations: BTreeMap<(&str, &str), &crate::validate::ClaimAllocation> = self
             .bound
             .values()
             .flat_map(|b| &b.binding.claims)
-            .map(|c| (c.claim.as_str(), c))
+            .map(|c| (split(&c.claim), c))
             .collect();
+        let group_claims: BTreeMap<(&str, &str), &Vec<crate::validate::ClaimAllocation>> = self
+            .group_claims
+            .iter()
+            .map(|(g, c)| (split(g), c))
+            .collect();
+        let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut add_user =
+            |sim: &mut Sim<'a>, claim: &'a crate::validate::ClaimAllocation, pod: &'a str| {
+                let at = *index.entry(&claim.claim).or_insert_with(|| {
+                    sim.claims.push((claim, 0));
+                    sim.claims.len() - 1
+                });
+                sim.claims[at].1 += 1;
+                sim.pod_claims.entry(pod).or_default().push(at);
+            };
         for (k, b) in &self.bound {
             let pod = &self.pods[k];
             for r in &pod.resource_claims {
                 if let crate::workload::ClaimSource::ClaimName(n) = &r.source
-                    && let Some(c) = allocations.get(super::key(&pod.namespace, n).as_str())
+                    && let Some(c) = allocations.get(&(pod.namespace.as_str(), n.as_str()))
                 {
                     add_user(&mut sim, c, k);
                 }
             }
-            if let Some(g) = self.group_of(pod) {
-                for c in self.group_claims.get(&g).into_iter().flatten() {
+            if let Some(g) = &pod.scheduling_group
+                && let Some(claims) = group_claims.get(&(pod.namespace.as_str(), g.as_str()))
+            {
+                for c in *claims {
                     add_user(&mut sim, c, k);
                 }
             }
-            if let Some(node) = self.cluster.node(&b.binding.node) {
-                sim.reservations.insert(
-                    k.clone(),
-                    (
-                        b.binding.node.clone(),
-                        crate::decision::pod_node_requests(pod, node),
-                    ),
-                );
-            }
+            sim.pods.insert(k, (b.binding.node.as_str(), pod));
         }
-        sim.victims = victims.iter().map(|v| v.pods.clone()).collect();
         sim
     }
 
@@ -162,17 +167,8 @@ impl Scheduler {
                 GangOutcome::Placed(_)
             ))
         };
-        // Would evicting everyone help at all?
-        for v in 0..victims.len() {
-            sim.evict(v, &mut trial);
-        }
-        if !fits(&mut trial)? {
-            return Ok(None);
-        }
-        for v in (0..victims.len()).rev() {
-            sim.restore(v, &mut trial);
-        }
-        // Remove victims, least important first, until it fits. Placement is only
+        // Remove victims, least important first, until it fits (if even evicting all
+        // of them does not help, nothing is evicted). Placement is only
         // tried once the devices freed could cover what the unit needs at least: the
         // devices of its `required` smallest pending pods (claims not yet allocated).
         let mut per_pod: Vec<usize> = pods
@@ -208,13 +204,21 @@ impl Scheduler {
         };
         let mut freed = 0usize;
         let mut chosen: Vec<usize> = Vec::new();
+        let mut enough = false;
         for (i, v) in victims.iter().enumerate() {
             sim.evict(i, &mut trial);
             chosen.push(i);
             freed += v.devices;
-            if free_now + freed >= need && fits(&mut trial)? {
+            let last = i + 1 == victims.len();
+            // Placement is tried once the devices could suffice, and always with the
+            // last victim gone (the count is only an estimate).
+            if (free_now + freed >= need || last) && fits(&mut trial)? {
+                enough = true;
                 break;
             }
+        }
+        if !enough {
+            return Ok(None);
         }
         // Reprieve: give back the most important victims that are not needed.
         let mut kept: Vec<bool> = vec![true; chosen.len()];
@@ -270,25 +274,23 @@ impl Scheduler {
 /// pod's node reservation goes with it; a claim's allocation goes when its last user
 /// goes (and comes back with its first user). Evicting and restoring are inverses, so
 /// victims can be tried and reprieved in any order.
-#[derive(Default)]
-struct Sim {
+struct Sim<'a> {
     /// Claims held, with how many of their users are still bound in the simulation.
-    claims: Vec<(crate::validate::ClaimAllocation, usize)>,
+    claims: Vec<(&'a crate::validate::ClaimAllocation, usize)>,
     /// The claims each bound pod uses (indices into `claims`).
-    pod_claims: BTreeMap<String, Vec<usize>>,
-    /// Each bound pod's node and reserved requests.
-    reservations: BTreeMap<String, (String, BTreeMap<String, crate::Quantity>)>,
-    /// Each victim's pods.
-    victims: Vec<Vec<String>>,
+    pod_claims: BTreeMap<&'a str, Vec<usize>>,
+    /// Each bound pod's node and object.
+    pods: BTreeMap<&'a str, (&'a str, &'a crate::Pod)>,
+    victims: &'a [Victim],
 }
 
-impl Sim {
+impl Sim<'_> {
     fn evict(&mut self, v: usize, c: &mut crate::Cluster) {
-        for pod in &self.victims[v] {
-            if let Some((node, _)) = self.reservations.get(pod) {
+        for pod in &self.victims[v].pods {
+            if let Some((node, _)) = self.pods.get(pod.as_str()) {
                 let _ = c.release_node_resources(node, pod);
             }
-            for &at in self.pod_claims.get(pod).into_iter().flatten() {
+            for &at in self.pod_claims.get(pod.as_str()).into_iter().flatten() {
                 let (claim, users) = &mut self.claims[at];
                 *users -= 1;
                 if *users == 0 {
@@ -299,8 +301,8 @@ impl Sim {
     }
 
     fn restore(&mut self, v: usize, c: &mut crate::Cluster) {
-        for pod in &self.victims[v] {
-            for &at in self.pod_claims.get(pod).into_iter().flatten() {
+        for pod in &self.victims[v].pods {
+            for &at in self.pod_claims.get(pod.as_str()).into_iter().flatten() {
                 let (claim, users) = &mut self.claims[at];
                 if *users == 0 {
                     let recorded = c.commit_allocation(&claim.claim, &claim.result);
@@ -308,8 +310,12 @@ impl Sim {
                 }
                 *users += 1;
             }
-            if let Some((node, requests)) = self.reservations.get(pod) {
-                let recorded = c.reserve_node_resources(node, pod, requests.clone());
+            if let Some(&(node, p)) = self.pods.get(pod.as_str()) {
+                let requests = c
+                    .node(node)
+                    .map(|n| crate::decision::pod_node_requests(p, n))
+                    .unwrap_or_default();
+                let recorded = c.reserve_node_resources(node, pod, requests);
                 debug_assert!(recorded.is_ok(), "a released reservation fits again");
             }
         }
