@@ -296,7 +296,7 @@ fn full_cluster() -> Scheduler {
             DisruptionMode::All,
         ));
     }
-    let filled = full.cycle().expect("valid");
+    let filled = full.cycle();
     assert_eq!(filled.units.len(), 2048);
     assert_eq!(filled.pods_bound(), 4096);
     assert!(low.iter().all(|k| full.binding(k).is_some()));
@@ -320,7 +320,7 @@ fn preemption_scenario(full: &Scheduler) -> Scheduler {
     let high = add_scheduler_gang(&mut before, "high", 32, 8, 100, DisruptionMode::All);
     let mut sched = before.clone();
     let started = Instant::now();
-    let report = sched.cycle().expect("valid");
+    let report = sched.cycle();
     let took = started.elapsed();
     assert_eq!(report.units.len(), 1, "{:?}", report.units);
     let (Unit::Group(name), UnitResult::Preempted(preemption)) = &report.units[0] else {
@@ -398,7 +398,7 @@ fn cycle_scenario() -> Scheduler {
     let mut sched = pending.clone();
     let free_before = sched.cluster().free_devices().len();
     let started = Instant::now();
-    let report = sched.cycle().expect("valid");
+    let report = sched.cycle();
     let took = started.elapsed();
     assert_eq!(report.units.len(), 1_000);
     let mut placed = 0;
@@ -447,7 +447,7 @@ fn lifecycle(c: &mut Criterion) {
         let before = before_preempt.get_or_insert_with(|| preemption_scenario(&full));
         b.iter_batched_ref(
             || before.clone(),
-            |s| s.cycle().expect("valid"),
+            gangpack::Scheduler::cycle,
             BatchSize::LargeInput,
         );
     });
@@ -480,7 +480,7 @@ fn lifecycle(c: &mut Criterion) {
         let pending = pending.get_or_insert_with(cycle_scenario);
         b.iter_batched_ref(
             || pending.clone(),
-            |s| s.cycle().expect("valid"),
+            gangpack::Scheduler::cycle,
             BatchSize::LargeInput,
         );
     });

@@ -98,7 +98,7 @@ fn gang(
             )
         })
         .collect();
-    s.cycle().unwrap();
+    s.cycle();
     pods
 }
 
@@ -420,7 +420,7 @@ fn a_member_that_does_not_name_the_group_claim_is_not_evicted() {
     }
     s.add_pod(p).unwrap();
     let leader = "ns/leader".to_owned();
-    s.cycle().unwrap();
+    s.cycle();
     assert!(s.binding(&leader).is_some() && s.binding(&worker).is_some());
 
     let fabric = devices_of(&s, "ns/fabric")[0].clone();
@@ -483,7 +483,7 @@ fn node_no_execute_taint_evicts_pods_without_a_matching_toleration() {
         forever.clone(),
         any_effect.clone(),
     ];
-    s.cycle().unwrap();
+    s.cycle();
     assert_eq!(bound(&s, &all), all);
 
     s.advance(Time(100));
@@ -551,7 +551,7 @@ fn empty_effect_toleration_allows_allocation_but_is_evicted_at_time_added() {
         1,
         vec![no_execute_toleration("maintenance", None)],
     );
-    s.cycle().unwrap();
+    s.cycle();
     assert!(s.binding(&quirk).is_some() && s.binding(&safe).is_some());
 
     let report = s.refresh_evictions();
@@ -584,7 +584,7 @@ fn advance_observes_pods_bound_since_the_last_change() {
         ..DeviceToleration::default()
     };
     let p = pod(&mut s, NS, "p", None, None, 1, vec![any_effect]);
-    s.cycle().unwrap();
+    s.cycle();
     assert!(s.binding(&p).is_some());
     assert_eq!(
         s.advance(Time(10)),
@@ -600,7 +600,7 @@ fn advance_observes_pods_bound_since_the_last_change() {
 fn republished_slice_with_a_taint_starts_evictions() {
     let mut s = scheduler(&[("n0", "r0", 2)]);
     let p = pod(&mut s, NS, "p", None, None, 2, vec![]);
-    s.cycle().unwrap();
+    s.cycle();
     assert!(s.binding(&p).is_some());
     let mut slice = s.cluster().slice("n0-gpus").unwrap().clone();
     slice.devices[1]
@@ -655,7 +655,7 @@ fn drain_scenario() -> Scheduler {
         1,
         vec![no_execute_toleration("maintenance", None)],
     );
-    s.cycle().unwrap();
+    s.cycle();
     assert_eq!(s.pods().filter(|p| p.node_name.is_some()).count(), 10);
     s.advance(Time(500));
     s

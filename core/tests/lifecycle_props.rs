@@ -827,7 +827,7 @@ fn check_cycle(
             for k in gone {
                 oracle.remove_pod(&k).unwrap();
             }
-            let mut r = oracle.cycle().unwrap();
+            let mut r = oracle.cycle();
             assert_eq!(r.units.first().map(|(u, _)| u), Some(unit));
             r.units.swap_remove(0).1
         };
@@ -988,7 +988,7 @@ fn run(spec: &ClusterSpec, ops: &[Op], check: bool, known_bugs: bool) -> String 
                 }
             }
             Op::Cycle => {
-                let report = s.cycle().unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                let report = s.cycle();
                 if check {
                     check_cycle(&before, &s, &report, known_bugs, &ctx);
                 }
@@ -1296,15 +1296,15 @@ fn preemption_misses_the_group_claims_a_single_mode_victim_frees() {
     // and, through the group's claim, the other.
     let mut s = one_node(2);
     add_gang(&mut s, "low", &plain(1, 1, 0, Shared::Group));
-    s.cycle().unwrap();
+    s.cycle();
     assert_eq!(held_devices(&s).len(), 2);
     // `high` (priority 1) needs 2 GPUs: evicting low-0 frees both.
     add_gang(&mut s, "high", &plain(1, 2, 1, Shared::No));
     let mut oracle = s.clone();
     oracle.remove_pod("ns/low-0").unwrap();
-    let r = oracle.cycle().unwrap();
+    let r = oracle.cycle();
     assert!(matches!(r.units[0].1, UnitResult::Scheduled(_)), "{r:?}");
-    let r = s.cycle().unwrap();
+    let r = s.cycle();
     assert!(
         matches!(&r.units[0].1, UnitResult::Preempted(p) if p.victims.len() == 1 && p.victims[0].pods == ["ns/low-0"]),
         "expected low-0 preempted, got {:?}",
@@ -1321,12 +1321,12 @@ fn preemption_evicts_for_nothing_when_a_victim_holds_a_claim_its_gang_shares() {
     // with 1 GPU of its own, sharing a claim of 1 GPU (allocated in low-0's binding).
     let mut s = one_node(3);
     add_gang(&mut s, "low", &plain(2, 1, 0, Shared::Pods));
-    s.cycle().unwrap();
+    s.cycle();
     assert_eq!(held_devices(&s).len(), 3);
     // `high` (priority 1) needs 2 GPUs: only evicting both low pods makes room.
     add_gang(&mut s, "high", &plain(1, 2, 1, Shared::No));
     let before = bound_map(&s);
-    let r = s.cycle().unwrap();
+    let r = s.cycle();
     let left: Vec<&String> = before.keys().filter(|k| s.binding(k).is_none()).collect();
     match &r.units[0].1 {
         UnitResult::Preempted(p) => {

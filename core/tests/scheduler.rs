@@ -99,7 +99,7 @@ fn two_hundred_pod_jobs_on_a_hundred_nodes_do_not_deadlock() {
     let mut s = scheduler(100, 8);
     let a = gang(&mut s, "a", 100, 8, 0, DisruptionMode::Single);
     let b = gang(&mut s, "b", 100, 8, 0, DisruptionMode::Single);
-    let report = s.cycle().unwrap();
+    let report = s.cycle();
     assert_eq!(report.units.len(), 2);
     assert_eq!(bound(&s, &a), 100);
     assert_eq!(bound(&s, &b), 0);
@@ -113,7 +113,7 @@ fn two_hundred_pod_jobs_on_a_hundred_nodes_do_not_deadlock() {
         s.remove_pod(k).unwrap();
     }
     assert_eq!(s.cluster().free_devices().len(), 800);
-    s.cycle().unwrap();
+    s.cycle();
     assert_eq!(bound(&s, &b), 100);
     no_orphan_devices(&s);
 }
@@ -123,7 +123,7 @@ fn higher_priority_first_then_creation_then_name() {
     let mut s = scheduler(2, 8);
     let low = gang(&mut s, "low", 2, 8, 1, DisruptionMode::Single);
     let high = gang(&mut s, "high", 2, 8, 10, DisruptionMode::Single);
-    let report = s.cycle().unwrap();
+    let report = s.cycle();
     assert_eq!(report.units[0].0, Unit::Group("ns/high".into()));
     assert_eq!(bound(&s, &high), 2);
     assert_eq!(bound(&s, &low), 0);
@@ -137,10 +137,10 @@ fn preemption_evicts_one_whole_low_priority_gang() {
     let mut s = scheduler(4, 8);
     let l1 = gang(&mut s, "l1", 2, 8, 1, DisruptionMode::All);
     let l2 = gang(&mut s, "l2", 2, 8, 1, DisruptionMode::All);
-    s.cycle().unwrap();
+    s.cycle();
     assert_eq!(bound(&s, &l1) + bound(&s, &l2), 4);
     let h = gang(&mut s, "h", 2, 8, 100, DisruptionMode::All);
-    let report = s.cycle().unwrap();
+    let report = s.cycle();
     let (_, UnitResult::Preempted(p)) = report
         .units
         .iter()
@@ -171,7 +171,7 @@ fn no_eviction_when_preemption_cannot_make_room() {
     // not help, so nothing is evicted.
     let mut s = scheduler(4, 8);
     let low = gang(&mut s, "low", 4, 8, 1, DisruptionMode::Single);
-    s.cycle().unwrap();
+    s.cycle();
     assert_eq!(bound(&s, &low), 4);
     let mut g = PodGroup::new("ns", "big", SchedulingPolicy::Gang { min_count: 5 });
     g.priority = Some(100);
@@ -179,7 +179,7 @@ fn no_eviction_when_preemption_cannot_make_room() {
     for i in 0..5 {
         add_gpu_pod(&mut s, "big", &format!("big-{i}"), 8, 100);
     }
-    let report = s.cycle().unwrap();
+    let report = s.cycle();
     assert!(
         report
             .units
@@ -194,7 +194,7 @@ fn no_eviction_when_preemption_cannot_make_room() {
 fn preemption_policy_never_is_respected() {
     let mut s = scheduler(2, 8);
     let low = gang(&mut s, "low", 2, 8, 1, DisruptionMode::All);
-    s.cycle().unwrap();
+    s.cycle();
     let mut g = PodGroup::new("ns", "polite", SchedulingPolicy::Gang { min_count: 1 });
     g.priority = Some(100);
     g.preemption_policy = Some(PreemptionPolicy::Never);
@@ -214,7 +214,7 @@ fn preemption_policy_never_is_respected() {
     });
     s.add_claim(claim).unwrap();
     s.add_pod(pod).unwrap();
-    let report = s.cycle().unwrap();
+    let report = s.cycle();
     assert!(matches!(
         &report.units[0].1,
         UnitResult::Pending(GangOutcome::Unschedulable { .. })
@@ -233,10 +233,10 @@ fn single_mode_victims_above_min_count_go_first() {
     let keys: Vec<String> = (0..4)
         .map(|i| add_gpu_pod(&mut s, "elastic", &format!("elastic-{i}"), 8, 1))
         .collect();
-    s.cycle().unwrap();
+    s.cycle();
     assert_eq!(bound(&s, &keys), 4);
     let h = gang(&mut s, "h", 1, 8, 100, DisruptionMode::Single);
-    let report = s.cycle().unwrap();
+    let report = s.cycle();
     let Some((_, UnitResult::Preempted(p))) = report
         .units
         .iter()
@@ -255,7 +255,7 @@ fn placements_validate_against_the_state_before_them() {
     gang(&mut s, "a", 3, 4, 0, DisruptionMode::Single);
     gang(&mut s, "b", 5, 2, 0, DisruptionMode::Single);
     let before = s.clone();
-    let report = s.cycle().unwrap();
+    let report = s.cycle();
     // Re-check the first unit's decision on the state it was made against.
     let (Unit::Group(g), UnitResult::Scheduled(d)) = &report.units[0] else {
         panic!("{report:?}")
@@ -276,9 +276,33 @@ fn the_same_calls_give_the_same_state() {
         gang(&mut s, "a", 3, 8, 0, DisruptionMode::All);
         gang(&mut s, "b", 4, 4, 5, DisruptionMode::Single);
         gang(&mut s, "c", 2, 8, 9, DisruptionMode::All);
-        let r1 = s.cycle().unwrap();
-        let r2 = s.cycle().unwrap();
+        let r1 = s.cycle();
+        let r2 = s.cycle();
         (format!("{r1:?}{r2:?}"), observe(s.cluster()))
     };
     assert_eq!(run(), run());
+}
+
+#[test]
+fn a_unit_with_a_missing_claim_fails_alone() {
+    let mut s = scheduler(2, 8);
+    let ok = gang(&mut s, "ok", 1, 8, 0, DisruptionMode::Single);
+    let mut g = PodGroup::new("ns", "broken", SchedulingPolicy::Gang { min_count: 1 });
+    g.priority = Some(10);
+    s.add_group(g).unwrap();
+    let mut pod = Pod::new("ns", "broken-0");
+    pod.scheduling_group = Some("broken".into());
+    pod.priority = 10;
+    pod.resource_claims.push(PodResourceClaim {
+        name: "gpus".into(),
+        source: ClaimSource::ClaimName("nowhere".into()),
+    });
+    s.add_pod(pod).unwrap();
+    let report = s.cycle();
+    assert!(
+        matches!(&report.units[0], (Unit::Group(g), UnitResult::Failed(_)) if g == "ns/broken"),
+        "{report:?}"
+    );
+    assert!(s.binding("ns/broken-0").is_none());
+    assert_eq!(bound(&s, &ok), 1);
 }

@@ -108,6 +108,9 @@ pub enum UnitResult {
     /// The group's members disagree on priority, scheduler or preemption policy
     /// (`PodGroupInitiallyScheduled=False`, reason `SchedulerError`).
     Invalid(Vec<ValidationError>),
+    /// The unit's inputs cannot be placed (a missing claim, an invalid claim, ...);
+    /// nothing of it was applied (`SchedulerError` upstream too).
+    Failed(SchedulerError),
 }
 
 /// A preemption: who was evicted to make room, and where the preemptor went.
@@ -526,14 +529,17 @@ impl Scheduler {
             .explain_gang(group.as_ref(), &pods, &claims, &self.options)?)
     }
 
-    /// Runs one scheduling cycle (see the module docs).
-    pub fn cycle(&mut self) -> Result<CycleReport, SchedulerError> {
+    /// Runs one scheduling cycle (see the module docs). A unit whose inputs are
+    /// invalid (a claim that does not exist, a selector that does not compile, ...) is
+    /// reported as [`UnitResult::Failed`] with nothing of it applied; the other units
+    /// are scheduled as usual.
+    pub fn cycle(&mut self) -> CycleReport {
         let mut report = CycleReport::default();
         for unit in self.pending_units() {
-            let result = self.schedule_unit(&unit)?;
+            let result = self.schedule_unit(&unit).unwrap_or_else(UnitResult::Failed);
             report.units.push((unit, result));
         }
-        Ok(report)
+        report
     }
 
     /// Tries one unit: place, else preempt, else record.
