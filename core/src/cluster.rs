@@ -2238,8 +2238,25 @@ impl Cluster {
 
     fn all_evictions(&self) -> Vec<EvictionNotice> {
         let mut out = Vec::new();
-        for key in self.allocations.keys() {
-            self.evictions_of_ref(&self.ref_of_key(*key), &mut out);
+        // Only an allocated device with a taint applied can be evicted from — or an
+        // allocated device no slice publishes any more, which only rules can taint.
+        for &dev in self.applied.keys() {
+            let Some(slot) = self.devices[dev.index()].as_ref() else {
+                continue;
+            };
+            let key = self.key_of(slot);
+            // The device the key names now (a slice of an older generation may still
+            // hold a device of the same name).
+            if self.allocations.contains_key(&key) && self.device_by_key(key) == Some(dev) {
+                self.evictions_of_ref(&self.ref_of_key(key), &mut out);
+            }
+        }
+        if !self.rules.is_empty() {
+            for &key in self.allocations.keys() {
+                if self.device_by_key(key).is_none() {
+                    self.evictions_of_ref(&self.ref_of_key(key), &mut out);
+                }
+            }
         }
         sort_notices(&mut out);
         out
