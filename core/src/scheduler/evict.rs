@@ -311,10 +311,10 @@ impl Scheduler {
             return seen;
         }
         for (k, b) in &self.bound {
-            if !tainted.contains(b.binding.node.as_str()) {
+            if !tainted.contains(b.node.as_str()) {
                 continue;
             }
-            let Some(node) = self.cluster.node(&b.binding.node) else {
+            let Some(node) = self.cluster.node(&b.node) else {
                 continue;
             };
             let EvictionVerdict::Evict { delay_seconds } =

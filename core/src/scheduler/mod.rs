@@ -212,12 +212,6 @@ pub struct EvictionReport {
     pub broken_groups: Vec<BrokenGroup>,
 }
 
-/// A pod's state in the scheduler.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Bound {
-    binding: PodBinding,
-}
-
 /// The scheduler state machine (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Scheduler {
@@ -229,7 +223,7 @@ pub struct Scheduler {
     claims: BTreeMap<String, ResourceClaim>,
     classes: Vec<PriorityClass>,
     /// Bound pods: their node and the claims allocated with them.
-    bound: BTreeMap<String, Bound>,
+    bound: BTreeMap<String, PodBinding>,
     /// Group claims allocated, per group.
     group_claims: BTreeMap<String, Vec<ClaimAllocation>>,
     /// NoExecute evictions scheduled, by pod.
@@ -295,7 +289,7 @@ impl Scheduler {
 
     /// The binding of a bound pod.
     pub fn binding(&self, pod: &str) -> Option<&PodBinding> {
-        self.bound.get(pod).map(|b| &b.binding)
+        self.bound.get(pod)
     }
 
     /// The allocation of a claim (its `status.allocation`).
@@ -398,12 +392,10 @@ impl Scheduler {
                 .reserve_node_resources(node_name, &k, requests)?;
             self.bound.insert(
                 k.clone(),
-                Bound {
-                    binding: PodBinding {
-                        pod: k.clone(),
-                        node: node_name.clone(),
-                        claims: Vec::new(),
-                    },
+                PodBinding {
+                    pod: k.clone(),
+                    node: node_name.clone(),
+                    claims: Vec::new(),
                 },
             );
         }
@@ -588,8 +580,7 @@ impl Scheduler {
             for c in &b.claims {
                 self.set_allocation(&c.claim, Some(c.result.clone()));
             }
-            self.bound
-                .insert(b.pod.clone(), Bound { binding: b.clone() });
+            self.bound.insert(b.pod.clone(), b.clone());
         }
         if let Some(g) = group
             && !d.group_claims.is_empty()
@@ -661,8 +652,8 @@ impl Scheduler {
         let Some(b) = self.bound.remove(pod) else {
             return;
         };
-        let _ = self.cluster.release_node_resources(&b.binding.node, pod);
-        for c in b.binding.claims {
+        let _ = self.cluster.release_node_resources(&b.node, pod);
+        for c in b.claims {
             let (ns, name) = c.claim.split_once('/').unwrap_or(("", c.claim.as_str()));
             let heir = self
                 .bound
@@ -678,7 +669,7 @@ impl Scheduler {
                 .cloned();
             // Another bound pod naming the claim keeps it allocated.
             if let Some(x) = heir.and_then(|h| self.bound.get_mut(&h)) {
-                x.binding.claims.push(c);
+                x.claims.push(c);
             } else {
                 self.cluster.release_allocation(&c.claim, &c.result);
                 self.set_allocation(&c.claim, None);

@@ -81,8 +81,7 @@ impl Scheduler {
     /// Devices a bound pod's binding allocated (its own and shared claims).
     fn devices_held(&self, pod: &str) -> usize {
         self.bound.get(pod).map_or(0, |b| {
-            b.binding
-                .claims
+            b.claims
                 .iter()
                 .map(|c| c.result.devices.iter().filter(|d| !d.admin_access).count())
                 .sum()
@@ -105,7 +104,7 @@ impl Scheduler {
         let allocations: BTreeMap<(&str, &str), &crate::validate::ClaimAllocation> = self
             .bound
             .values()
-            .flat_map(|b| &b.binding.claims)
+            .flat_map(|b| &b.claims)
             .map(|c| (split(&c.claim), c))
             .collect();
         let group_claims: BTreeMap<(&str, &str), &Vec<crate::validate::ClaimAllocation>> = self
@@ -139,7 +138,7 @@ impl Scheduler {
                     add_user(&mut sim, c, k);
                 }
             }
-            sim.pods.insert(k, (b.binding.node.as_str(), pod));
+            sim.pods.insert(k, (b.node.as_str(), pod));
         }
         sim
     }
