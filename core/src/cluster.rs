@@ -679,6 +679,8 @@ pub struct Cluster {
     /// Per node slot, in `nodes` order.
     node_state: Vec<NodeState>,
     node_by_name: Arc<BTreeMap<String, NodeId>>,
+    /// Node slot ids by name (the order of `node_by_name`, in a flat array for scans).
+    node_order: Arc<Vec<NodeId>>,
     slices: Arc<Vec<Option<SliceEntry>>>,
     free_slice_ids: BTreeSet<u32>,
     slice_by_name: Arc<BTreeMap<String, SliceId>>,
@@ -855,6 +857,10 @@ impl Cluster {
             ..NodeState::default()
         });
         Arc::make_mut(&mut self.node_by_name).insert(name.to_owned(), id);
+        let at = self
+            .node_order
+            .partition_point(|o| self.nodes[o.index()].name.as_str() < name);
+        Arc::make_mut(&mut self.node_order).insert(at, id);
         id
     }
 
@@ -920,9 +926,22 @@ impl Cluster {
 
     /// Live nodes as `(id, node)`, by name.
     pub(crate) fn nodes_with_ids(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
-        self.node_by_name
-            .values()
+        self.node_order
+            .iter()
             .filter_map(|id| Some((*id, self.nodes[id.index()].node.as_deref()?)))
+    }
+
+    /// Node slot ids by name (live nodes and names only slices refer to).
+    pub(crate) fn node_order(&self) -> &[NodeId] {
+        &self.node_order
+    }
+
+    /// Whether a node slot has no free usable device at all (from its counts; no node
+    /// object or device set is loaded).
+    pub(crate) fn node_has_no_free_device(&self, node: NodeId) -> bool {
+        self.node_state
+            .get(node.index())
+            .is_none_or(|s| s.counts.free == 0)
     }
 
     /// What is left of one allocatable resource of a node (zero if it lacks it).

@@ -628,7 +628,11 @@ impl Cluster {
                 ex.minimal = true;
                 return Ok(ex);
             }
-            GangOutcome::Unschedulable { best, .. } => ex.best = best,
+            GangOutcome::Unschedulable { best, required } => {
+                // Without a gang, `required` is the one pod that would make progress.
+                ex.best = best;
+                ex.required = required;
+            }
             GangOutcome::BudgetExhausted { .. } => ex.budget_exhausted = true,
         }
         self.diagnose(&gang, options, &mut ex);
@@ -697,7 +701,7 @@ impl Cluster {
                 nodes.dedup();
                 ex.facts.push(Fact::NotEnoughRoom {
                     nodes,
-                    needed: gang.required,
+                    needed: ex.required,
                     hosts: ex.best,
                 });
                 ex.blocking = vec![ex.facts.len() - 1];

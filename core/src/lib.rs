@@ -129,6 +129,7 @@ pub use scheduler::{
     BrokenGroup, CycleReport, DryRunReport, EvictionReason, EvictionReport, PodEviction,
     Preemption, Scheduler, SchedulerError, Unit, UnitResult, Victim,
 };
+pub use scheduler::{DomainGap, ShapeGap, WhatItTakes};
 pub use scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 pub use slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};
 pub use taint_rule::{DeviceTaintRule, DeviceTaintSelector};

@@ -579,7 +579,16 @@ impl Cluster {
             let bounds = self.device_bounds(&shape.own_specs);
             let any_node = pod.node_selector.is_empty() && pod.required_node_affinity.is_none();
             let mut out = Vec::with_capacity(self.node_slots());
-            for (id, node) in self.nodes_with_ids() {
+            // Without a topology key, a node without any free device cannot host a pod
+            // that needs devices: its counts say so without loading it.
+            let skip_full = key.is_none() && !bounds.is_empty();
+            for &id in self.node_order() {
+                if skip_full && self.node_has_no_free_device(id) {
+                    continue;
+                }
+                let Some(node) = self.node_by_id(id) else {
+                    continue;
+                };
                 // Devices first: counting them does not load the node object, so without
                 // a topology key (whose domains every node adds to) a node without room
                 // is skipped at once.
@@ -587,15 +596,12 @@ impl Cluster {
                 let mut free = 0;
                 let mut device_cap = u32::MAX;
                 for b in &bounds {
-                    let best = b
-                        .iter()
-                        .map(|(set, need)| {
-                            let have = devices.map_or(0, |d| d.count_in(set)) as u32;
-                            free = free.max(have);
-                            have / need
-                        })
-                        .max()
-                        .unwrap_or(0);
+                    let mut best = 0;
+                    for (set, need) in b {
+                        let have = devices.map_or(0, |d| d.count_in(set)) as u32;
+                        free = free.max(have);
+                        best = best.max(have / need);
+                    }
                     device_cap = device_cap.min(best);
                 }
                 if device_cap == 0 && key.is_none() {
@@ -712,6 +718,43 @@ impl Cluster {
     }
 }
 
+/// Sorts candidates by domain, then by free devices (ascending, or descending when
+/// `descending`), keeping node-name order among equals: a counting sort when the keys
+/// are few (nodes hold a handful of devices), else a stable comparison sort.
+fn sort_by_domain_and_free(candidates: &mut Vec<Candidate>, domains: usize, descending: bool) {
+    if candidates.len() < 2 {
+        return;
+    }
+    let max_free = candidates.iter().map(|c| c.free).max().unwrap_or(0) as usize;
+    let keys = domains.max(1).saturating_mul(max_free + 1);
+    let key = |c: &Candidate| {
+        let f = if descending {
+            max_free - c.free as usize
+        } else {
+            c.free as usize
+        };
+        c.domain as usize * (max_free + 1) + f
+    };
+    if keys > 4 * candidates.len() + 64 {
+        candidates.sort_by_key(key);
+        return;
+    }
+    let mut start = vec![0usize; keys + 1];
+    for c in candidates.iter() {
+        start[key(c) + 1] += 1;
+    }
+    for k in 0..keys {
+        start[k + 1] += start[k];
+    }
+    let mut out = vec![candidates[0]; candidates.len()];
+    for c in candidates.iter() {
+        let k = key(c);
+        out[start[k]] = *c;
+        start[k] += 1;
+    }
+    *candidates = out;
+}
+
 /// `namespace/name`.
 fn qualified(namespace: &str, name: &str) -> String {
     let mut s = String::with_capacity(namespace.len() + 1 + name.len());
@@ -744,10 +787,12 @@ impl Gang<'_> {
             let k = shape.min_devices;
             // Stable: equal keys stay in node-name order.
             match policy {
-                ScoringPolicy::BestFit => shape.candidates.sort_by_key(|c| (c.domain, c.free)),
-                ScoringPolicy::Spread => shape
-                    .candidates
-                    .sort_by_key(|c| (c.domain, core::cmp::Reverse(c.free))),
+                ScoringPolicy::BestFit => {
+                    sort_by_domain_and_free(&mut shape.candidates, domains, false);
+                }
+                ScoringPolicy::Spread => {
+                    sort_by_domain_and_free(&mut shape.candidates, domains, true);
+                }
                 ScoringPolicy::FragmentationAware(mix) => shape.candidates.sort_by_key(|c| {
                     let take = u32::try_from(k).unwrap_or(u32::MAX);
                     (c.domain, mix.node_fragmentation_delta(c.free, take), c.free)
@@ -1038,14 +1083,28 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
 
     fn run(&mut self) -> GangOutcome {
         let gang = self.gang;
+        // Without a gang (no group, or the basic policy) every pod is placed on its own:
+        // the unit makes progress when at least one pending pod is placed, and is
+        // unschedulable when none can be.
+        let nothing_placed = GangOutcome::Unschedulable {
+            required: 1,
+            best: 0,
+        };
         if gang.order.is_empty() && gang.required == 0 {
-            return GangOutcome::Placed(PlacementDecision::default());
+            if gang.pods.is_empty() {
+                return GangOutcome::Placed(PlacementDecision::default());
+            }
+            return nothing_placed;
         }
         for &d in &gang.order {
             self.set_domain(d);
             if self.place(0, 0) {
                 self.place_rest();
-                return GangOutcome::Placed(self.take_decision());
+                let decision = self.take_decision();
+                if gang.required == 0 && decision.bindings.is_empty() && !gang.pods.is_empty() {
+                    return nothing_placed;
+                }
+                return GangOutcome::Placed(decision);
             }
             if self.exhausted {
                 return GangOutcome::BudgetExhausted { steps: self.steps };

@@ -816,20 +816,27 @@ fn competing_gangs_do_not_deadlock() {
             (basic("b"), &pods_b, &claims_b, &mut running_b),
         ] {
             let one = std::slice::from_ref(&pods[i]);
-            let d = placed(place_opts(
+            let out = place_opts(
                 &c,
                 Some(&group),
                 one,
                 std::slice::from_ref(&claims[i]),
                 &GangOptions::default(),
-            ));
+            );
             if i < 2 {
+                let d = placed(out);
                 assert_eq!(d.bindings.len(), 1, "{}", pods[i].name);
                 c.apply_decision(&d, one).unwrap();
                 running[i].node_name = Some(d.bindings[0].node.clone());
             } else {
-                // The cluster is full: basic scheduling places nothing.
-                assert!(d.bindings.is_empty(), "{d:#?}");
+                // The cluster is full: basic scheduling places nothing, and says so.
+                assert_eq!(
+                    out,
+                    GangOutcome::Unschedulable {
+                        required: 1,
+                        best: 0
+                    }
+                );
             }
         }
     }

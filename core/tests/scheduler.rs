@@ -306,3 +306,124 @@ fn a_unit_with_a_missing_claim_fails_alone() {
     assert!(s.binding("ns/broken-0").is_none());
     assert_eq!(bound(&s, &ok), 1);
 }
+
+/// A pod without a PodGroup at `priority` with its own claim for `gpus` GPUs.
+fn add_standalone_pod(s: &mut Scheduler, name: &str, gpus: u32, priority: i32) -> String {
+    let key = add_gpu_pod(s, "unused", name, gpus, priority);
+    // `add_gpu_pod` names a group; a standalone pod has none: re-add it without.
+    let mut pod = s.remove_pod(&key).unwrap();
+    pod.scheduling_group = None;
+    s.add_pod(pod).unwrap();
+    key
+}
+
+#[test]
+fn a_standalone_pod_that_fits_nowhere_is_pending_and_preempts_a_lower_one() {
+    let mut s = scheduler(1, 8);
+    let low = add_standalone_pod(&mut s, "low", 8, 0);
+    s.cycle();
+    assert!(s.binding(&low).is_some());
+    // Same priority: nothing to preempt, so it stays pending (not "scheduled" with an
+    // empty decision).
+    let same = add_standalone_pod(&mut s, "same", 8, 0);
+    let report = s.cycle();
+    assert_eq!(report.units.len(), 1);
+    assert_eq!(
+        report.units[0],
+        (
+            Unit::Pod(same.clone()),
+            UnitResult::Pending(GangOutcome::Unschedulable {
+                required: 1,
+                best: 0
+            })
+        )
+    );
+    let why = s.explain(&Unit::Pod(same.clone())).unwrap();
+    assert!(why.summary().contains("0 of 1"), "{}", why.summary());
+    s.remove_pod(&same).unwrap();
+    // Higher priority: the lower pod is preempted, one pod for one pod.
+    let high = add_standalone_pod(&mut s, "high", 8, 10);
+    let report = s.cycle();
+    let (_, UnitResult::Preempted(p)) = &report.units[0] else {
+        panic!("expected a preemption: {report:#?}");
+    };
+    assert_eq!(p.victims.len(), 1);
+    assert_eq!(p.victims[0].unit, Unit::Pod(low.clone()));
+    assert!(s.binding(&high).is_some());
+    assert!(s.binding(&low).is_none());
+}
+
+#[test]
+fn what_it_takes_names_the_least_preemption_and_the_missing_devices() {
+    // 4 nodes × 8 GPUs; a low-priority All gang holds 2 nodes; a 3 × 8 gang at
+    // priority 10 needs one node more than is free.
+    let mut s = scheduler(4, 8);
+    let low = gang(&mut s, "low", 2, 8, 0, DisruptionMode::All);
+    let bystander = gang(&mut s, "other", 1, 4, 0, DisruptionMode::All);
+    s.cycle();
+    assert_eq!(bound(&s, &low) + bound(&s, &bystander), 3);
+    let high = gang(&mut s, "high", 3, 8, 10, DisruptionMode::All);
+    let before = s.clone();
+    let unit = Unit::Group("ns/high".into());
+    let w = s.what_it_takes(&unit).unwrap();
+    assert!(!w.fits_now && !w.waiting_for_pods && w.may_preempt);
+    // Nothing changed.
+    assert_eq!(bound(&s, &low), 2);
+    assert_eq!(bound(&s, &high), 0);
+    assert_eq!(s.cluster().free_devices(), before.cluster().free_devices());
+    // The least preemption: the 4-GPU gang does not make room for an 8-GPU pod on its
+    // own; the 2-node gang does (and is all that is evicted after the reprieve).
+    let p = w.preemption.as_ref().expect("a preemption exists");
+    let victims: Vec<&Unit> = p.victims.iter().map(|v| &v.unit).collect();
+    assert_eq!(victims, [&Unit::Group("ns/low".into())]);
+    assert_eq!(p.decision.bindings.len(), 3);
+    // By count: one node is entirely free (the 4-GPU gang's node has 4 free), so 1 of
+    // the 3 pods fits; 2 pods × 8 GPUs are missing.
+    assert_eq!(w.domains.len(), 1);
+    let d = &w.domains[0];
+    assert_eq!((d.domain.as_deref(), d.required, d.fit), (None, 3, 1));
+    assert_eq!(d.missing_devices(), 16);
+    assert_eq!(d.missing[0].example, "ns/high-0");
+    let text = w.to_string();
+    assert!(
+        text.contains("preempt 1 unit of lower priority (2 pods, 16 devices)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 of 3 pods fit; at least 16 more free devices needed"),
+        "{text}"
+    );
+    // What a cycle then does is exactly that preemption.
+    let report = s.cycle();
+    let (_, UnitResult::Preempted(done)) = &report.units[0] else {
+        panic!("expected a preemption: {report:#?}");
+    };
+    assert_eq!(done, p);
+}
+
+#[test]
+fn what_it_takes_without_lower_priority_victims_or_with_never() {
+    let mut s = scheduler(2, 8);
+    gang(&mut s, "a", 2, 8, 5, DisruptionMode::All);
+    s.cycle();
+    // Equal priority: no victim.
+    gang(&mut s, "b", 1, 8, 5, DisruptionMode::All);
+    let w = s.what_it_takes(&Unit::Group("ns/b".into())).unwrap();
+    assert!(w.preemption.is_none());
+    assert!(w.to_string().contains("would not help"), "{w}");
+    // Higher priority but Never: the preemption is reported, flagged as not taken.
+    let mut g = PodGroup::new("ns", "c", SchedulingPolicy::Gang { min_count: 1 });
+    g.priority = Some(50);
+    g.preemption_policy = Some(PreemptionPolicy::Never);
+    s.add_group(g).unwrap();
+    add_gpu_pod(&mut s, "c", "c-0", 8, 50);
+    let w = s.what_it_takes(&Unit::Group("ns/c".into())).unwrap();
+    assert!(!w.may_preempt);
+    assert!(w.preemption.is_some());
+    assert!(w.to_string().contains("preemptionPolicy is Never"), "{w}");
+    // A unit that fits now needs nothing; an unknown one is an error.
+    s.remove_group("ns/a").unwrap();
+    let w = s.what_it_takes(&Unit::Group("ns/b".into())).unwrap();
+    assert!(w.fits_now && w.preemption.is_none() && w.domains.is_empty());
+    assert!(s.what_it_takes(&Unit::Group("ns/nope".into())).is_err());
+}

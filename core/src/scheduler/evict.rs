@@ -235,7 +235,7 @@ impl Scheduler {
     /// resolves to one of the group's claims
     /// ([`PodGroup::group_claim_for`](crate::PodGroup::group_claim_for)), else the pod's
     /// own.
-    fn claim_used(&self, pod: &Pod, entry: &PodResourceClaim) -> String {
+    pub(super) fn claim_used(&self, pod: &Pod, entry: &PodResourceClaim) -> String {
         match &entry.source {
             ClaimSource::ClaimName(name) => key(&pod.namespace, name),
             ClaimSource::Template(_) => {
@@ -259,36 +259,13 @@ impl Scheduler {
         claims: &BTreeMap<String, (Time, String)>,
         out: &mut BTreeMap<String, PodEviction>,
     ) {
-        if claims.is_empty() {
-            return;
-        }
-        // By (namespace, name), so that a pod's entries are looked up without building
-        // keys (claim keys are `namespace/name`, and namespaces have no `/`).
-        let by_name: BTreeMap<(&str, &str), (&str, Time, &str)> = claims
-            .iter()
-            .filter_map(|(c, (at, taint))| {
-                let (ns, name) = c.split_once('/')?;
-                Some(((ns, name), (c.as_str(), *at, taint.as_str())))
-            })
-            .collect();
-        for k in self.bound.keys() {
-            let pod = &self.pods[k];
-            for entry in &pod.resource_claims {
-                let hit = match &entry.source {
-                    ClaimSource::ClaimName(name) => by_name
-                        .get(&(pod.namespace.as_str(), name.as_str()))
-                        .copied(),
-                    ClaimSource::Template(_) => claims
-                        .get_key_value(&self.claim_used(pod, entry))
-                        .map(|(c, (at, taint))| (c.as_str(), *at, taint.as_str())),
+        for (claim, (at, taint)) in claims {
+            for pod in self.index.claim_users.get(claim).into_iter().flatten() {
+                let reason = EvictionReason::DeviceTaint {
+                    claim: claim.clone(),
+                    taint: taint.clone(),
                 };
-                if let Some((claim, at, taint)) = hit {
-                    let reason = EvictionReason::DeviceTaint {
-                        claim: claim.to_owned(),
-                        taint: taint.to_owned(),
-                    };
-                    propose(out, k, at, reason);
-                }
+                propose(out, pod, *at, reason);
             }
         }
     }
@@ -301,39 +278,29 @@ impl Scheduler {
         out: &mut BTreeMap<String, PodEviction>,
     ) -> BTreeMap<String, Time> {
         let mut seen = BTreeMap::new();
-        let tainted: BTreeSet<&str> = self
-            .cluster
-            .nodes()
-            .filter(|n| n.taints.iter().any(|t| t.effect == TaintEffect::NoExecute))
-            .map(|n| n.name.as_str())
-            .collect();
-        if tainted.is_empty() {
-            return seen;
-        }
-        for (k, b) in &self.bound {
-            if !tainted.contains(b.node.as_str()) {
+        for name in &self.index.no_execute_nodes {
+            let Some(node) = self.cluster.node(name) else {
                 continue;
+            };
+            for k in self.index.node_pods.get(name).into_iter().flatten() {
+                let EvictionVerdict::Evict { delay_seconds } =
+                    node_eviction(&node.taints, &self.pods[k].tolerations)
+                else {
+                    continue;
+                };
+                let start = self.node_taint_seen.get(k).copied().unwrap_or(now);
+                seen.insert(k.clone(), start);
+                // A toleration that has run out already (or a taint not tolerated at all)
+                // evicts now, as upstream's taint manager does. DIVERGENCE: once a pod is
+                // queued, upstream's `processPodOnNode` keeps its first trigger time when
+                // the least `tolerationSeconds` later changes while the pod stays queued;
+                // here the time follows the current least one, from the same start.
+                let at = start.plus_seconds(delay_seconds).max(now);
+                let reason = EvictionReason::NodeTaint {
+                    node: node.name.clone(),
+                };
+                propose(out, k, at, reason);
             }
-            let Some(node) = self.cluster.node(&b.node) else {
-                continue;
-            };
-            let EvictionVerdict::Evict { delay_seconds } =
-                node_eviction(&node.taints, &self.pods[k].tolerations)
-            else {
-                continue;
-            };
-            let start = self.node_taint_seen.get(k).copied().unwrap_or(now);
-            seen.insert(k.clone(), start);
-            // A toleration that has run out already (or a taint not tolerated at all)
-            // evicts now, as upstream's taint manager does. DIVERGENCE: once a pod is
-            // queued, upstream's `processPodOnNode` keeps its first trigger time when the
-            // least `tolerationSeconds` later changes while the pod stays queued; here the
-            // time follows the current least one, from the same start.
-            let at = start.plus_seconds(delay_seconds).max(now);
-            let reason = EvictionReason::NodeTaint {
-                node: node.name.clone(),
-            };
-            propose(out, k, at, reason);
         }
         seen
     }
@@ -343,27 +310,25 @@ impl Scheduler {
         &self,
         pods: impl Iterator<Item = &'a String>,
     ) -> BTreeMap<String, Vec<String>> {
-        let wanted: BTreeSet<(&str, &str)> = pods
-            .filter_map(|p| {
-                let pod = &self.pods[p];
-                Some((pod.namespace.as_str(), pod.scheduling_group.as_deref()?))
-            })
-            .collect();
         let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        if wanted.is_empty() {
-            return out;
-        }
-        for k in self.bound.keys() {
-            let pod = &self.pods[k];
+        for p in pods {
+            let pod = &self.pods[p];
             let Some(g) = pod.scheduling_group.as_deref() else {
                 continue;
             };
-            if wanted.contains(&(pod.namespace.as_str(), g)) {
-                let group = key(&pod.namespace, g);
-                if self.groups.contains_key(&group) {
-                    out.entry(group).or_default().push(k.clone());
-                }
+            let group = key(&pod.namespace, g);
+            if out.contains_key(&group) || !self.groups.contains_key(&group) {
+                continue;
             }
+            let bound: Vec<String> = self
+                .members
+                .get(&group)
+                .into_iter()
+                .flatten()
+                .filter(|m| self.bound.contains_key(*m))
+                .cloned()
+                .collect();
+            out.insert(group, bound);
         }
         out
     }
@@ -632,6 +597,7 @@ impl Scheduler {
         taint: Taint,
     ) -> Result<EvictionReport, SchedulerError> {
         self.cluster.taint_node(node, taint)?;
+        self.reindex_node_taints(node);
         Ok(self.refresh_evictions())
     }
 
@@ -644,6 +610,7 @@ impl Scheduler {
         effect: Option<TaintEffect>,
     ) -> Result<EvictionReport, SchedulerError> {
         self.cluster.untaint_node(node, taint_key, effect)?;
+        self.reindex_node_taints(node);
         Ok(self.refresh_evictions())
     }
 

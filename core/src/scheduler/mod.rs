@@ -17,8 +17,10 @@ use core::fmt;
 
 mod evict;
 mod preempt;
+mod whatif;
 
 pub use evict::{BrokenGroup, DryRunReport};
+pub use whatif::{DomainGap, ShapeGap, WhatItTakes};
 
 use crate::Time;
 use crate::alloc_prelude::*;
@@ -231,7 +233,25 @@ pub struct Scheduler {
     /// Node NoExecute eviction timer starts, by pod: when the pod was first observed on
     /// a node whose NoExecute taints it does not tolerate forever.
     node_taint_seen: BTreeMap<String, Time>,
+    /// Indexes over the bound pods, so that eviction and unbinding visit only the pods
+    /// concerned (see [`BoundIndex`]).
+    index: BoundIndex,
     options: GangOptions,
+}
+
+/// Indexes over the bound pods, kept in step with `Scheduler::bound` by
+/// `index_bound` / `unindex_bound`.
+#[derive(Clone, Debug, Default)]
+pub(super) struct BoundIndex {
+    /// Bound pods by each claim they use (`namespace/name`, as `claim_used` resolves
+    /// their `spec.resourceClaims` entries when they are bound).
+    pub(super) claim_users: BTreeMap<String, BTreeSet<String>>,
+    /// The claims each bound pod was indexed under.
+    pub(super) pod_claims: BTreeMap<String, Vec<String>>,
+    /// Bound pods by node.
+    node_pods: BTreeMap<String, BTreeSet<String>>,
+    /// Nodes with a `NoExecute` taint.
+    no_execute_nodes: BTreeSet<String>,
 }
 
 fn key(namespace: &str, name: &str) -> String {
@@ -241,7 +261,7 @@ fn key(namespace: &str, name: &str) -> String {
 impl Scheduler {
     /// A scheduler over `cluster` with no workloads, placing with `options`.
     pub fn new(cluster: Cluster, options: GangOptions) -> Scheduler {
-        Scheduler {
+        let mut s = Scheduler {
             cluster,
             pods: BTreeMap::new(),
             members: BTreeMap::new(),
@@ -252,7 +272,74 @@ impl Scheduler {
             group_claims: BTreeMap::new(),
             evictions: BTreeMap::new(),
             node_taint_seen: BTreeMap::new(),
+            index: BoundIndex::default(),
             options,
+        };
+        let tainted: Vec<String> = s.cluster.nodes().map(|n| n.name.clone()).collect();
+        for n in tainted {
+            s.reindex_node_taints(&n);
+        }
+        s
+    }
+
+    /// Records a node's `NoExecute` taints in the index (after they changed).
+    fn reindex_node_taints(&mut self, node: &str) {
+        let tainted = self.cluster.node(node).is_some_and(|n| {
+            n.taints
+                .iter()
+                .any(|t| t.effect == crate::TaintEffect::NoExecute)
+        });
+        if tainted {
+            self.index.no_execute_nodes.insert(node.to_owned());
+        } else {
+            self.index.no_execute_nodes.remove(node);
+        }
+    }
+
+    /// Indexes a pod just bound (after it went into `bound`).
+    fn index_bound(&mut self, pod: &str) {
+        let (Some(p), Some(b)) = (self.pods.get(pod), self.bound.get(pod)) else {
+            return;
+        };
+        let mut claims: Vec<String> = p
+            .resource_claims
+            .iter()
+            .map(|entry| self.claim_used(p, entry))
+            .collect();
+        claims.sort_unstable();
+        claims.dedup();
+        for c in &claims {
+            if let Some(users) = self.index.claim_users.get_mut(c) {
+                users.insert(pod.to_owned());
+            } else {
+                let users = BTreeSet::from([pod.to_owned()]);
+                self.index.claim_users.insert(c.clone(), users);
+            }
+        }
+        if let Some(pods) = self.index.node_pods.get_mut(&b.node) {
+            pods.insert(pod.to_owned());
+        } else {
+            let pods = BTreeSet::from([pod.to_owned()]);
+            self.index.node_pods.insert(b.node.clone(), pods);
+        }
+        self.index.pod_claims.insert(pod.to_owned(), claims);
+    }
+
+    /// Removes a pod from the indexes (when it leaves `bound`).
+    fn unindex_bound(&mut self, pod: &str, node: &str) {
+        for c in self.index.pod_claims.remove(pod).unwrap_or_default() {
+            if let Some(users) = self.index.claim_users.get_mut(&c) {
+                users.remove(pod);
+                if users.is_empty() {
+                    self.index.claim_users.remove(&c);
+                }
+            }
+        }
+        if let Some(pods) = self.index.node_pods.get_mut(node) {
+            pods.remove(pod);
+            if pods.is_empty() {
+                self.index.node_pods.remove(node);
+            }
         }
     }
 
@@ -405,7 +492,11 @@ impl Scheduler {
                 .or_default()
                 .insert(k.clone());
         }
-        self.pods.insert(k, pod);
+        let bound = pod.node_name.is_some();
+        self.pods.insert(k.clone(), pod);
+        if bound {
+            self.index_bound(&k);
+        }
         Ok(())
     }
 
@@ -506,19 +597,25 @@ impl Scheduler {
     /// Why a pending unit is pending (see [`Cluster::explain_gang`]), against the
     /// current state. Changes nothing.
     pub fn explain(&self, unit: &Unit) -> Result<crate::Explanation, SchedulerError> {
-        let missing = match unit {
-            Unit::Group(g) => (!self.groups.contains_key(g)).then_some((ObjectKind::PodGroup, g)),
-            Unit::Pod(p) => (!self.pods.contains_key(p)).then_some((ObjectKind::Pod, p)),
-        };
-        if let Some((kind, name)) = missing {
-            return Err(SchedulerError::Cluster(ClusterError::NotFound(
-                ObjectRef::cluster(kind, name),
-            )));
-        }
+        self.check_unit(unit)?;
         let (group, pods, claims) = self.inputs(unit);
         Ok(self
             .cluster
             .explain_gang(group.as_ref(), &pods, &claims, &self.options)?)
+    }
+
+    /// Fails when the unit's PodGroup or pod does not exist.
+    fn check_unit(&self, unit: &Unit) -> Result<(), SchedulerError> {
+        let missing = match unit {
+            Unit::Group(g) => (!self.groups.contains_key(g)).then_some((ObjectKind::PodGroup, g)),
+            Unit::Pod(p) => (!self.pods.contains_key(p)).then_some((ObjectKind::Pod, p)),
+        };
+        match missing {
+            Some((kind, name)) => Err(SchedulerError::Cluster(ClusterError::NotFound(
+                ObjectRef::cluster(kind, name),
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Runs one scheduling cycle (see the module docs). A unit whose inputs are
@@ -581,6 +678,7 @@ impl Scheduler {
                 self.set_allocation(&c.claim, Some(c.result.clone()));
             }
             self.bound.insert(b.pod.clone(), b.clone());
+            self.index_bound(&b.pod);
         }
         if let Some(g) = group
             && !d.group_claims.is_empty()
@@ -653,19 +751,14 @@ impl Scheduler {
             return;
         };
         let _ = self.cluster.release_node_resources(&b.node, pod);
+        self.unindex_bound(pod, &b.node);
         for c in b.claims {
-            let (ns, name) = c.claim.split_once('/').unwrap_or(("", c.claim.as_str()));
+            // The first other bound user of the claim, by key.
             let heir = self
-                .bound
-                .keys()
-                .find(|k| {
-                    self.pods.get(*k).is_some_and(|p| {
-                        p.namespace == ns
-                            && p.resource_claims.iter().any(
-                                |r| matches!(&r.source, ClaimSource::ClaimName(n) if n == name),
-                            )
-                    })
-                })
+                .index
+                .claim_users
+                .get(&c.claim)
+                .and_then(|users| users.first())
                 .cloned();
             // Another bound pod naming the claim keeps it allocated.
             if let Some(x) = heir.and_then(|h| self.bound.get_mut(&h)) {

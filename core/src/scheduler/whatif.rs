@@ -1,0 +1,258 @@
+//! What-if questions that never change the live state: "what would it take to place
+//! this unit?" — the least preemption that would make room, and how many pods (of which
+//! shape, needing how many devices) the free capacity lacks in the best domain.
+//!
+//! Other what-ifs are a clone away: a [`Scheduler`] clone shares the cluster's heavy
+//! parts (slices, node objects, the interner, the attribute index) copy-on-write, so
+//! "what happens if this GPU fails?" is `clone()` then
+//! [`taint_device`](Scheduler::taint_device) (or [`dry_run_rule`](Scheduler::dry_run_rule)
+//! without even a clone), and "would this gang fit now?" is
+//! [`explain`](Scheduler::explain).
+
+use core::fmt;
+
+use super::{Preemption, Scheduler, SchedulerError, Unit};
+use crate::alloc_prelude::*;
+use crate::placer::GangOutcome;
+use crate::workload::PreemptionPolicy;
+
+/// What it would take to place a pending unit now (see [`Scheduler::what_it_takes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct WhatItTakes {
+    /// The unit asked about.
+    pub unit: Unit,
+    /// It fits as things are: nothing else is needed.
+    pub fits_now: bool,
+    /// It waits for more members to exist (`minCount` not reached): no capacity helps.
+    pub waiting_for_pods: bool,
+    /// The least preemption of strictly lower-priority units that would make it fit
+    /// (victims chosen as [`Scheduler::cycle`] would choose them, and the placement
+    /// that would follow), if there is one. Computed whatever the unit's
+    /// `preemptionPolicy`; see [`may_preempt`](Self::may_preempt).
+    pub preemption: Option<Preemption>,
+    /// Its `preemptionPolicy` lets the scheduler preempt (`PreemptLowerPriority`).
+    pub may_preempt: bool,
+    /// Free capacity by domain (`None`: the whole cluster, without a topology
+    /// constraint), the domains where the most of its pods fit by count first. Empty
+    /// when it fits now or no node passes its filters at all.
+    pub domains: Vec<DomainGap>,
+}
+
+/// How far a domain's free capacity is from hosting a unit, by count (an optimistic
+/// bound: pods that fit by count may still not fit together).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct DomainGap {
+    /// The domain's value of the topology key; `None` without a key.
+    pub domain: Option<String>,
+    /// Pending pods that must be placed together.
+    pub required: usize,
+    /// Of those, how many the domain's free capacity can host by count.
+    pub fit: usize,
+    /// The pods that do not fit, by shape.
+    pub missing: Vec<ShapeGap>,
+}
+
+impl DomainGap {
+    /// Free devices the domain lacks: the missing pods' devices (at least).
+    pub fn missing_devices(&self) -> u64 {
+        self.missing
+            .iter()
+            .map(|m| m.pods as u64 * m.devices_per_pod)
+            .sum()
+    }
+}
+
+/// Pods of one shape (interchangeable pods) that do not fit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct ShapeGap {
+    /// The shape's first pod, `namespace/name`.
+    pub example: String,
+    /// How many of its pods do not fit.
+    pub pods: usize,
+    /// Devices each of them needs (the least its claims can take).
+    pub devices_per_pod: u64,
+}
+
+impl Scheduler {
+    /// What it would take to place `unit` now, without changing anything: whether it
+    /// fits as is, the least preemption that would make room (simulated on a copy of
+    /// the scheduler, exactly as a cycle would preempt), and per topology domain how
+    /// many of its pods the free capacity cannot host and how many devices they need.
+    pub fn what_it_takes(&self, unit: &Unit) -> Result<WhatItTakes, SchedulerError> {
+        self.check_unit(unit)?;
+        let (group, pods, claims) = self.inputs(unit);
+        let (_, policy, _) = self.unit_priority(unit);
+        let mut out = WhatItTakes {
+            unit: unit.clone(),
+            fits_now: false,
+            waiting_for_pods: false,
+            preemption: None,
+            may_preempt: policy == PreemptionPolicy::PreemptLowerPriority,
+            domains: Vec::new(),
+        };
+        match self
+            .cluster
+            .place_gang(group.as_ref(), &pods, &claims, &self.options)?
+        {
+            GangOutcome::Placed(_) => {
+                out.fits_now = true;
+                return Ok(out);
+            }
+            GangOutcome::WaitingForPods { .. } => {
+                out.waiting_for_pods = true;
+                return Ok(out);
+            }
+            GangOutcome::Unschedulable { .. } | GangOutcome::BudgetExhausted { .. } => {}
+        }
+        let gang = self
+            .cluster
+            .gang_intake(group.as_ref(), &pods, &claims, &self.options)?;
+        // The first `required` pending pods, by shape (without a gang, one pod is
+        // progress).
+        let required = if gang.required == 0 {
+            gang.pods.len().min(1)
+        } else {
+            gang.required
+        };
+        let mut want = vec![0usize; gang.shapes.len()];
+        for p in gang.pods.iter().take(required) {
+            want[p.shape] += 1;
+        }
+        for d in 0..gang.domains.len() {
+            let mut fit = 0;
+            let mut missing = Vec::new();
+            for (s, shape) in gang.shapes.iter().enumerate() {
+                let caps: u64 = gang
+                    .candidates_in(s, d as u32)
+                    .iter()
+                    .map(|c| u64::from(c.cap))
+                    .sum();
+                let here = want[s].min(usize::try_from(caps).unwrap_or(usize::MAX));
+                fit += here;
+                if here < want[s] {
+                    missing.push(ShapeGap {
+                        example: format!("{}/{}", shape.rep.namespace, shape.rep.name),
+                        pods: want[s] - here,
+                        devices_per_pod: shape.min_devices,
+                    });
+                }
+            }
+            out.domains.push(DomainGap {
+                domain: gang.key.map(|_| gang.domains[d].clone()),
+                required,
+                fit,
+                missing,
+            });
+        }
+        // The closest domains first; ties by fewer devices missing, then by name.
+        out.domains.sort_by(|a, b| {
+            b.fit
+                .cmp(&a.fit)
+                .then(a.missing_devices().cmp(&b.missing_devices()))
+                .then_with(|| a.domain.cmp(&b.domain))
+        });
+        let mut copy = self.clone();
+        out.preemption = copy.preempt(unit)?;
+        Ok(out)
+    }
+}
+
+impl fmt::Display for WhatItTakes {
+    /// A few lines: fits now / waits for pods, else the least preemption and the
+    /// closest domains (at most three).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.fits_now {
+            return write!(f, "{} fits now: nothing else is needed.", self.unit);
+        }
+        if self.waiting_for_pods {
+            return write!(
+                f,
+                "{} waits for more pods to exist (minCount not reached): capacity does not help.",
+                self.unit
+            );
+        }
+        write!(f, "What it would take to place {}:", self.unit)?;
+        match &self.preemption {
+            Some(p) => {
+                let pods: usize = p.victims.iter().map(|v| v.pods.len()).sum();
+                let devices: usize = p.victims.iter().map(|v| v.devices).sum();
+                write!(
+                    f,
+                    "\n  preempt {} unit{} of lower priority ({pods} pod{}, {devices} device{}):",
+                    p.victims.len(),
+                    plural(p.victims.len()),
+                    plural(pods),
+                    plural(devices),
+                )?;
+                for v in &p.victims {
+                    write!(
+                        f,
+                        "\n    {} (priority {}, {} pod{}, {} device{})",
+                        v.unit,
+                        v.priority,
+                        v.pods.len(),
+                        plural(v.pods.len()),
+                        v.devices,
+                        plural(v.devices)
+                    )?;
+                }
+                if !self.may_preempt {
+                    f.write_str(
+                        "\n    (its preemptionPolicy is Never: the scheduler will not do this)",
+                    )?;
+                }
+            }
+            None => f.write_str("\n  preemption: evicting lower-priority units would not help")?,
+        }
+        if self.domains.is_empty() {
+            f.write_str("\n  capacity: no node passes its filters (see the explanation)")?;
+        }
+        for d in self.domains.iter().take(3) {
+            let name = d
+                .domain
+                .as_deref()
+                .map_or_else(|| String::from("the cluster"), |v| format!("domain {v}"));
+            if d.missing.is_empty() {
+                write!(
+                    f,
+                    "\n  {name}: all {} pods fit by count, but not together (see the explanation)",
+                    d.required
+                )?;
+                continue;
+            }
+            write!(
+                f,
+                "\n  {name}: {} of {} pods fit; at least {} more free device{} needed:",
+                d.fit,
+                d.required,
+                d.missing_devices(),
+                plural(d.missing_devices() as usize)
+            )?;
+            for m in &d.missing {
+                write!(
+                    f,
+                    "\n    {} pod{} like {} ({} device{} each)",
+                    m.pods,
+                    plural(m.pods),
+                    m.example,
+                    m.devices_per_pod,
+                    plural(m.devices_per_pod as usize)
+                )?;
+            }
+        }
+        if self.domains.len() > 3 {
+            write!(f, "\n  ... {} more domains", self.domains.len() - 3)?;
+        }
+        Ok(())
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
