@@ -427,3 +427,57 @@ fn what_it_takes_without_lower_priority_victims_or_with_never() {
     assert!(w.fits_now && w.preemption.is_none() && w.domains.is_empty());
     assert!(s.what_it_takes(&Unit::Group("ns/nope".into())).is_err());
 }
+
+#[test]
+fn running_pods_added_bound_release_their_claims() {
+    // A scheduler started on a running cluster (as an adapter loads one): its claims
+    // come with `status.allocation`, its pods with `nodeName`.
+    let mut before = scheduler(2, 8);
+    let run = add_standalone_pod(&mut before, "run", 8, 0);
+    let members = gang(&mut before, "old", 1, 8, 0, DisruptionMode::All);
+    before.cycle();
+    assert_eq!(before.cluster().free_devices().len(), 0);
+    let load = || {
+        // Devices stay held by their claims; node reservations are made again by
+        // `add_pod`.
+        let mut cluster = before.cluster().clone();
+        for p in before.pods() {
+            cluster
+                .release_node_resources(p.node_name.as_deref().unwrap(), &format!("ns/{}", p.name))
+                .unwrap();
+        }
+        let mut s = Scheduler::new(cluster, GangOptions::default());
+        let mut g = PodGroup::new("ns", "old", SchedulingPolicy::Gang { min_count: 1 });
+        g.priority = Some(0);
+        g.disruption_mode = DisruptionMode::All;
+        s.add_group(g).unwrap();
+        for c in before.claims() {
+            assert!(c.allocation.is_some());
+            s.add_claim(c.clone()).unwrap();
+        }
+        for p in before.pods() {
+            assert!(p.node_name.is_some());
+            s.add_pod(p.clone()).unwrap();
+        }
+        s
+    };
+    // Completing a running pod frees its devices.
+    let mut s = load();
+    s.remove_pod(&run).unwrap();
+    assert_eq!(s.cluster().free_devices().len(), 8);
+    assert!(s.allocation("ns/run-gpus").is_none());
+    // A higher-priority gang preempts both running units and gets their devices.
+    let mut s = load();
+    let high = gang(&mut s, "high", 2, 8, 10, DisruptionMode::All);
+    let report = s.cycle();
+    let (_, UnitResult::Preempted(p)) = &report.units[0] else {
+        panic!("expected a preemption: {report:#?}");
+    };
+    assert_eq!(p.victims.len(), 2);
+    assert_eq!(bound(&s, &high), 2);
+    assert_eq!(
+        bound(&s, &members) + bound(&s, std::slice::from_ref(&run)),
+        0
+    );
+    assert!(s.allocation(&format!("{}-gpus", members[0])).is_none());
+}

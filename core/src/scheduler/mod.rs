@@ -146,6 +146,10 @@ pub struct Victim {
 pub struct CycleReport {
     /// Each unit tried and what happened.
     pub units: Vec<(Unit, UnitResult)>,
+    /// How the NoExecute eviction schedule changed with the cycle: pods bound onto
+    /// devices or nodes whose `NoExecute` taints they tolerate only for a while, and
+    /// evictions of preempted pods that no longer apply.
+    pub evictions: EvictionReport,
 }
 
 impl CycleReport {
@@ -343,6 +347,11 @@ impl Scheduler {
         }
     }
 
+    /// The placement options the scheduler places with.
+    pub fn options(&self) -> &GangOptions {
+        &self.options
+    }
+
     /// The cluster (read only: change devices and taints through the scheduler so
     /// evictions are tracked).
     pub fn cluster(&self) -> &Cluster {
@@ -391,7 +400,9 @@ impl Scheduler {
         }
     }
 
-    /// Scheduled NoExecute evictions, by time then pod.
+    /// Scheduled NoExecute evictions, by time then pod. The schedule is kept current by
+    /// every change made through the scheduler (cycles, removals, taints, rules, slices,
+    /// [`advance`](Self::advance)).
     pub fn scheduled_evictions(&self) -> Vec<PodEviction> {
         let mut v: Vec<PodEviction> = self.evictions.values().cloned().collect();
         v.sort();
@@ -495,9 +506,73 @@ impl Scheduler {
         let bound = pod.node_name.is_some();
         self.pods.insert(k.clone(), pod);
         if bound {
+            self.adopt_allocated_claims(&k);
             self.index_bound(&k);
         }
         Ok(())
+    }
+
+    /// A pod added bound takes over the allocated claims it uses, as if it had been
+    /// bound here: a claim of its PodGroup goes to the group's claims, any other
+    /// allocated claim to its binding unless another bound pod's binding holds it
+    /// already. So completing, preempting or evicting pods that were running when the
+    /// scheduler started releases their devices like those of pods it bound.
+    fn adopt_allocated_claims(&mut self, pod: &str) {
+        let Some(p) = self.pods.get(pod) else {
+            return;
+        };
+        let group = p
+            .scheduling_group
+            .as_ref()
+            .map(|g| key(&p.namespace, g))
+            .filter(|g| self.groups.contains_key(g));
+        let mut own = Vec::new();
+        let mut of_group = Vec::new();
+        for entry in &p.resource_claims {
+            let c = self.claim_used(p, entry);
+            let Some(result) = self.claims.get(&c).and_then(|c| c.allocation.as_ref()) else {
+                continue;
+            };
+            let allocation = ClaimAllocation {
+                claim: c,
+                result: result.clone(),
+            };
+            match &group {
+                Some(g) if self.groups[g].group_claim_for(entry).is_some() => {
+                    of_group.push(allocation);
+                }
+                _ => {
+                    // Only other bound users of the claim can hold it (this pod is
+                    // indexed after).
+                    let held = self
+                        .index
+                        .claim_users
+                        .get(&allocation.claim)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|u| self.bound.get(u))
+                        .any(|b| b.claims.iter().any(|a| a.claim == allocation.claim));
+                    if !held
+                        && !own
+                            .iter()
+                            .any(|a: &ClaimAllocation| a.claim == allocation.claim)
+                    {
+                        own.push(allocation);
+                    }
+                }
+            }
+        }
+        if let Some(g) = group {
+            let held = self.group_claims.entry(g).or_default();
+            for a in of_group {
+                if !held.iter().any(|h| h.claim == a.claim) {
+                    held.push(a);
+                }
+            }
+        }
+        if let Some(b) = self.bound.get_mut(pod) {
+            b.claims.extend(own);
+        }
     }
 
     /// The priority and preemption policy of a unit.
@@ -628,6 +703,7 @@ impl Scheduler {
             let result = self.schedule_unit(&unit).unwrap_or_else(UnitResult::Failed);
             report.units.push((unit, result));
         }
+        report.evictions = self.refresh_evictions();
         report
     }
 
@@ -719,6 +795,8 @@ impl Scheduler {
             self.release_group_claims_if_idle(&g);
         }
         self.evictions.remove(pod);
+        self.node_taint_seen.remove(pod);
+        self.refresh_evictions();
         Ok(removed)
     }
 
