@@ -578,6 +578,14 @@ struct NodeEntry {
     /// The node-local devices in upstream's allocation order (pools by driver then
     /// name, binding-condition pools last, slices by name, devices in slice order).
     pub(crate) ordered: Vec<DeviceId>,
+    /// The node advertises a `pods` allocatable. This and the two flags below are
+    /// cached next to the device set, so the placer's per-node scan does not load the
+    /// node object for nodes that pass them.
+    pod_limit: bool,
+    /// `spec.unschedulable` (cordoned).
+    cordoned: bool,
+    /// The node has a `NoSchedule` or `NoExecute` taint.
+    hard_taints: bool,
 }
 
 /// What changes on a node as devices are allocated and pods reserve resources (kept
@@ -794,7 +802,11 @@ impl Cluster {
             return Err(not_found(ObjectKind::Node, name));
         };
         self.set_node_domains(id, None);
-        Arc::make_mut(&mut self.nodes)[id.index()].node = None;
+        let entry = &mut Arc::make_mut(&mut self.nodes)[id.index()];
+        entry.node = None;
+        entry.pod_limit = false;
+        entry.cordoned = false;
+        entry.hard_taints = false;
         Ok(old)
     }
 
@@ -834,7 +846,14 @@ impl Cluster {
         let id = self.node_slot(&node.name);
         let labels = node.labels.clone();
         self.set_node_domains(id, Some(&labels));
-        Arc::make_mut(&mut self.nodes)[id.index()].node = Some(Arc::new(node));
+        let entry = &mut Arc::make_mut(&mut self.nodes)[id.index()];
+        entry.pod_limit = node.allocatable.contains_key("pods");
+        entry.cordoned = node.unschedulable;
+        entry.hard_taints = node
+            .taints
+            .iter()
+            .any(|t| matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute));
+        entry.node = Some(Arc::new(node));
         id
     }
 
@@ -936,12 +955,25 @@ impl Cluster {
         &self.node_order
     }
 
-    /// Whether a node slot has no free usable device at all (from its counts; no node
-    /// object or device set is loaded).
-    pub(crate) fn node_has_no_free_device(&self, node: NodeId) -> bool {
+    /// Whether the node advertises a `pods` allocatable (the pods it may run).
+    pub(crate) fn node_has_pod_limit(&self, node: NodeId) -> bool {
+        self.nodes.get(node.index()).is_some_and(|e| e.pod_limit)
+    }
+
+    /// Whether the node is cordoned, and whether it has a `NoSchedule` or `NoExecute`
+    /// taint (without loading the node object).
+    pub(crate) fn node_flags(&self, node: NodeId) -> (bool, bool) {
+        self.nodes
+            .get(node.index())
+            .map_or((false, false), |e| (e.cordoned, e.hard_taints))
+    }
+
+    /// A node slot's free usable devices, of any class (from its counts; no node object
+    /// or device set is loaded).
+    pub(crate) fn node_free_devices(&self, node: NodeId) -> u32 {
         self.node_state
             .get(node.index())
-            .is_none_or(|s| s.counts.free == 0)
+            .map_or(0, |s| s.counts.free)
     }
 
     /// What is left of one allocatable resource of a node (zero if it lacks it).

@@ -579,11 +579,20 @@ impl Cluster {
             let bounds = self.device_bounds(&shape.own_specs);
             let any_node = pod.node_selector.is_empty() && pod.required_node_affinity.is_none();
             let mut out = Vec::with_capacity(self.node_slots());
-            // Without a topology key, a node without any free device cannot host a pod
-            // that needs devices: its counts say so without loading it.
-            let skip_full = key.is_none() && !bounds.is_empty();
+            // Without a topology key, a node with fewer free devices than one of the
+            // pod's requests needs at least cannot host it: its counts say so without
+            // loading it or its devices.
+            let least_free = if key.is_none() {
+                bounds
+                    .iter()
+                    .map(|alts| alts.iter().map(|(_, need)| *need).min().unwrap_or(0))
+                    .max()
+                    .unwrap_or(0)
+            } else {
+                0
+            };
             for &id in self.node_order() {
-                if skip_full && self.node_has_no_free_device(id) {
+                if least_free > 0 && self.node_free_devices(id) < least_free {
                     continue;
                 }
                 let Some(node) = self.node_by_id(id) else {
@@ -607,7 +616,8 @@ impl Cluster {
                 if device_cap == 0 && key.is_none() {
                     continue;
                 }
-                if node.unschedulable
+                let (cordoned, hard_taints) = self.node_flags(id);
+                if cordoned
                     || !options
                         .within
                         .iter()
@@ -642,10 +652,11 @@ impl Cluster {
                     }
                 };
                 if !(any_node || pod.fits_node(node))
-                    || first_untolerated_taint(&node.taints, &pod.tolerations, |e| {
-                        matches!(e, TaintEffect::NoSchedule | TaintEffect::NoExecute)
-                    })
-                    .is_some()
+                    || (hard_taints
+                        && first_untolerated_taint(&node.taints, &pod.tolerations, |e| {
+                            matches!(e, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+                        })
+                        .is_some())
                 {
                     continue;
                 }
@@ -659,7 +670,7 @@ impl Cluster {
                         cap = cap.min(u32::try_from(n).unwrap_or(u32::MAX));
                     }
                 }
-                if node.allocatable.contains_key("pods") {
+                if self.node_has_pod_limit(id) {
                     let n =
                         self.node_free_of(id, "pods").as_nano() / Quantity::from_int(1).as_nano();
                     cap = cap.min(u32::try_from(n).unwrap_or(u32::MAX));
@@ -841,6 +852,11 @@ impl Gang<'_> {
                 .sum();
             self.most = self.most.max(reach.min(self.required));
             if reach < self.required {
+                continue;
+            }
+            if domains == 1 {
+                // One domain: nothing to order.
+                scored.push((0, d as u32));
                 continue;
             }
             let mut free_in = |d: usize| free.get_or_insert_with(|| self.domains_free(cluster))[d];

@@ -260,7 +260,13 @@ impl Scheduler {
         out: &mut BTreeMap<String, PodEviction>,
     ) {
         for (claim, (at, taint)) in claims {
-            for pod in self.index.claim_users.get(claim).into_iter().flatten() {
+            for pod in self
+                .index
+                .claim_users
+                .get(claim.as_str())
+                .into_iter()
+                .flatten()
+            {
                 let reason = EvictionReason::DeviceTaint {
                     claim: claim.clone(),
                     taint: taint.clone(),
@@ -283,13 +289,14 @@ impl Scheduler {
                 continue;
             };
             for k in self.index.node_pods.get(name).into_iter().flatten() {
+                let k: &str = k;
                 let EvictionVerdict::Evict { delay_seconds } =
                     node_eviction(&node.taints, &self.pods[k].tolerations)
                 else {
                     continue;
                 };
                 let start = self.node_taint_seen.get(k).copied().unwrap_or(now);
-                seen.insert(k.clone(), start);
+                seen.insert(k.to_owned(), start);
                 // A toleration that has run out already (or a taint not tolerated at all)
                 // evicts now, as upstream's taint manager does. DIVERGENCE: once a pod is
                 // queued, upstream's `processPodOnNode` keeps its first trigger time when

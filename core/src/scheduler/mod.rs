@@ -13,6 +13,7 @@
 //! Time is an input ([`Scheduler::advance`]); nothing reads a system clock, so the same
 //! sequence of calls gives the same state.
 
+use alloc::sync::Arc;
 use core::fmt;
 
 mod evict;
@@ -249,11 +250,11 @@ pub struct Scheduler {
 pub(super) struct BoundIndex {
     /// Bound pods by each claim they use (`namespace/name`, as `claim_used` resolves
     /// their `spec.resourceClaims` entries when they are bound).
-    pub(super) claim_users: BTreeMap<String, BTreeSet<String>>,
-    /// The claims each bound pod was indexed under.
-    pub(super) pod_claims: BTreeMap<String, Vec<String>>,
+    pub(super) claim_users: BTreeMap<Arc<str>, BTreeSet<Arc<str>>>,
+    /// The claims each bound pod was indexed under (keys shared with `claim_users`).
+    pub(super) pod_claims: BTreeMap<Arc<str>, Vec<Arc<str>>>,
     /// Bound pods by node.
-    node_pods: BTreeMap<String, BTreeSet<String>>,
+    node_pods: BTreeMap<String, BTreeSet<Arc<str>>>,
     /// Nodes with a `NoExecute` taint.
     no_execute_nodes: BTreeSet<String>,
 }
@@ -310,23 +311,41 @@ impl Scheduler {
             .iter()
             .map(|entry| self.claim_used(p, entry))
             .collect();
-        claims.sort_unstable();
-        claims.dedup();
-        for c in &claims {
-            if let Some(users) = self.index.claim_users.get_mut(c) {
-                users.insert(pod.to_owned());
+        if claims.len() > 1 {
+            claims.sort_unstable();
+            claims.dedup();
+        }
+        // One allocation per key, shared by the maps.
+        let pod: Arc<str> = Arc::from(pod);
+        let mut keys = Vec::with_capacity(claims.len());
+        for c in claims {
+            if let Some(k) = self
+                .index
+                .claim_users
+                .get_key_value(c.as_str())
+                .map(|e| e.0.clone())
+            {
+                self.index
+                    .claim_users
+                    .get_mut(&k)
+                    .expect("just found")
+                    .insert(pod.clone());
+                keys.push(k);
             } else {
-                let users = BTreeSet::from([pod.to_owned()]);
-                self.index.claim_users.insert(c.clone(), users);
+                let k: Arc<str> = Arc::from(c);
+                self.index
+                    .claim_users
+                    .insert(k.clone(), BTreeSet::from([pod.clone()]));
+                keys.push(k);
             }
         }
         if let Some(pods) = self.index.node_pods.get_mut(&b.node) {
-            pods.insert(pod.to_owned());
+            pods.insert(pod.clone());
         } else {
-            let pods = BTreeSet::from([pod.to_owned()]);
+            let pods = BTreeSet::from([pod.clone()]);
             self.index.node_pods.insert(b.node.clone(), pods);
         }
-        self.index.pod_claims.insert(pod.to_owned(), claims);
+        self.index.pod_claims.insert(pod, keys);
     }
 
     /// Removes a pod from the indexes (when it leaves `bound`).
@@ -547,10 +566,10 @@ impl Scheduler {
                     let held = self
                         .index
                         .claim_users
-                        .get(&allocation.claim)
+                        .get(allocation.claim.as_str())
                         .into_iter()
                         .flatten()
-                        .filter_map(|u| self.bound.get(u))
+                        .filter_map(|u| self.bound.get(&**u))
                         .any(|b| b.claims.iter().any(|a| a.claim == allocation.claim));
                     if !held
                         && !own
@@ -835,9 +854,9 @@ impl Scheduler {
             let heir = self
                 .index
                 .claim_users
-                .get(&c.claim)
+                .get(c.claim.as_str())
                 .and_then(|users| users.first())
-                .cloned();
+                .map(|u| String::from(&**u));
             // Another bound pod naming the claim keeps it allocated.
             if let Some(x) = heir.and_then(|h| self.bound.get_mut(&h)) {
                 x.claims.push(c);

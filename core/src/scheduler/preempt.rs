@@ -309,12 +309,12 @@ impl<'a> Sim<'a> {
         let mut out = Vec::new();
         for c in s.index.pod_claims.get(pod).into_iter().flatten() {
             let users = s.index.claim_users.get(c);
-            let c: &'a str = c.as_str();
+            let c: &'a str = c;
             if !self.claims.contains_key(c) {
                 let held = users
                     .into_iter()
                     .flatten()
-                    .find_map(|u| s.bound.get(u)?.claims.iter().find(|a| a.claim == c));
+                    .find_map(|u| s.bound.get(&**u)?.claims.iter().find(|a| a.claim == c));
                 let Some(held) = held else { continue };
                 let n = users.map_or(0, BTreeSet::len);
                 self.claims.insert(c, (held, n));
