@@ -31,7 +31,8 @@ cargo build -p gangpack-wasm --target wasm32-unknown-unknown --release
 step "docs (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 
-step "built-in example"
+step "built-in examples: the CLI demo (the README's first command) and the library example"
+cargo run -q -p gangpack-cli -- demo >/dev/null
 cargo run -q -p gangpack --example cluster >/dev/null
 
 step "benchmarks compile"

@@ -1061,9 +1061,27 @@ impl Cluster {
         let Some(node) = self.node_by_id(id) else {
             return;
         };
+        // How many pods of the shape the node can host now (its candidate cap), and
+        // whether that falls short of the shape's pods: only then can a resource others
+        // use be what limits it.
+        let cap = shape
+            .candidates
+            .iter()
+            .find(|c| c.node == id)
+            .map_or(0, |c| u64::from(c.cap));
+        let short = cap < shape.pods as u64;
+        let fit = |have: Quantity, q: Quantity| -> u64 {
+            u64::try_from(have.as_nano() / q.as_nano()).unwrap_or(u64::MAX)
+        };
         for (r, q) in &shape.rep.requests {
             let total = node.allocatable.get(r).copied().unwrap_or(Quantity::ZERO);
-            if q.is_positive() && self.node_free_of(id, r) < total {
+            // Reported when what others use of it is the limit: with it free the node
+            // would host more pods of the shape, and it allows no more than the cap.
+            if q.is_positive()
+                && short
+                && fit(self.node_free_of(id, r), *q) <= cap
+                && fit(total, *q) > cap
+            {
                 add(Fact::ResourceInUse {
                     resource: r.clone(),
                     nodes: vec![name.to_owned()],

@@ -293,3 +293,48 @@ fn nodes_too_small_for_a_pod_are_unresolvable() {
     );
     golden("too_few_devices", &ex);
 }
+
+#[test]
+fn resources_others_use_are_facts_only_where_they_limit_the_node() {
+    // Two nodes of 8 GPUs and 16 cpu; a gang of 3 pods × 8 GPUs cannot fit. Half the
+    // cpu is in use on both nodes, but each node still has room for its one 8-GPU pod:
+    // the cpu in use is not why, and is not reported.
+    let mut c = cluster(&[("n1", "r1", 8), ("n2", "r1", 8)]);
+    for n in ["n1", "n2"] {
+        let mut used = std::collections::BTreeMap::new();
+        used.insert("cpu".to_string(), Quantity::from_int(8));
+        c.reserve_node_resources(n, "other/sidecar", used).unwrap();
+    }
+    let (pods, claims) = workers(3, 8);
+    let ex = explain(&c, &gang(3, false), &pods, &claims);
+    assert!(
+        !ex.facts
+            .iter()
+            .any(|f| matches!(f, Fact::ResourceInUse { .. })),
+        "{ex}"
+    );
+    // With 4-GPU pods each node could take two, and cpu used up to leave room for one
+    // is what limits n1: reported there only.
+    let mut hog = std::collections::BTreeMap::new();
+    let free_cpu = c.node_free_resources("n1").unwrap()["cpu"];
+    hog.insert(
+        "cpu".to_string(),
+        free_cpu.saturating_sub(Quantity::from_int(1)),
+    );
+    c.reserve_node_resources("n1", "other/hog", hog).unwrap();
+    let (pods, claims) = workers(5, 4);
+    let ex = explain(&c, &gang(5, false), &pods, &claims);
+    let in_use: Vec<&Fact> = ex
+        .facts
+        .iter()
+        .filter(|f| matches!(f, Fact::ResourceInUse { .. }))
+        .collect();
+    assert_eq!(
+        in_use,
+        [&Fact::ResourceInUse {
+            resource: "cpu".into(),
+            nodes: vec!["n1".into()],
+        }],
+        "{ex}"
+    );
+}

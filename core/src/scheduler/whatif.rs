@@ -247,7 +247,8 @@ impl fmt::Display for WhatItTakes {
             }
         }
         if self.domains.len() > 3 {
-            write!(f, "\n  ... {} more domains", self.domains.len() - 3)?;
+            let more = self.domains.len() - 3;
+            write!(f, "\n  ... {more} more domain{}", plural(more))?;
         }
         Ok(())
     }

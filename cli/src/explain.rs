@@ -1,0 +1,227 @@
+//! `gangpack explain`: why a PodGroup (or a pod without one) is not placed.
+//!
+//! The explanation is computed as `plan` computes its one-line reasons: one scheduling
+//! cycle runs first (higher-priority work is placed, exactly as `plan` does), then the
+//! unit is explained against the state after the cycle. The last line of a `pending`
+//! row in `plan` is the summary of exactly this explanation.
+//!
+//! # Output
+//!
+//! - A unit that stays pending: the derivation tree (`gangpack::Explanation`'s
+//!   `Display`): the status (`Unschedulable (waiting or preemption may help)`,
+//!   `UnschedulableAndUnresolvable` or `Wait`), how many pods must be placed together
+//!   and how many fit, per pod shape the nodes that can host it and the numbered facts
+//!   about the rest, and the minimal blocking set; then what it would take to place it
+//!   (`gangpack::WhatItTakes`'s `Display`): the least preemption of lower-priority work
+//!   that would make room (flagged when its `preemptionPolicy` is `Never`), and per
+//!   topology domain, closest first, how many of its pods the free capacity cannot host
+//!   and how many devices they need.
+//! - A unit the cycle places: `PodGroup ns/name: Scheduled (N pods bound)` (or
+//!   `PodGroup ns/name: preempting VICTIM, ... (N pods nominated)`), then
+//!   `  pod -> node: devices` per pod.
+//! - A unit the scheduler refuses: `PodGroup ns/name: invalid: <errors>` or
+//!   `...: failed: <error>`.
+//! - A unit with nothing pending: `PodGroup ns/name: nothing pending (N pods bound)`.
+//!
+//! Without a name, every unit not placed by the cycle is explained, in cycle order,
+//! separated by blank lines (`nothing pending` when there is none).
+//!
+//! Exit status 0 whatever the unit's status (the command did what it was asked); 2 for
+//! a name that does not exist.
+
+use std::fmt::Write as _;
+
+use gangpack::{CycleReport, PlacementDecision, Scheduler, Unit, UnitResult};
+use gangpack_k8s::output;
+
+use crate::input::{self, Messages, namespaced};
+use crate::plan::{bound_pods, devices_cell};
+use crate::render::plural;
+use crate::{EXIT_OK, Failure, Global};
+
+/// Runs `gangpack explain`.
+pub(crate) fn run(
+    global: &Global,
+    paths: &[String],
+    group: Option<&str>,
+    pod: Option<&str>,
+    messages: &mut Messages,
+) -> Result<crate::Outcome, Failure> {
+    let mut snapshot = input::snapshot(global, paths, messages)?;
+    let unit = match (group, pod) {
+        (Some(g), _) => Some(Unit::Group(namespaced(g)?)),
+        (None, Some(p)) => Some(pod_unit(&snapshot.scheduler, &namespaced(p)?)?),
+        (None, None) => None,
+    };
+    if let Some(u) = &unit {
+        check_exists(&snapshot.scheduler, u)?;
+    }
+    let plan = output::plan(&mut snapshot);
+    let sched = &snapshot.scheduler;
+    let stdout = match unit {
+        Some(u) => explain_unit(sched, &plan.report, &u),
+        None => explain_all(sched, &plan.report),
+    };
+    Ok(crate::Outcome {
+        stdout,
+        code: EXIT_OK,
+    })
+}
+
+/// The unit of a pod: its PodGroup when it names one.
+fn pod_unit(sched: &Scheduler, key: &str) -> Result<Unit, Failure> {
+    let pod = sched
+        .pod(key)
+        .ok_or_else(|| Failure::invalid(format!("Pod {key} not found in the input")))?;
+    Ok(match &pod.scheduling_group {
+        Some(g) => Unit::Group(format!("{}/{g}", pod.namespace)),
+        None => Unit::Pod(key.to_owned()),
+    })
+}
+
+fn check_exists(sched: &Scheduler, unit: &Unit) -> Result<(), Failure> {
+    match unit {
+        Unit::Group(g) if sched.group(g).is_none() => {
+            let (ns, name) = g.split_once('/').unwrap_or(("", g));
+            let waiting = sched
+                .pods()
+                .filter(|p| p.namespace == ns && p.scheduling_group.as_deref() == Some(name))
+                .count();
+            let mut message = format!("PodGroup {g} not found in the input");
+            if waiting > 0 {
+                let _ = write!(
+                    message,
+                    " ({} name it in spec.schedulingGroup and wait for it)",
+                    plural(waiting, "pod", "pods")
+                );
+            }
+            Err(Failure::invalid(message))
+        }
+        Unit::Pod(p) if sched.pod(p).is_none() => {
+            Err(Failure::invalid(format!("Pod {p} not found in the input")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The explanation of one unit after the cycle.
+pub(crate) fn explain_unit(sched: &Scheduler, report: &CycleReport, unit: &Unit) -> String {
+    let mut out = String::new();
+    match report.units.iter().find(|(u, _)| u == unit).map(|(_, r)| r) {
+        Some(UnitResult::Scheduled(d)) => {
+            let _ = writeln!(
+                out,
+                "{unit}: Scheduled ({} bound)",
+                plural(d.bindings.len(), "pod", "pods")
+            );
+            placements(&mut out, d);
+        }
+        Some(UnitResult::Preempted(p)) => {
+            let victims: Vec<String> = p.victims.iter().map(|v| v.unit.to_string()).collect();
+            let _ = writeln!(
+                out,
+                "{unit}: preempting {} ({} nominated)",
+                victims.join(", "),
+                plural(p.decision.bindings.len(), "pod", "pods")
+            );
+            placements(&mut out, &p.decision);
+        }
+        Some(UnitResult::Invalid(errs)) => {
+            let errs: Vec<String> = errs.iter().map(ToString::to_string).collect();
+            let _ = writeln!(out, "{unit}: invalid: {}", errs.join("; "));
+        }
+        Some(UnitResult::Failed(e)) => {
+            let _ = writeln!(out, "{unit}: failed: {e}");
+        }
+        Some(UnitResult::Pending(_)) => out.push_str(&tree(sched, unit)),
+        None => {
+            if sched.pending_units().contains(unit) {
+                out.push_str(&tree(sched, unit));
+            } else {
+                let bound = unit_bound(sched, unit);
+                let _ = writeln!(
+                    out,
+                    "{unit}: nothing pending ({} bound)",
+                    plural(bound, "pod", "pods")
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The derivation tree of a pending unit (or the error explaining it hit), then what
+/// it would take to place it (`Scheduler::what_it_takes`): the least preemption and
+/// the capacity missing in the closest domains.
+fn tree(sched: &Scheduler, unit: &Unit) -> String {
+    let mut out = match sched.explain(unit) {
+        Ok(x) => x.to_string(),
+        Err(e) => return format!("{unit}: cannot be explained: {e}\n"),
+    };
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    match sched.what_it_takes(unit) {
+        Ok(w) if !w.fits_now => {
+            let _ = writeln!(out, "{w}");
+        }
+        Ok(_) => {}
+        Err(e) => {
+            let _ = writeln!(out, "what it would take: cannot be computed: {e}");
+        }
+    }
+    out
+}
+
+fn unit_bound(sched: &Scheduler, unit: &Unit) -> usize {
+    match unit {
+        Unit::Pod(p) => usize::from(sched.binding(p).is_some()),
+        Unit::Group(g) => {
+            let (ns, name) = g.split_once('/').unwrap_or(("", g));
+            sched
+                .pods()
+                .filter(|p| {
+                    p.namespace == ns
+                        && p.scheduling_group.as_deref() == Some(name)
+                        && p.node_name.is_some()
+                })
+                .count()
+        }
+    }
+}
+
+/// `  pod -> node: devices` per binding.
+fn placements(out: &mut String, d: &PlacementDecision) {
+    for (i, b) in d.bindings.iter().enumerate() {
+        let group = if i == 0 { &d.group_claims[..] } else { &[] };
+        let devices = devices_cell(
+            b.claims
+                .iter()
+                .chain(group)
+                .flat_map(|c| &c.result.devices)
+                .map(|r| (r.driver.as_str(), r.pool.as_str(), r.device.as_str())),
+        );
+        if devices.is_empty() {
+            let _ = writeln!(out, "  {} -> {}", b.pod, b.node);
+        } else {
+            let _ = writeln!(out, "  {} -> {}: {devices}", b.pod, b.node);
+        }
+    }
+}
+
+/// Every unit the cycle did not place, explained.
+fn explain_all(sched: &Scheduler, report: &CycleReport) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for (unit, result) in &report.units {
+        if !matches!(result, UnitResult::Scheduled(_) | UnitResult::Preempted(_)) {
+            parts.push(explain_unit(sched, report, unit));
+        }
+    }
+    if parts.is_empty() {
+        return format!(
+            "nothing pending: the cycle placed every unit ({} bound)\n",
+            plural(bound_pods(sched), "pod", "pods")
+        );
+    }
+    parts.join("\n")
+}

@@ -1,0 +1,323 @@
+//! `gangpack plan`: one scheduling cycle over the input.
+//!
+//! # Table output (the default, `-o table`)
+//!
+//! Sections in this order, each followed by a blank line, each left out when it would
+//! be empty:
+//!
+//! 1. **Units**, one line per PodGroup or pod without a group, in the order the cycle
+//!    took them (priority, then creation time, then name): `UNIT` (`PodGroup ns/name`
+//!    or `Pod ns/name`), `OUTCOME` (`placed`, `preempted`, `pending`, `invalid`,
+//!    `failed`), `PODS` (placed or nominated pods; pending pods when not placed),
+//!    `GPUS` (devices allocated), `NODES` (distinct nodes, in binding order).
+//! 2. **Pods placed**: `POD`, `NODE`, `GPUS`, `DEVICES` (`driver/pool: device device
+//!    ...`, groups separated by `; `), in the units' order.
+//! 3. `preemptions:` per preemptor a line `  UNIT evicts:`, then one line per victim,
+//!    least important first: `    VICTIM (N pods, M devices, priority P)` (`VICTIM` is
+//!    `PodGroup ns/name`, evicted whole, or `Pod ns/name`). The preemptor's pods are in
+//!    section 2 with their nominated nodes.
+//! 4. `not placed:` one line per unit not placed: the one-line reason (for a pending
+//!    unit, the explanation's summary, `PodGroup ns/name: B of R pods fit: <blocking
+//!    facts>`; for an invalid or failed one, the error).
+//! 5. A summary line: `N units: P placed, E preempted, W pending, I invalid, F failed;
+//!    B pods bound, M nominated, G GPUs allocated` (nominated: a preemptor's pods, which
+//!    bind once their victims are gone; GPUs: allocated to the placed units).
+//!
+//! With nothing pending, the output is one line: `nothing to schedule: N pods bound`.
+//!
+//! Exit status 0 when every unit is placed or preempted (its pods nominated), 3 when
+//! any is pending, invalid or failed.
+
+use std::fmt::Write as _;
+
+use gangpack::{PlacementDecision, Scheduler, UnitResult};
+use gangpack_k8s::Snapshot;
+use gangpack_k8s::output::{self, Outcome, Plan, PlanRow};
+
+use crate::input::{self, Messages};
+use crate::render::{Cell, Paint, Style, Table, plural};
+use crate::{EXIT_OK, EXIT_PENDING, Failure, Format, Global};
+
+/// Runs `gangpack plan`.
+pub(crate) fn run(
+    global: &Global,
+    paths: &[String],
+    format: Format,
+    style: Style,
+    messages: &mut Messages,
+) -> Result<crate::Outcome, Failure> {
+    let mut snapshot = input::snapshot(global, paths, messages)?;
+    let plan = output::plan(&mut snapshot);
+    let code = exit_code(&plan.rows);
+    let stdout = match format {
+        Format::Table => render(&plan, &snapshot, style),
+        Format::Yaml | Format::Json => objects(plan.changed, format)?,
+    };
+    Ok(crate::Outcome { stdout, code })
+}
+
+/// 0 when every unit is placed (or nominated after preemption), 3 otherwise.
+pub(crate) fn exit_code(rows: &[PlanRow]) -> u8 {
+    if rows
+        .iter()
+        .all(|r| matches!(r.outcome, Outcome::Placed | Outcome::Preempted))
+    {
+        EXIT_OK
+    } else {
+        EXIT_PENDING
+    }
+}
+
+/// The changed objects as a `kind: List`, YAML or JSON (a trailing newline either way).
+pub(crate) fn objects(changed: Vec<serde_json::Value>, format: Format) -> Result<String, Failure> {
+    let list = output::list(changed);
+    match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&list)
+                .map_err(|e| Failure::Io(format!("cannot print JSON: {e}")))?;
+            s.push('\n');
+            Ok(s)
+        }
+        _ => serde_norway::to_string(&list)
+            .map_err(|e| Failure::Io(format!("cannot print YAML: {e}"))),
+    }
+}
+
+/// The outcome's colour.
+pub(crate) fn outcome_paint(o: Outcome) -> Paint {
+    match o {
+        Outcome::Placed => Paint::Green,
+        Outcome::Preempted => Paint::Yellow,
+        Outcome::Pending | Outcome::Invalid | Outcome::Failed => Paint::Red,
+    }
+}
+
+/// `gpu.nvidia.com/node-a: gpu-0 gpu-1; other.example.com/pool: nic-0`, from
+/// `driver/pool/device` strings (the pool may contain `/`), consecutive devices of one
+/// pool grouped.
+pub(crate) fn devices_cell<'a>(
+    devices: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+) -> String {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for (driver, pool, device) in devices {
+        let prefix = format!("{driver}/{pool}");
+        match groups.last_mut() {
+            Some((p, names)) if *p == prefix => names.push(device),
+            _ => groups.push((prefix, vec![device])),
+        }
+    }
+    groups
+        .iter()
+        .map(|(p, names)| format!("{p}: {}", names.join(" ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Distinct nodes in first-seen order.
+fn nodes_of(row: &PlanRow) -> Vec<&str> {
+    let mut nodes: Vec<&str> = Vec::new();
+    for p in &row.pods {
+        if let Some(n) = p.node.as_deref()
+            && !nodes.contains(&n)
+        {
+            nodes.push(n);
+        }
+    }
+    nodes
+}
+
+/// The decision committed for a unit, if it was placed or nominated.
+fn decision(result: &UnitResult) -> Option<&PlacementDecision> {
+    match result {
+        UnitResult::Scheduled(d) => Some(d),
+        UnitResult::Preempted(p) => Some(&p.decision),
+        _ => None,
+    }
+}
+
+/// The pods-placed table of one decision: each pod's own claims' devices (a claim
+/// shared by several pods is listed with the pod it was allocated with; PodGroup
+/// claims with the first pod).
+fn add_pod_rows(table: &mut Table, d: &PlacementDecision) {
+    for (i, b) in d.bindings.iter().enumerate() {
+        let group = if i == 0 { &d.group_claims[..] } else { &[] };
+        let results: Vec<_> = b
+            .claims
+            .iter()
+            .chain(group)
+            .flat_map(|c| &c.result.devices)
+            .collect();
+        let cell = devices_cell(
+            results
+                .iter()
+                .map(|r| (r.driver.as_str(), r.pool.as_str(), r.device.as_str())),
+        );
+        table.row(vec![
+            Cell::plain(b.pod.clone()),
+            Cell::plain(b.node.clone()),
+            Cell::plain(results.len().to_string()),
+            Cell::plain(cell),
+        ]);
+    }
+}
+
+/// The victims of a preemption, one phrase each.
+fn victims(result: &UnitResult) -> Vec<String> {
+    let UnitResult::Preempted(p) = result else {
+        return Vec::new();
+    };
+    p.victims
+        .iter()
+        .map(|v| {
+            format!(
+                "{} ({}, {}, priority {})",
+                v.unit,
+                plural(v.pods.len(), "pod", "pods"),
+                plural(v.devices, "device", "devices"),
+                v.priority
+            )
+        })
+        .collect()
+}
+
+/// The rows with the core's result of each (the same units, in the same order).
+fn rows_with_results(plan: &Plan) -> impl Iterator<Item = (&PlanRow, &UnitResult)> {
+    debug_assert_eq!(plan.rows.len(), plan.report.units.len());
+    plan.rows
+        .iter()
+        .zip(plan.report.units.iter().map(|(_, r)| r))
+}
+
+/// The table form of a plan (see the module docs).
+pub(crate) fn render(plan: &Plan, snapshot: &Snapshot, style: Style) -> String {
+    let mut out = String::new();
+    if plan.rows.is_empty() {
+        let bound = bound_pods(&snapshot.scheduler);
+        let _ = writeln!(
+            out,
+            "nothing to schedule: {} bound",
+            plural(bound, "pod", "pods")
+        );
+        return out;
+    }
+    let mut units = Table::new(&["UNIT", "OUTCOME", "PODS", "GPUS", "NODES"]);
+    for r in &plan.rows {
+        units.row(vec![
+            Cell::painted(format!("{} {}", r.kind, r.name), Paint::Cyan),
+            Cell::painted(r.outcome.as_str(), outcome_paint(r.outcome)),
+            Cell::plain(r.pods.len().to_string()),
+            Cell::plain(r.gpus.to_string()),
+            Cell::plain(nodes_of(r).join(" ")),
+        ]);
+    }
+    units.write(&mut out, style, "");
+    out.push('\n');
+
+    let mut pods = Table::new(&["POD", "NODE", "GPUS", "DEVICES"]);
+    for (_, result) in rows_with_results(plan) {
+        if let Some(d) = decision(result) {
+            add_pod_rows(&mut pods, d);
+        }
+    }
+    if !pods.is_empty() {
+        pods.write(&mut out, style, "");
+        out.push('\n');
+    }
+
+    let preemptors: Vec<(&PlanRow, &UnitResult)> = rows_with_results(plan)
+        .filter(|(r, _)| r.outcome == Outcome::Preempted)
+        .collect();
+    if !preemptors.is_empty() {
+        let _ = writeln!(out, "{}", style.paint(Paint::Bold, "preemptions:"));
+        for (r, result) in preemptors {
+            let _ = writeln!(out, "  {} {} evicts:", r.kind, r.name);
+            for v in victims(result) {
+                let _ = writeln!(out, "    {v}");
+            }
+        }
+        out.push('\n');
+    }
+
+    let not_placed: Vec<&PlanRow> = plan
+        .rows
+        .iter()
+        .filter(|r| !matches!(r.outcome, Outcome::Placed | Outcome::Preempted))
+        .collect();
+    if !not_placed.is_empty() {
+        let _ = writeln!(out, "{}", style.paint(Paint::Bold, "not placed:"));
+        for r in not_placed {
+            let _ = writeln!(out, "  {}", reason_line(r));
+        }
+        out.push('\n');
+    }
+
+    let count = |o: Outcome| plan.rows.iter().filter(|r| r.outcome == o).count();
+    let (mut bound, mut nominated) = (0, 0);
+    for (_, result) in &plan.report.units {
+        match result {
+            UnitResult::Scheduled(d) => bound += d.bindings.len(),
+            UnitResult::Preempted(p) => nominated += p.decision.bindings.len(),
+            _ => {}
+        }
+    }
+    let gpus: usize = plan
+        .rows
+        .iter()
+        .filter(|r| r.outcome == Outcome::Placed)
+        .map(|r| r.gpus)
+        .sum();
+    let _ = writeln!(
+        out,
+        "{}: {} placed, {} preempted, {} pending, {} invalid, {} failed; {} bound, {} nominated, \
+         {} allocated",
+        plural(plan.rows.len(), "unit", "units"),
+        count(Outcome::Placed),
+        count(Outcome::Preempted),
+        count(Outcome::Pending),
+        count(Outcome::Invalid),
+        count(Outcome::Failed),
+        plural(bound, "pod", "pods"),
+        nominated,
+        plural(gpus, "GPU", "GPUs"),
+    );
+    out
+}
+
+/// The one-line reason of a unit not placed, starting with the unit (the explanation
+/// summary already does; errors are prefixed).
+pub(crate) fn reason_line(r: &PlanRow) -> String {
+    let unit = format!("{} {}", r.kind, r.name);
+    if r.reason.starts_with(&unit) {
+        r.reason.clone()
+    } else if r.reason.is_empty() {
+        format!("{unit}: {}", r.outcome)
+    } else {
+        format!("{unit}: {}: {}", r.outcome, r.reason)
+    }
+}
+
+/// Pods bound in the scheduler.
+pub(crate) fn bound_pods(sched: &Scheduler) -> usize {
+    sched.pods().filter(|p| p.node_name.is_some()).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_group_by_pool() {
+        let d = [
+            ("gpu.nvidia.com", "node-a", "gpu-0"),
+            ("gpu.nvidia.com", "node-a", "gpu-1"),
+            ("nic.example.com", "fabric/a", "nic-3"),
+            ("gpu.nvidia.com", "node-a", "gpu-2"),
+        ];
+        assert_eq!(
+            devices_cell(d),
+            "gpu.nvidia.com/node-a: gpu-0 gpu-1; nic.example.com/fabric/a: nic-3; \
+             gpu.nvidia.com/node-a: gpu-2"
+        );
+        assert_eq!(devices_cell([]), "");
+    }
+}

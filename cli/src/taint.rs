@@ -1,0 +1,357 @@
+//! `gangpack taint`: the blast radius of a device taint, a node taint or a
+//! DeviceTaintRule.
+//!
+//! The taint is applied to the input's running state (bound pods, allocated claims);
+//! with `--after-plan`, one scheduling cycle runs first, as `plan` would, and the taint
+//! applies to the state after it. Nothing is sent anywhere.
+//!
+//! A taint given with `--device` or `--node` has key `gangpack.dev/what-if` unless
+//! `--key` says otherwise (no pod tolerates it by accident), an empty value, and effect
+//! `NoExecute` unless `--effect` says otherwise; its `timeAdded` is the logical clock
+//! (`--now`, default the latest timestamp in the input).
+//!
+//! # Table output (the default)
+//!
+//! 1. `taint: <what>: <key=value:effect> at <time>` (`taint (dry run): ...` for a
+//!    DeviceTaintRule with effect `None`, followed by upstream's status message, and the
+//!    sections below say what *would* happen with `NoExecute`).
+//! 2. `evictions:` a table `POD`, `AT` (RFC 3339), `WHY` (the claim and taint, the node
+//!    taint, or the `disruptionMode: All` PodGroup losing a member), by time then pod;
+//!    or `no pod is evicted`.
+//! 3. `evictions cancelled:` the same table, when the change cancels any.
+//! 4. `broken gangs:` one line per PodGroup that falls below `minCount` or goes whole:
+//!    `PodGroup ns/name (disruptionMode All): E of B bound pods evicted, L left,
+//!    minCount M`.
+//! 5. `where they could go:` the `plan` unit table for the evicted units after the
+//!    evictions (a cycle on a copy, with the evicted pods pending again), then
+//!    `not placed:` reasons.
+//! 6. A summary line: `N pods evicted, G gangs broken`.
+//!
+//! `-o yaml|json` prints the objects the eviction controllers would change (evicted
+//! pods with `DisruptionTarget=True`; a rule with its `EvictionInProgress` status) as a
+//! `kind: List`.
+//!
+//! Exit status 0 when the taint could be applied, 2 when it is invalid (no such
+//! device or node, a bad key, an effect the target does not take).
+
+use std::fmt::Write as _;
+
+use clap::{ArgGroup, Args, ValueEnum};
+use gangpack::{DeviceRef, DeviceTaint, DeviceTaintEffect, Taint, TaintEffect};
+use gangpack_k8s::output::{self, Eviction, Outcome, TaintPlan, TaintTarget};
+use gangpack_k8s::{Kind, Snapshot};
+
+use crate::input::{self, Messages};
+use crate::plan::{outcome_paint, reason_line};
+use crate::render::{Cell, Paint, Style, Table, plural};
+use crate::{EXIT_OK, Failure, Format, Global, Inputs};
+
+/// The key of a taint given with `--device` or `--node` without `--key`.
+pub(crate) const DEFAULT_KEY: &str = "gangpack.dev/what-if";
+
+/// `--effect`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Effect {
+    /// Evict what does not tolerate it, and keep new work off.
+    #[value(name = "NoExecute")]
+    NoExecute,
+    /// Keep new work off; running pods stay.
+    #[value(name = "NoSchedule")]
+    NoSchedule,
+    /// Nodes only: the scheduler avoids the node when it can.
+    #[value(name = "PreferNoSchedule")]
+    PreferNoSchedule,
+    /// Devices only: informational (a DeviceTaintRule with it is a dry run).
+    #[value(name = "None")]
+    None,
+}
+
+/// `gangpack taint` arguments.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["device", "node", "rule"])))]
+pub(crate) struct TaintArgs {
+    #[command(flatten)]
+    inputs: Inputs,
+    /// Taint one device, `DRIVER/POOL/DEVICE` (as the driver would in its ResourceSlice).
+    #[arg(long, value_name = "DRIVER/POOL/DEVICE")]
+    device: Option<String>,
+    /// Taint a node (as `kubectl taint nodes` would).
+    #[arg(long, value_name = "NODE")]
+    node: Option<String>,
+    /// Apply the DeviceTaintRule in this file (replacing a loaded rule of the same
+    /// name). With effect None it is a dry run: nothing is evicted, the output says
+    /// what NoExecute would do.
+    #[arg(long, value_name = "FILE")]
+    rule: Option<String>,
+    /// The taint's effect [default: NoExecute].
+    #[arg(long, value_enum, conflicts_with = "rule", ignore_case = true)]
+    effect: Option<Effect>,
+    /// The taint's key.
+    #[arg(long, default_value = DEFAULT_KEY, conflicts_with = "rule")]
+    key: String,
+    /// The taint's value.
+    #[arg(
+        long,
+        default_value = "",
+        conflicts_with = "rule",
+        hide_default_value = true
+    )]
+    value: String,
+    /// Run one scheduling cycle first (as `plan` does) and taint the state after it.
+    #[arg(long)]
+    after_plan: bool,
+    /// `table`: the blast radius; `yaml` / `json`: the objects the eviction controllers
+    /// would change, as a List.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Table)]
+    output: Format,
+}
+
+/// Runs `gangpack taint`.
+pub(crate) fn run(
+    global: &Global,
+    args: &TaintArgs,
+    style: Style,
+    messages: &mut Messages,
+) -> Result<crate::Outcome, Failure> {
+    let target = target(args)?;
+    let mut snapshot = input::snapshot(global, &args.inputs.paths, messages)?;
+    let mut preface = String::new();
+    if args.after_plan {
+        let plan = output::plan(&mut snapshot);
+        let placed = plan
+            .rows
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Placed | Outcome::Preempted))
+            .count();
+        let _ = writeln!(
+            preface,
+            "after plan: {} of {} placed, {} bound",
+            placed,
+            plural(plan.rows.len(), "unit", "units"),
+            plural(plan.report.pods_bound(), "pod", "pods")
+        );
+        preface.push('\n');
+        fold_back(&mut snapshot, plan.changed);
+    }
+    let taint_plan = output::taint(&mut snapshot, target)
+        .map_err(|e| Failure::invalid(format!("cannot apply the taint: {e}")))?;
+    let stdout = match args.output {
+        Format::Table => preface + &render(&taint_plan, style),
+        f => crate::plan::objects(taint_plan.changed, f)?,
+    };
+    Ok(crate::Outcome {
+        stdout,
+        code: EXIT_OK,
+    })
+}
+
+/// The taint the arguments ask for.
+fn target(args: &TaintArgs) -> Result<TaintTarget, Failure> {
+    if let Some(path) = &args.rule {
+        return rule_target(path);
+    }
+    let effect = args.effect.unwrap_or(Effect::NoExecute);
+    if let Some(d) = &args.device {
+        let device = DeviceRef::parse(d).ok_or_else(|| {
+            Failure::invalid(format!("--device {d:?}: expected DRIVER/POOL/DEVICE"))
+        })?;
+        let effect = match effect {
+            Effect::NoExecute => DeviceTaintEffect::NoExecute,
+            Effect::NoSchedule => DeviceTaintEffect::NoSchedule,
+            Effect::None => DeviceTaintEffect::None,
+            Effect::PreferNoSchedule => {
+                return Err(Failure::invalid(
+                    "--effect PreferNoSchedule is for nodes; a device taint is NoExecute, \
+                     NoSchedule or None",
+                ));
+            }
+        };
+        let taint = DeviceTaint::new(args.key.clone(), args.value.clone(), effect);
+        return Ok(TaintTarget::Device { device, taint });
+    }
+    let node = args.node.clone().unwrap_or_default();
+    let effect = match effect {
+        Effect::NoExecute => TaintEffect::NoExecute,
+        Effect::NoSchedule => TaintEffect::NoSchedule,
+        Effect::PreferNoSchedule => TaintEffect::PreferNoSchedule,
+        Effect::None => {
+            return Err(Failure::invalid(
+                "--effect None is for devices; a node taint is NoExecute, NoSchedule or \
+                 PreferNoSchedule",
+            ));
+        }
+    };
+    let taint = Taint::new(args.key.clone(), args.value.clone(), effect);
+    Ok(TaintTarget::Node { node, taint })
+}
+
+/// The one DeviceTaintRule in `path`.
+fn rule_target(path: &str) -> Result<TaintTarget, Failure> {
+    let loaded = input::load(&[path.to_owned()])?;
+    let rules: Vec<_> = loaded
+        .objects
+        .iter()
+        .filter(|o| o.kind == Kind::DeviceTaintRule)
+        .collect();
+    if rules.len() != 1 || loaded.objects.len() != 1 {
+        return Err(Failure::invalid(format!(
+            "--rule {path}: expected exactly one DeviceTaintRule, found {} object{} ({} \
+             DeviceTaintRule{})",
+            loaded.objects.len(),
+            if loaded.objects.len() == 1 { "" } else { "s" },
+            rules.len(),
+            if rules.len() == 1 { "" } else { "s" },
+        )));
+    }
+    let rule = gangpack_k8s::device_taint_rule(rules[0]).map_err(|e| input::input_failure(&e))?;
+    Ok(TaintTarget::Rule(rule))
+}
+
+/// Puts the objects a plan changed back into the snapshot, so that what the taint
+/// writes next starts from them (pods bound, claims allocated).
+fn fold_back(snapshot: &mut Snapshot, changed: Vec<serde_json::Value>) {
+    for doc in changed {
+        let field = |p: &str| doc.pointer(p).and_then(|v| v.as_str()).unwrap_or_default();
+        let Some(kind) = Kind::from_type(field("/apiVersion"), field("/kind")) else {
+            continue;
+        };
+        let name = field("/metadata/name").to_owned();
+        let namespace = kind
+            .is_namespaced()
+            .then(|| match field("/metadata/namespace") {
+                "" => "default".to_owned(),
+                ns => ns.to_owned(),
+            });
+        if let Some(o) = snapshot
+            .objects
+            .iter_mut()
+            .find(|o| o.kind == kind && o.name == name && o.namespace == namespace)
+        {
+            o.raw = doc;
+        } else if kind == Kind::ResourceClaim
+            && let Some(g) = snapshot
+                .generated
+                .iter_mut()
+                .find(|g| Some(&g.claim.namespace) == namespace.as_ref() && g.claim.name == name)
+        {
+            g.raw = doc;
+        }
+    }
+}
+
+fn eviction_table(evictions: &[Eviction]) -> Table {
+    let mut t = Table::new(&["POD", "AT", "WHY"]);
+    for e in evictions {
+        t.row(vec![
+            Cell::plain(e.pod.clone()),
+            Cell::plain(e.at_rfc3339.clone()),
+            Cell::plain(e.why.clone()),
+        ]);
+    }
+    t
+}
+
+/// The table form of a taint plan (see the module docs).
+pub(crate) fn render(plan: &TaintPlan, style: Style) -> String {
+    let mut out = String::new();
+    let would = plan.dry_run.is_some();
+    let title = if would { "taint (dry run):" } else { "taint:" };
+    let _ = writeln!(
+        out,
+        "{} {} at {}",
+        style.paint(Paint::Bold, title),
+        plan.target,
+        plan.now_rfc3339
+    );
+    if let Some(dry) = &plan.dry_run {
+        let _ = writeln!(out, "  {}", dry.message);
+        let _ = writeln!(
+            out,
+            "  nothing is evicted; below is what effect NoExecute would do"
+        );
+    }
+    out.push('\n');
+
+    if plan.evictions.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            if would {
+                "no pod would be evicted"
+            } else {
+                "no pod is evicted"
+            }
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{}",
+            style.paint(
+                Paint::Bold,
+                if would {
+                    "evictions (would):"
+                } else {
+                    "evictions:"
+                }
+            )
+        );
+        eviction_table(&plan.evictions).write(&mut out, style, "  ");
+    }
+    out.push('\n');
+
+    if !plan.cancelled.is_empty() {
+        let _ = writeln!(out, "{}", style.paint(Paint::Bold, "evictions cancelled:"));
+        eviction_table(&plan.cancelled).write(&mut out, style, "  ");
+        out.push('\n');
+    }
+
+    if !plan.broken_groups.is_empty() {
+        let _ = writeln!(out, "{}", style.paint(Paint::Bold, "broken gangs:"));
+        for g in &plan.broken_groups {
+            let _ = writeln!(out, "  {}", style.paint(Paint::Red, &g.to_string()));
+        }
+        out.push('\n');
+    }
+
+    if !plan.replacements.is_empty() {
+        let _ = writeln!(out, "{}", style.paint(Paint::Bold, "where they could go:"));
+        let mut t = Table::new(&["UNIT", "OUTCOME", "PODS", "GPUS", "NODES"]);
+        for r in &plan.replacements {
+            let mut nodes: Vec<&str> = Vec::new();
+            for n in r.pods.iter().filter_map(|p| p.node.as_deref()) {
+                if !nodes.contains(&n) {
+                    nodes.push(n);
+                }
+            }
+            t.row(vec![
+                Cell::painted(format!("{} {}", r.kind, r.name), Paint::Cyan),
+                Cell::painted(r.outcome.as_str(), outcome_paint(r.outcome)),
+                Cell::plain(r.pods.len().to_string()),
+                Cell::plain(r.gpus.to_string()),
+                Cell::plain(nodes.join(" ")),
+            ]);
+        }
+        t.write(&mut out, style, "  ");
+        let stuck: Vec<_> = plan
+            .replacements
+            .iter()
+            .filter(|r| !matches!(r.outcome, Outcome::Placed | Outcome::Preempted))
+            .collect();
+        if !stuck.is_empty() {
+            let _ = writeln!(out, "  not placed:");
+            for r in stuck {
+                let _ = writeln!(out, "    {}", reason_line(r));
+            }
+        }
+        out.push('\n');
+    }
+
+    let _ = writeln!(
+        out,
+        "{} {}, {} broken",
+        plural(plan.evictions.len(), "pod", "pods"),
+        if would { "would be evicted" } else { "evicted" },
+        plural(plan.broken_groups.len(), "gang", "gangs"),
+    );
+    out
+}
