@@ -220,6 +220,9 @@ struct Builder<'a> {
     templates: BTreeMap<(String, String), (usize, TemplateInput)>,
     template_list: Option<Vec<ResourceClaimTemplate>>,
     claims: BTreeMap<(String, String), (usize, ClaimInput)>,
+    /// Claims the resourceclaim controller created, as it finds them again: by
+    /// (namespace, owner kind, owner name, annotation, annotation value) → claim name.
+    owned: BTreeMap<(String, String, String, String, String), String>,
     groups: BTreeMap<(String, String), ReadyGroup>,
     pods: Vec<ReadyPod>,
     generated: Vec<GeneratedClaim>,
@@ -245,6 +248,7 @@ impl<'a> Builder<'a> {
             templates: BTreeMap::new(),
             template_list: None,
             claims: BTreeMap::new(),
+            owned: BTreeMap::new(),
             groups: BTreeMap::new(),
             pods: Vec::new(),
             generated: Vec::new(),
@@ -289,6 +293,7 @@ impl<'a> Builder<'a> {
             }
             if kind == Kind::ResourceClaim {
                 self.allocate_claims();
+                self.index_owned_claims();
             }
         }
         if !self.errors.is_empty() || self.more_errors > 0 {
@@ -616,6 +621,63 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Indexes the claims a controller generated: an owner reference (a Pod or a
+    /// PodGroup) and one of the generated-claim annotations. A pod or PodGroup whose
+    /// `status` does not name its generated claim finds it here, as the resourceclaim
+    /// controller finds it (by owner and annotation) before creating one.
+    fn index_owned_claims(&mut self) {
+        let annotations = [
+            GeneratedClaim::POD_CLAIM_NAME_ANNOTATION,
+            GeneratedClaim::POD_GROUP_CLAIM_NAME_ANNOTATION,
+            GeneratedClaim::EXTENDED_RESOURCE_CLAIM_ANNOTATION,
+        ];
+        let mut index = BTreeMap::new();
+        for ((ns, name), (i, _)) in &self.claims {
+            let meta = &self.objects[*i].raw["metadata"];
+            let owners = meta["ownerReferences"].as_array().into_iter().flatten();
+            for o in owners {
+                let (Some(kind), Some(owner)) = (o["kind"].as_str(), o["name"].as_str()) else {
+                    continue;
+                };
+                for a in annotations {
+                    if let Some(v) = meta["annotations"][a].as_str() {
+                        index.insert(
+                            (
+                                ns.clone(),
+                                kind.to_owned(),
+                                owner.to_owned(),
+                                a.to_owned(),
+                                v.to_owned(),
+                            ),
+                            name.clone(),
+                        );
+                    }
+                }
+            }
+        }
+        self.owned = index;
+    }
+
+    /// The claim generated earlier for `owner`'s entry (see `index_owned_claims`).
+    fn owned_claim(
+        &self,
+        ns: &str,
+        owner_kind: &str,
+        owner: &str,
+        annotation: &str,
+        value: &str,
+    ) -> Option<String> {
+        self.owned
+            .get(&(
+                ns.to_owned(),
+                owner_kind.to_owned(),
+                owner.to_owned(),
+                annotation.to_owned(),
+                value.to_owned(),
+            ))
+            .cloned()
+    }
+
     fn workload(&mut self, i: usize) {
         let _ = self.convert(i, convert::workload::workload);
     }
@@ -650,7 +712,16 @@ impl<'a> Builder<'a> {
                     }
                 }
                 ClaimSource::Template(t) => {
-                    if let Some(c) = claim_statuses.get(&entry.name) {
+                    let found = claim_statuses.get(&entry.name).cloned().or_else(|| {
+                        self.owned_claim(
+                            &ns,
+                            "PodGroup",
+                            &group.name,
+                            GeneratedClaim::POD_GROUP_CLAIM_NAME_ANNOTATION,
+                            &entry.name,
+                        )
+                    });
+                    if let Some(c) = &found {
                         match self.find(Kind::ResourceClaim, Some(&ns), c) {
                             Ok(_) => {
                                 entry.source = ClaimSource::ClaimName(c.clone());
@@ -890,7 +961,16 @@ impl<'a> Builder<'a> {
                     }
                 },
                 ClaimSource::Template(t) => {
-                    if let Some(c) = input.claim_statuses.get(&entry.name) {
+                    let found = input.claim_statuses.get(&entry.name).cloned().or_else(|| {
+                        self.owned_claim(
+                            &ns,
+                            "Pod",
+                            &input.pod.name,
+                            GeneratedClaim::POD_CLAIM_NAME_ANNOTATION,
+                            &entry.name,
+                        )
+                    });
+                    if let Some(c) = &found {
                         match self.find(Kind::ResourceClaim, Some(&ns), c) {
                             Ok(_) => {
                                 entry.source = ClaimSource::ClaimName(c.clone());
@@ -1057,6 +1137,26 @@ impl<'a> Builder<'a> {
         let ns = input.pod.namespace.clone();
         let bound = input.pod.node_name.is_some();
         let mut served: BTreeSet<String> = BTreeSet::new();
+        if input.extended_claim.is_none()
+            && let Some(claim) = self.owned_claim(
+                &ns,
+                "Pod",
+                &input.pod.name,
+                GeneratedClaim::EXTENDED_RESOURCE_CLAIM_ANNOTATION,
+                "true",
+            )
+        {
+            // Generated earlier for this pod (its status does not say for which
+            // resources): it serves every extended resource a DeviceClass provides.
+            let resources: Vec<String> = input
+                .pod
+                .requests
+                .keys()
+                .filter(|r| is_extended_resource(r) && self.extended.contains_key(*r))
+                .cloned()
+                .collect();
+            input.extended_claim = Some((claim, resources));
+        }
         if let Some((claim, resources)) = &input.extended_claim {
             match self.find(Kind::ResourceClaim, Some(&ns), claim) {
                 Ok(_) => {
