@@ -175,6 +175,16 @@ impl GeneratedClaim {
 
 type Key = (Kind, Option<String>, String);
 
+/// What [`Builder::earlier_claim`] found for a template entry.
+enum Earlier {
+    /// Use this existing claim.
+    Use(String),
+    /// The object was rejected (it depends on a rejected claim).
+    Rejected,
+    /// Generate one.
+    None,
+}
+
 fn key_of(o: &Object) -> Key {
     (o.kind, o.namespace.clone(), o.name.clone())
 }
@@ -678,6 +688,44 @@ impl<'a> Builder<'a> {
             .cloned()
     }
 
+    /// The claim generated earlier for a template entry of object `i` (a pod or a
+    /// PodGroup): the one its status names, else the one found by owner and annotation
+    /// (`owner` = owner kind, owner name, annotation). A named claim that is not in the
+    /// input gets a warning (a claim is generated); one that was rejected rejects `i`.
+    fn earlier_claim(
+        &mut self,
+        i: usize,
+        ns: &str,
+        owner: (&str, &str, &str),
+        entry: &str,
+        named: Option<&String>,
+        path: &str,
+    ) -> Earlier {
+        let found = named
+            .cloned()
+            .or_else(|| self.owned_claim(ns, owner.0, owner.1, owner.2, entry));
+        let Some(c) = found else {
+            return Earlier::None;
+        };
+        match self.find(Kind::ResourceClaim, Some(ns), &c) {
+            Ok(_) => Earlier::Use(c),
+            Err(true) => {
+                let on = crate::describe(Kind::ResourceClaim, Some(ns), &c);
+                self.reject_dependent(i, "status.resourceClaimStatuses", &on);
+                Earlier::Rejected
+            }
+            Err(false) => {
+                self.warn(
+                    i,
+                    format!(
+                        "status.resourceClaimStatuses names claim \"{c}\" for {path}, which is not in the input: a claim is generated"
+                    ),
+                );
+                Earlier::None
+            }
+        }
+    }
+
     fn workload(&mut self, i: usize) {
         let _ = self.convert(i, convert::workload::workload);
     }
@@ -712,33 +760,19 @@ impl<'a> Builder<'a> {
                     }
                 }
                 ClaimSource::Template(t) => {
-                    let found = claim_statuses.get(&entry.name).cloned().or_else(|| {
-                        self.owned_claim(
-                            &ns,
-                            "PodGroup",
-                            &group.name,
-                            GeneratedClaim::POD_GROUP_CLAIM_NAME_ANNOTATION,
-                            &entry.name,
-                        )
-                    });
-                    if let Some(c) = &found {
-                        match self.find(Kind::ResourceClaim, Some(&ns), c) {
-                            Ok(_) => {
-                                entry.source = ClaimSource::ClaimName(c.clone());
-                                continue;
-                            }
-                            Err(true) => {
-                                let on = crate::describe(Kind::ResourceClaim, Some(&ns), c);
-                                self.reject_dependent(i, "status.resourceClaimStatuses", &on);
-                                return;
-                            }
-                            Err(false) => self.warn(
-                                i,
-                                format!(
-                                    "status.resourceClaimStatuses names claim \"{c}\" for {path}, which is not in the input: a claim is generated"
-                                ),
-                            ),
+                    let named = claim_statuses.get(&entry.name);
+                    let owner = (
+                        "PodGroup",
+                        group.name.as_str(),
+                        GeneratedClaim::POD_GROUP_CLAIM_NAME_ANNOTATION,
+                    );
+                    match self.earlier_claim(i, &ns, owner, &entry.name, named, &path) {
+                        Earlier::Use(c) => {
+                            entry.source = ClaimSource::ClaimName(c);
+                            continue;
                         }
+                        Earlier::Rejected => return,
+                        Earlier::None => {}
                     }
                     if let Err(dependent) = self.find(Kind::ResourceClaimTemplate, Some(&ns), &t) {
                         if dependent {
@@ -961,33 +995,19 @@ impl<'a> Builder<'a> {
                     }
                 },
                 ClaimSource::Template(t) => {
-                    let found = input.claim_statuses.get(&entry.name).cloned().or_else(|| {
-                        self.owned_claim(
-                            &ns,
-                            "Pod",
-                            &input.pod.name,
-                            GeneratedClaim::POD_CLAIM_NAME_ANNOTATION,
-                            &entry.name,
-                        )
-                    });
-                    if let Some(c) = &found {
-                        match self.find(Kind::ResourceClaim, Some(&ns), c) {
-                            Ok(_) => {
-                                entry.source = ClaimSource::ClaimName(c.clone());
-                                continue;
-                            }
-                            Err(true) => {
-                                let on = crate::describe(Kind::ResourceClaim, Some(&ns), c);
-                                self.reject_dependent(i, "status.resourceClaimStatuses", &on);
-                                return;
-                            }
-                            Err(false) => self.warn(
-                                i,
-                                format!(
-                                    "status.resourceClaimStatuses names claim \"{c}\" for {path}, which is not in the input: a claim is generated"
-                                ),
-                            ),
+                    let named = input.claim_statuses.get(&entry.name);
+                    let owner = (
+                        "Pod",
+                        input.pod.name.as_str(),
+                        GeneratedClaim::POD_CLAIM_NAME_ANNOTATION,
+                    );
+                    match self.earlier_claim(i, &ns, owner, &entry.name, named, &path) {
+                        Earlier::Use(c) => {
+                            entry.source = ClaimSource::ClaimName(c);
+                            continue;
                         }
+                        Earlier::Rejected => return,
+                        Earlier::None => {}
                     }
                     // A claim of the pod's group (KEP-5729: same name, same source): the
                     // group's, as its status names it or as it is generated.
