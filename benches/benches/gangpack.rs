@@ -470,6 +470,23 @@ fn lifecycle(c: &mut Criterion) {
                 .expect("untaint")
         });
     });
+
+    // The taint alone (the goal's "eviction set of one GPU taint"): each iteration
+    // taints a fresh clone of the untainted full cluster (made and dropped outside the
+    // timing).
+    group.bench_function("taint_only_to_eviction_set", |b| {
+        let sched = tainted.get_or_insert_with(|| taint_scenario(&full, &target));
+        b.iter_batched_ref(
+            || sched.clone(),
+            |s| {
+                let r = s
+                    .taint_device(&target, black_box(taint.clone()))
+                    .expect("taint");
+                black_box(r.started.len())
+            },
+            BatchSize::LargeInput,
+        );
+    });
     drop(tainted);
     drop(full);
 

@@ -550,7 +550,9 @@ pub(crate) struct SliceEntry {
     /// copy) does not copy every device; edits copy on write.
     pub(crate) slice: Arc<ResourceSlice>,
     pub(crate) pool: PoolId,
-    pub(crate) devices: Vec<DeviceId>,
+    /// Shared too: a copy of the slice table (on the first edit after a clone) copies
+    /// no device list.
+    pub(crate) devices: Arc<[DeviceId]>,
 }
 
 #[derive(Clone, Debug)]
@@ -689,7 +691,7 @@ pub struct Cluster {
     node_by_name: Arc<BTreeMap<String, NodeId>>,
     /// Node slot ids by name (the order of `node_by_name`, in a flat array for scans).
     node_order: Arc<Vec<NodeId>>,
-    slices: Arc<Vec<Option<SliceEntry>>>,
+    slices: crate::cow::CowVec<Option<SliceEntry>>,
     free_slice_ids: BTreeSet<u32>,
     slice_by_name: Arc<BTreeMap<String, SliceId>>,
     pub(crate) pools: Arc<Vec<PoolEntry>>,
@@ -1334,7 +1336,7 @@ impl Cluster {
         let id = if let Some(i) = self.free_slice_ids.pop_first() {
             SliceId(i)
         } else {
-            Arc::make_mut(&mut self.slices).push(None);
+            self.slices.push(None);
             SliceId(self.slices.len() as u32 - 1)
         };
         let driver = Arc::make_mut(&mut self.strings).intern(&slice.driver);
@@ -1381,10 +1383,10 @@ impl Cluster {
             self.index_attributes(dev, &slice.driver, d, true);
             ids.push(dev);
         }
-        Arc::make_mut(&mut self.slices)[id.index()] = Some(SliceEntry {
+        self.slices[id.index()] = Some(SliceEntry {
             slice: Arc::new(slice),
             pool,
-            devices: ids.clone(),
+            devices: Arc::from(ids.as_slice()),
         });
         for &dev in &ids {
             self.rebuild_taints(dev);
@@ -1413,7 +1415,7 @@ impl Cluster {
     fn reorder_nodes_of_pool(&mut self, pool: PoolId) {
         let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
         for s in self.pools[pool.index()].slices.values() {
-            for &dev in &self.slice_entry(*s).devices {
+            for &dev in self.slice_entry(*s).devices.iter() {
                 if let Some(n) = self.devices[dev.index()]
                     .as_ref()
                     .and_then(DeviceSlot::node)
@@ -1446,13 +1448,11 @@ impl Cluster {
     fn delete_slice(&mut self, id: SliceId) -> ResourceSlice {
         // Clear the devices' state while the slice entry still resolves their pool.
         let devices = self.slice_entry(id).devices.clone();
-        for &dev in &devices {
+        for &dev in devices.iter() {
             self.set_groups(dev, SmallVec::new());
             self.apply_flags(dev, 0);
         }
-        let entry = Arc::make_mut(&mut self.slices)[id.index()]
-            .take()
-            .expect("live slice id");
+        let entry = self.slices[id.index()].take().expect("live slice id");
         let nodes: BTreeSet<NodeId> = entry
             .devices
             .iter()
@@ -1572,7 +1572,7 @@ impl Cluster {
                     problems.push(PoolProblem::DuplicateCounterSet(cs.name.clone()));
                 }
             }
-            for &dev in &e.devices {
+            for &dev in e.devices.iter() {
                 let slot = self.devices[dev.index()].as_ref().expect("live device id");
                 devices.insert(dev);
                 if by_name.insert(slot.name, dev).is_some() {
@@ -1624,7 +1624,7 @@ impl Cluster {
         let usable = p.status.is_usable();
         for s in slice_ids {
             let is_current = self.slice_entry(s).slice.pool.generation == generation;
-            for dev in self.slice_entry(s).devices.clone() {
+            for &dev in self.slice_entry(s).devices.clone().iter() {
                 let flags = self.devices[dev.index()].as_ref().map_or(0, |d| d.flags);
                 let eligible = if usable && is_current { ELIGIBLE } else { 0 };
                 self.set_flags(dev, (flags & !ELIGIBLE) | eligible);
@@ -1811,7 +1811,7 @@ impl Cluster {
         }
         let refs = BTreeSet::from([device.clone()]);
         Ok(self.with_eviction_diff(&refs, |c| {
-            let entry = Arc::make_mut(&mut c.slices)[slot.slice.index()]
+            let entry = c.slices[slot.slice.index()]
                 .as_mut()
                 .expect("live slice id");
             Arc::make_mut(&mut entry.slice).devices[pos].taints = taints;
@@ -1926,7 +1926,7 @@ impl Cluster {
         let mut out = Vec::new();
         for p in pools {
             for s in p.slices.values() {
-                for &dev in &self.slice_entry(*s).devices {
+                for &dev in self.slice_entry(*s).devices.iter() {
                     let slot = self.devices[dev.index()].as_ref().expect("live device id");
                     if device.is_none_or(|n| n == slot.name) {
                         out.push(dev);
@@ -2173,7 +2173,7 @@ impl Cluster {
         };
         if let Some(id) = self.pool_by_key.get(&(d, p)) {
             for s in self.pools[id.index()].slices.values() {
-                for &dev in &self.slice_entry(*s).devices {
+                for &dev in self.slice_entry(*s).devices.iter() {
                     let slot = self.devices[dev.index()].as_ref().expect("live device id");
                     out.insert(self.device_ref_of(slot));
                 }
@@ -3009,7 +3009,7 @@ impl Cluster {
                 .slices
                 .iter()
                 .flatten()
-                .map(|s| s.devices.capacity() * 4)
+                .map(|s| s.devices.len() * 4)
                 .sum::<usize>();
         let attribute_bytes = self
             .attr_values

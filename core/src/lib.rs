@@ -68,6 +68,7 @@ mod claim;
 mod class;
 mod cluster;
 mod composite;
+mod cow;
 mod decision;
 mod device;
 mod error;
