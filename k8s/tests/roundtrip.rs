@@ -50,7 +50,12 @@ fn without_owned(mut v: Value) -> Value {
         }
     }
     if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut) {
-        for owned in ["nominatedNodeName", "allocation", "reservedFor"] {
+        for owned in [
+            "nominatedNodeName",
+            "allocation",
+            "reservedFor",
+            "resourceClaimStatuses",
+        ] {
             status.remove(owned);
         }
         if let Some(c) = status.get_mut("conditions").and_then(Value::as_array_mut) {
@@ -96,6 +101,27 @@ fn fields_gangpack_does_not_own_survive_a_plan() {
         );
     }
     assert!(compared >= 3, "{compared} objects compared");
+    // Pods name their generated claims in `status.resourceClaimStatuses`, as the
+    // resourceclaim controller records them.
+    for g in &snap.generated {
+        let (Some(entry), gangpack_k8s::Owner::Pod { namespace, name }) = (&g.entry, &g.owner)
+        else {
+            continue;
+        };
+        let pod = plan
+            .changed
+            .iter()
+            .find(|v| id(v) == ("Pod".into(), namespace.clone(), name.clone()))
+            .expect("the pod is written");
+        let statuses = pod["status"]["resourceClaimStatuses"]
+            .as_array()
+            .expect("statuses");
+        assert!(
+            statuses
+                .contains(&serde_json::json!({"name": entry, "resourceClaimName": g.claim.name})),
+            "{statuses:?}"
+        );
+    }
 }
 
 #[test]

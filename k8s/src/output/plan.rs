@@ -125,6 +125,11 @@ pub fn list(items: Vec<Value>) -> Value {
 /// into the loaded objects, as kube-scheduler (and the API server's binding subresource)
 /// would write them. Every field gangpack does not own is kept as loaded.
 ///
+/// Claims gangpack generated from templates are written as new objects, and their pod
+/// or PodGroup names each in `status.resourceClaimStatuses` (`{name, resourceClaimName}`),
+/// as the resourceclaim controller records them; read back, they are used instead of
+/// being generated again.
+///
 /// Per unit:
 ///
 /// - **Placed.** Each pod gets `spec.nodeName` and `PodScheduled=True` (no reason, as
@@ -176,6 +181,7 @@ pub fn plan(snapshot: &mut Snapshot) -> Plan {
             &g.claim.name,
             g.raw.clone(),
         );
+        record_generated_claim(&mut changes, g);
     }
     let mut rows = Vec::with_capacity(report.units.len());
     for (unit, result) in &report.units {
@@ -343,6 +349,36 @@ pub(crate) fn pending_reason(sched: &Scheduler, unit: &Unit, outcome: &GangOutco
             format!("{unit}: search budget exhausted after {steps} steps")
         }
         GangOutcome::Placed(_) => format!("{unit}: placed"),
+    }
+}
+
+/// The owner of a claim generated from a template names it in
+/// `status.resourceClaimStatuses` (`{name: <entry>, resourceClaimName: <claim>}`), as
+/// the resourceclaim controller records it when it creates the claim; an entry for the
+/// same claim entry is replaced, others kept.
+fn record_generated_claim(changes: &mut Changes<'_>, g: &crate::GeneratedClaim) {
+    let Some(entry) = &g.entry else {
+        return;
+    };
+    let (kind, ns, name) = match &g.owner {
+        crate::Owner::Pod { namespace, name } => (Kind::Pod, namespace, name),
+        crate::Owner::PodGroup { namespace, name } => (Kind::PodGroup, namespace, name),
+    };
+    let Some(doc) = changes.get(kind, ns, name) else {
+        return;
+    };
+    let status = super::patch::object_at(doc, "status");
+    let list = status
+        .entry("resourceClaimStatuses")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !list.is_array() {
+        *list = Value::Array(Vec::new());
+    }
+    let list = list.as_array_mut().expect("an array");
+    let record = json!({"name": entry, "resourceClaimName": g.claim.name});
+    match list.iter_mut().find(|e| e["name"] == **entry) {
+        Some(e) => *e = record,
+        None => list.push(record),
     }
 }
 
