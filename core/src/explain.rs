@@ -697,12 +697,30 @@ impl Cluster {
                     .flat_map(|s| &s.candidates)
                     .filter_map(|c| self.node_by_id(c.node).map(|n| n.name.clone()))
                     .collect();
+                let mut hosts = ex.best;
+                if nodes.is_empty() && !relaxable.is_empty() {
+                    // No node hosts a pod now, and lifting every fact that stops them
+                    // still leaves too few: say how few, on those nodes.
+                    nodes = relaxable
+                        .iter()
+                        .flat_map(|&i| ex.facts[i].nodes().iter().cloned())
+                        .collect();
+                    let relax: Vec<Relaxation> = relaxable
+                        .iter()
+                        .filter_map(|&i| ex.facts[i].relaxation())
+                        .collect();
+                    if let Some(GangOutcome::Unschedulable { best, .. }) =
+                        self.place_relaxed(group, pods, claims, &trial_options, &relax)
+                    {
+                        hosts = best;
+                    }
+                }
                 nodes.sort();
                 nodes.dedup();
                 ex.facts.push(Fact::NotEnoughRoom {
                     nodes,
                     needed: ex.required,
-                    hosts: ex.best,
+                    hosts,
                 });
                 ex.blocking = vec![ex.facts.len() - 1];
                 ex.minimal = !ex.budget_exhausted;
@@ -725,6 +743,22 @@ impl Cluster {
         options: &GangOptions,
         relax: &[Relaxation],
     ) -> bool {
+        matches!(
+            self.place_relaxed(group, pods, claims, options, relax),
+            Some(GangOutcome::Placed(_))
+        )
+    }
+
+    /// The placement outcome once `relax` is applied to copies of the cluster and the
+    /// objects (`None` if the placement fails with an error).
+    fn place_relaxed(
+        &self,
+        group: Option<&PodGroup>,
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+        options: &GangOptions,
+        relax: &[Relaxation],
+    ) -> Option<GangOutcome> {
         let mut cluster = self.clone();
         let mut pods = pods.to_vec();
         let mut claims = claims.to_vec();
@@ -825,10 +859,7 @@ impl Cluster {
                 }
             }
         }
-        matches!(
-            cluster.place_gang_mut(group, &pods, &claims, options),
-            Ok(GangOutcome::Placed(_))
-        )
+        cluster.place_gang_mut(group, &pods, &claims, options).ok()
     }
 
     /// Fills the shapes and facts: each node's first rejection, per shape.

@@ -338,3 +338,33 @@ fn resources_others_use_are_facts_only_where_they_limit_the_node() {
         "{ex}"
     );
 }
+
+#[test]
+fn too_few_nodes_even_with_every_fact_lifted_says_how_few() {
+    // Two nodes whose cpu others use up entirely, and a gang of three 8-GPU pods: with
+    // the cpu freed the two nodes still hold only two of the three pods.
+    let mut c = cluster(&[("n1", "r1", 8), ("n2", "r1", 8)]);
+    for n in ["n1", "n2"] {
+        let mut used = std::collections::BTreeMap::new();
+        used.insert("cpu".to_string(), Quantity::from_int(16));
+        c.reserve_node_resources(n, "other/hog", used).unwrap();
+    }
+    let (pods, claims) = workers(3, 8);
+    let ex = explain(&c, &gang(3, false), &pods, &claims);
+    assert_eq!(ex.status, GangStatus::UnschedulableAndUnresolvable);
+    assert_eq!(
+        blocking(&ex),
+        [&Fact::NotEnoughRoom {
+            nodes: vec!["n1".into(), "n2".into()],
+            needed: 3,
+            hosts: 2,
+        }],
+        "{ex}"
+    );
+    assert!(
+        ex.to_string().contains(
+            "2 nodes (n1, n2) can each host a pod but together hold only 2 of the 3 pods"
+        ),
+        "{ex}"
+    );
+}
