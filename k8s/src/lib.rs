@@ -19,4 +19,4 @@ mod snapshot;
 pub use convert::device_taint_rule;
 pub use load::{Loaded, load_paths, load_str};
 pub use object::{InputError, InputErrors, Kind, Object, Source, Warning, describe};
-pub use snapshot::{BuildOptions, GeneratedClaim, Owner, Snapshot};
+pub use snapshot::{BuildOptions, GeneratedClaim, Owner, RequestMapping, Snapshot};

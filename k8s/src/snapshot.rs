@@ -73,6 +73,22 @@ pub struct GeneratedClaim {
     /// would create (metadata with ownerReferences and the pod-claim-name annotation,
     /// spec from the template), without status.
     pub raw: serde_json::Value,
+    /// For a pod's extended-resource claim (`entry: None`): which container's request
+    /// for which resource each claim request serves, as the pod's
+    /// `status.extendedResourceClaimStatus.requestMappings` records it. Empty otherwise.
+    pub request_mappings: Vec<RequestMapping>,
+}
+
+/// One `status.extendedResourceClaimStatus.requestMappings` entry of a pod.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestMapping {
+    /// The container (or init container) name.
+    pub container_name: String,
+    /// The extended resource, e.g. `nvidia.com/gpu`.
+    pub resource_name: String,
+    /// The request of the generated claim that serves it.
+    pub request_name: String,
 }
 
 /// Loaded objects turned into a scheduler.
@@ -848,6 +864,7 @@ impl<'a> Builder<'a> {
                 },
                 entry: Some(entry.name.clone()),
                 raw,
+                request_mappings: Vec::new(),
             });
         }
         let key = (ns, partial.name.clone());
@@ -1103,6 +1120,7 @@ impl<'a> Builder<'a> {
                 },
                 entry: Some(entry.name.clone()),
                 raw,
+                request_mappings: Vec::new(),
             });
         }
         self.generated.extend(extended);
@@ -1240,6 +1258,7 @@ impl<'a> Builder<'a> {
         }
         let mut requests: Vec<DeviceRequest> = Vec::new();
         let mut raw_requests: Vec<Value> = Vec::new();
+        let mut request_mappings: Vec<RequestMapping> = Vec::new();
         for (ci, c) in input.containers.iter().enumerate() {
             for (j, (r, q)) in c.requests.iter().enumerate() {
                 let Some(class) = by_dra.get(r) else {
@@ -1265,6 +1284,18 @@ impl<'a> Builder<'a> {
                     continue;
                 }
                 let name = format!("container-{ci}-request-{j}");
+                let pointer = format!("/{}/name", c.path.replace(['.', '['], "/").replace(']', ""));
+                request_mappings.push(RequestMapping {
+                    container_name: self
+                        .obj(i)
+                        .raw
+                        .pointer(&pointer)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    resource_name: r.clone(),
+                    request_name: name.clone(),
+                });
                 requests.push(DeviceRequest::exactly(
                     name.clone(),
                     ExactDeviceRequest::new(class.clone())
@@ -1308,6 +1339,7 @@ impl<'a> Builder<'a> {
             },
             entry: None,
             raw,
+            request_mappings,
         }))
     }
 

@@ -411,3 +411,67 @@ fn admin_access_without_the_namespace_object() {
         "resource.kubernetes.io/admin-access"
     );
 }
+
+#[test]
+fn a_planned_extended_resource_claim_is_recorded_on_the_pod_and_found_again() {
+    use gangpack_k8s::output;
+    let text = format!(
+        "{CLUSTER}{}",
+        pod(
+            "trainer",
+            r"  initContainers:
+  - name: warmup
+    resources:
+      limits: {example.com/gpu: 1}
+  containers:
+  - name: main
+    resources:
+      limits: {example.com/gpu: 2}
+"
+        )
+    );
+    let mut s = snapshot(&text);
+    let claim = s.generated[0].claim.name.clone();
+    let plan = output::plan(&mut s);
+    let pod = plan
+        .changed
+        .iter()
+        .find(|v| v["kind"] == "Pod")
+        .expect("the pod is written");
+    assert_eq!(pod["spec"]["nodeName"], "dra-node");
+    assert_eq!(
+        pod["status"]["extendedResourceClaimStatus"],
+        serde_json::json!({
+            "resourceClaimName": claim,
+            "requestMappings": [
+                {"containerName": "warmup", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"},
+                {"containerName": "main", "resourceName": "example.com/gpu", "requestName": "container-1-request-0"},
+            ],
+        })
+    );
+    // Through the upstream type: the shape is the API's.
+    let typed: k8s_openapi::api::core::v1::Pod = serde_json::from_value(pod.clone()).unwrap();
+    let status = typed
+        .status
+        .unwrap()
+        .extended_resource_claim_status
+        .unwrap();
+    assert_eq!(status.request_mappings.len(), 2);
+    // Applied and read back: the pod is running with that claim; nothing is generated
+    // again and the devices stay held.
+    let mut docs: Vec<serde_json::Value> = s.objects.iter().map(|o| o.raw.clone()).collect();
+    for c in &plan.changed {
+        match docs
+            .iter_mut()
+            .find(|d| d["kind"] == c["kind"] && d["metadata"]["name"] == c["metadata"]["name"])
+        {
+            Some(d) => *d = c.clone(),
+            None => docs.push(c.clone()),
+        }
+    }
+    let yaml = serde_norway::to_string(&output::list(docs)).unwrap();
+    let again = snapshot(&yaml);
+    assert!(again.generated.is_empty(), "{:?}", again.generated);
+    assert!(warnings(&again).is_empty(), "{:?}", warnings(&again));
+    assert_eq!(again.scheduler.cluster().free_devices().len(), 4 - 3);
+}

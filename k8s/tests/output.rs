@@ -851,6 +851,7 @@ fn group_claims_are_reserved_for_the_podgroup_and_generated_claims_are_new_objec
                 name: pod_name.clone(),
             },
             entry: Some("gpus".into()),
+            request_mappings: Vec::new(),
             raw: json!({
                 "apiVersion": "resource.k8s.io/v1",
                 "kind": "ResourceClaim",

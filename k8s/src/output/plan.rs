@@ -127,8 +127,9 @@ pub fn list(items: Vec<Value>) -> Value {
 ///
 /// Claims gangpack generated from templates are written as new objects, and their pod
 /// or PodGroup names each in `status.resourceClaimStatuses` (`{name, resourceClaimName}`),
-/// as the resourceclaim controller records them; read back, they are used instead of
-/// being generated again.
+/// as the resourceclaim controller records them; a pod's extended-resource claim is
+/// named in `status.extendedResourceClaimStatus` with its `requestMappings`. Read back,
+/// they are used instead of being generated again.
 ///
 /// Per unit:
 ///
@@ -358,6 +359,18 @@ pub(crate) fn pending_reason(sched: &Scheduler, unit: &Unit, outcome: &GangOutco
 /// same claim entry is replaced, others kept.
 fn record_generated_claim(changes: &mut Changes<'_>, g: &crate::GeneratedClaim) {
     let Some(entry) = &g.entry else {
+        // A pod's extended-resource claim: `status.extendedResourceClaimStatus`.
+        if let crate::Owner::Pod { namespace, name } = &g.owner
+            && let Some(doc) = changes.get(Kind::Pod, namespace, name)
+        {
+            super::patch::object_at(doc, "status").insert(
+                "extendedResourceClaimStatus".into(),
+                json!({
+                    "requestMappings": g.request_mappings,
+                    "resourceClaimName": g.claim.name,
+                }),
+            );
+        }
         return;
     };
     let (kind, ns, name) = match &g.owner {
