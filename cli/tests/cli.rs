@@ -975,6 +975,25 @@ fn demo_manifests_are_real_input() {
     assert_eq!(section, plan.out.trim_end());
 }
 
+/// The demo output the main README shows (up to the taint section) is what `gangpack
+/// demo` prints.
+#[test]
+fn the_main_readme_shows_real_demo_output() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let demo = run(&["demo"]);
+    assert_eq!(demo.code, 0, "{}", demo.err);
+    let shown = demo
+        .out
+        .split("\n==> gangpack taint")
+        .next()
+        .expect("the demo output")
+        .trim_end();
+    assert!(
+        readme.contains(&format!("```text\n{shown}\n```")),
+        "README.md does not show the demo's output:\n{shown}"
+    );
+}
+
 /// The samples in `cli/README.md` are what the commands print.
 #[test]
 fn readme_samples_are_real_output() {
