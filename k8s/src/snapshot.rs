@@ -349,6 +349,16 @@ impl<'a> Builder<'a> {
 
     /// Rejects an object that depends on a rejected one (its own problem is already
     /// reported, so this only shows in [`Snapshot::skipped`]).
+    /// Rejects object `i` with the core's validation errors.
+    fn reject_invalid(&mut self, i: usize, problems: &[gangpack::ValidationError]) {
+        let obj = self.obj(i);
+        let mut errs = InputErrors::default();
+        for e in problems {
+            errs.push(validation_error(obj, e));
+        }
+        self.reject(i, errs);
+    }
+
     fn reject_dependent(&mut self, i: usize, field: &str, on: &str) {
         if !self.rejected.insert(i) {
             return;
@@ -827,12 +837,7 @@ impl<'a> Builder<'a> {
         let (done, claims) = match result {
             Ok(x) => x,
             Err(v) => {
-                let obj = self.obj(i);
-                let mut errs = InputErrors::default();
-                for e in &v {
-                    errs.push(validation_error(obj, e));
-                }
-                self.reject(i, errs);
+                self.reject_invalid(i, &v);
                 return;
             }
         };
@@ -1082,12 +1087,7 @@ impl<'a> Builder<'a> {
         let (pod, claims) = match result {
             Ok(x) => x,
             Err(v) => {
-                let obj = self.obj(i);
-                let mut errs = InputErrors::default();
-                for e in &v {
-                    errs.push(validation_error(obj, e));
-                }
-                self.reject(i, errs);
+                self.reject_invalid(i, &v);
                 return;
             }
         };
