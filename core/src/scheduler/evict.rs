@@ -645,7 +645,7 @@ impl Scheduler {
                 break;
             }
             for e in &due {
-                let _ = self.remove_pod(&e.pod);
+                let _ = self.remove_pod_quietly(&e.pod);
                 self.evictions.remove(&e.pod);
             }
             done.extend(due);

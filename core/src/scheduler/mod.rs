@@ -793,6 +793,14 @@ impl Scheduler {
     /// is every claim no remaining bound pod uses (a PodGroup's claims when no member
     /// is bound any more).
     pub fn remove_pod(&mut self, pod: &str) -> Result<Pod, SchedulerError> {
+        let removed = self.remove_pod_quietly(pod)?;
+        self.refresh_evictions();
+        Ok(removed)
+    }
+
+    /// [`remove_pod`](Self::remove_pod) without bringing the eviction schedule up to
+    /// date: for removals in a batch, followed by one refresh.
+    fn remove_pod_quietly(&mut self, pod: &str) -> Result<Pod, SchedulerError> {
         let Some(p) = self.pods.get(pod) else {
             return Err(SchedulerError::Cluster(ClusterError::NotFound(
                 ObjectRef::cluster(ObjectKind::Pod, pod),
@@ -815,7 +823,6 @@ impl Scheduler {
         }
         self.evictions.remove(pod);
         self.node_taint_seen.remove(pod);
-        self.refresh_evictions();
         Ok(removed)
     }
 
@@ -834,10 +841,12 @@ impl Scheduler {
             .cloned()
             .collect();
         for m in members {
-            self.remove_pod(&m)?;
+            self.remove_pod_quietly(&m)?;
         }
         self.release_group_claims(group);
-        Ok(self.groups.remove(group).expect("checked above"))
+        let removed = self.groups.remove(group).expect("checked above");
+        self.refresh_evictions();
+        Ok(removed)
     }
 
     /// Unbinds a bound pod: releases its node reservation and the claims allocated with
