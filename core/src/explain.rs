@@ -1043,14 +1043,7 @@ impl Cluster {
             let mut best: Option<(u64, &str)> = None;
             for (d, value) in gang.domains.iter().enumerate() {
                 let hosts: u64 = (0..gang.shapes.len())
-                    .map(|s| {
-                        let caps: u64 = gang
-                            .candidates_in(s, d as u32)
-                            .iter()
-                            .map(|c| u64::from(c.cap))
-                            .sum();
-                        caps.min(gang.shapes[s].pods as u64)
-                    })
+                    .map(|s| gang.caps_in(s, d as u32).min(gang.shapes[s].pods as u64))
                     .sum();
                 if best.is_none_or(|(h, _)| hosts > h) {
                     best = Some((hosts, value.as_str()));

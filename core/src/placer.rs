@@ -828,11 +828,7 @@ impl Gang<'_> {
                 r
             })
             .collect();
-        // How many pods of each shape the first `required` pending pods hold.
-        let mut want = vec![0usize; self.shapes.len()];
-        for p in self.pods.iter().take(self.required) {
-            want[p.shape] += 1;
-        }
+        let want = self.wanted_by_shape(self.required);
         let mut scored: Vec<(i64, u32)> = Vec::new();
         // Free devices per domain, for the policies that score by them (computed once,
         // when a domain first passes the count bound).
@@ -840,11 +836,7 @@ impl Gang<'_> {
         for d in 0..domains {
             let reach: usize = (0..self.shapes.len())
                 .map(|s| {
-                    let caps: u64 = self
-                        .candidates_in(s, d as u32)
-                        .iter()
-                        .map(|c| u64::from(c.cap))
-                        .sum();
+                    let caps = self.caps_in(s, d as u32);
                     self.shapes[s]
                         .pods
                         .min(usize::try_from(caps).unwrap_or(usize::MAX))
@@ -882,6 +874,24 @@ impl Gang<'_> {
     pub(crate) fn candidates_in(&self, s: usize, d: u32) -> &[Candidate] {
         let (a, b) = self.ranges[s].get(d as usize).copied().unwrap_or((0, 0));
         &self.shapes[s].candidates[a as usize..b as usize]
+    }
+
+    /// How many pods of shape `s` the caps of its candidates in domain `d` allow
+    /// (an upper bound: the sum of the caps).
+    pub(crate) fn caps_in(&self, s: usize, d: u32) -> u64 {
+        self.candidates_in(s, d)
+            .iter()
+            .map(|c| u64::from(c.cap))
+            .sum()
+    }
+
+    /// How many pods of each shape the first `required` pending pods hold.
+    pub(crate) fn wanted_by_shape(&self, required: usize) -> Vec<usize> {
+        let mut want = vec![0usize; self.shapes.len()];
+        for p in self.pods.iter().take(required) {
+            want[p.shape] += 1;
+        }
+        want
     }
 
     /// Per domain, the free untainted devices on its candidate nodes (each node once;

@@ -35,7 +35,9 @@
 
 use core::fmt;
 
-use super::{EvictionReason, EvictionReport, PodEviction, Scheduler, SchedulerError, key};
+use super::{
+    EvictionReason, EvictionReport, PodEviction, Scheduler, SchedulerError, bound_members, key,
+};
 use crate::alloc_prelude::*;
 use crate::cluster::EvictionNotice;
 use crate::workload::{ClaimSource, DisruptionMode, Pod, PodResourceClaim};
@@ -327,12 +329,7 @@ impl Scheduler {
             if out.contains_key(&group) || !self.groups.contains_key(&group) {
                 continue;
             }
-            let bound: Vec<String> = self
-                .members
-                .get(&group)
-                .into_iter()
-                .flatten()
-                .filter(|m| self.bound.contains_key(*m))
+            let bound: Vec<String> = bound_members(&self.members, &self.bound, &group)
                 .cloned()
                 .collect();
             out.insert(group, bound);

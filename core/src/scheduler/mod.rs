@@ -259,6 +259,19 @@ pub(super) struct BoundIndex {
     no_execute_nodes: BTreeSet<String>,
 }
 
+/// The bound members of PodGroup `group` (`namespace/name`), by key.
+fn bound_members<'a>(
+    members: &'a BTreeMap<String, BTreeSet<String>>,
+    bound: &'a BTreeMap<String, PodBinding>,
+    group: &str,
+) -> impl Iterator<Item = &'a String> {
+    members
+        .get(group)
+        .into_iter()
+        .flatten()
+        .filter(|m| bound.contains_key(*m))
+}
+
 fn key(namespace: &str, name: &str) -> String {
     format!("{namespace}/{name}")
 }
@@ -883,13 +896,10 @@ impl Scheduler {
         if !self.groups.contains_key(group) {
             return;
         }
-        let any_bound = self
-            .members
-            .get(group)
-            .into_iter()
-            .flatten()
-            .any(|k| self.bound.contains_key(k));
-        if !any_bound {
+        if bound_members(&self.members, &self.bound, group)
+            .next()
+            .is_none()
+        {
             self.release_group_claims(group);
         }
     }

@@ -333,14 +333,7 @@ impl<'a> Sim<'a> {
             return None;
         }
         if !self.groups.contains_key(&g) {
-            let n = self
-                .s
-                .members
-                .get(&g)
-                .into_iter()
-                .flatten()
-                .filter(|m| self.s.bound.contains_key(*m))
-                .count();
+            let n = super::bound_members(self.s.members, self.s.bound, &g).count();
             self.groups.insert(g.clone(), n);
         }
         Some(g)

@@ -120,19 +120,12 @@ impl Scheduler {
         } else {
             gang.required
         };
-        let mut want = vec![0usize; gang.shapes.len()];
-        for p in gang.pods.iter().take(required) {
-            want[p.shape] += 1;
-        }
+        let want = gang.wanted_by_shape(required);
         for d in 0..gang.domains.len() {
             let mut fit = 0;
             let mut missing = Vec::new();
             for (s, shape) in gang.shapes.iter().enumerate() {
-                let caps: u64 = gang
-                    .candidates_in(s, d as u32)
-                    .iter()
-                    .map(|c| u64::from(c.cap))
-                    .sum();
+                let caps = gang.caps_in(s, d as u32);
                 let here = want[s].min(usize::try_from(caps).unwrap_or(usize::MAX));
                 fit += here;
                 if here < want[s] {
