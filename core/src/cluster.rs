@@ -8,12 +8,12 @@ use smallvec::SmallVec;
 
 use crate::alloc_prelude::*;
 use crate::bits::{DeviceSet, SparseDeviceSet};
-use crate::device::NodeAccess;
-use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError};
 use crate::ids::{DeviceId, NodeId, PoolId, SliceId};
 use crate::intern::{Interner, Symbol};
-use crate::slice::SliceNodeSelection;
-use crate::toleration::{EvictionVerdict, device_eviction};
+use crate::model::device::NodeAccess;
+use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::model::slice::SliceNodeSelection;
+use crate::model::toleration::{EvictionVerdict, device_eviction};
 use crate::{
     Device, DeviceAttribute, DeviceClass, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
     DeviceToleration, Node, Quantity, ResourceSlice, Taint, TaintEffect, Time,
@@ -1069,8 +1069,13 @@ impl Cluster {
                 Problem::Required,
             ));
         }
-        crate::node::validate_resource_list(&obj, "spec.resources.requests", &requests, &mut errs);
-        crate::error::finish(errs).map_err(ClusterError::Invalid)?;
+        crate::model::node::validate_resource_list(
+            &obj,
+            "spec.resources.requests",
+            &requests,
+            &mut errs,
+        );
+        crate::model::error::finish(errs).map_err(ClusterError::Invalid)?;
         let Some(id) = self
             .node_id(node)
             .filter(|id| self.nodes[id.index()].node.is_some())
@@ -1202,7 +1207,7 @@ impl Cluster {
                 )),
             }
         }
-        crate::error::finish(errs)?;
+        crate::model::error::finish(errs)?;
         let mut cache = ClassCache {
             selectors,
             matches: DeviceSet::with_universe(self.devices.len()),
@@ -1790,19 +1795,19 @@ impl Cluster {
         edit(&mut taints);
         let obj = entry.slice.object_ref();
         let mut errs = Vec::new();
-        crate::error::check_max(
+        crate::model::error::check_max(
             &obj,
             &format!("spec.devices[{pos}].taints"),
             taints.len(),
-            crate::device::MAX_DEVICE_TAINTS,
+            crate::model::device::MAX_DEVICE_TAINTS,
             &mut errs,
         );
         if !taints.is_empty() {
-            crate::error::check_max(
+            crate::model::error::check_max(
                 &obj,
                 "spec.devices",
                 entry.slice.devices.len(),
-                crate::slice::MAX_DEVICES_PER_SLICE_SMALL,
+                crate::model::slice::MAX_DEVICES_PER_SLICE_SMALL,
                 &mut errs,
             );
         }
@@ -3094,11 +3099,11 @@ fn validate_allocation(a: &DeviceAllocation) -> Result<(), ClusterError> {
         ));
     }
     let field = "status.allocation.devices.results.tolerations";
-    crate::error::check_max(
+    crate::model::error::check_max(
         &obj,
         field,
         a.tolerations.len(),
-        crate::claim::MAX_TOLERATIONS,
+        crate::model::claim::MAX_TOLERATIONS,
         &mut errs,
     );
     for (i, t) in a.tolerations.iter().enumerate() {
@@ -3123,7 +3128,7 @@ fn validate_allocation(a: &DeviceAllocation) -> Result<(), ClusterError> {
             ));
         }
     }
-    crate::error::finish(errs).map_err(ClusterError::Invalid)
+    crate::model::error::finish(errs).map_err(ClusterError::Invalid)
 }
 
 fn capacity_shortage(

@@ -35,11 +35,11 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::claim::ResourceClaim;
 use crate::cluster::Cluster;
+use crate::model::claim::ResourceClaim;
+use crate::model::decision::PlacementDecision;
+use crate::model::workload::{CompositePodGroup, CompositeSchedulingPolicy, Pod, PodGroup};
 use crate::placer::{GangError, GangOptions, GangOutcome};
-use crate::validate::PlacementDecision;
-use crate::workload::{CompositePodGroup, CompositeSchedulingPolicy, Pod, PodGroup};
 
 /// The outcome of placing a CompositePodGroup tree.
 #[derive(Clone, Debug, PartialEq, Eq)]

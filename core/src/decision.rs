@@ -9,9 +9,9 @@
 
 use crate::alloc_prelude::*;
 use crate::cluster::{Cluster, ClusterError};
-use crate::error::{ObjectKind, ObjectRef};
-use crate::validate::{ClaimAllocation, PlacementDecision};
-use crate::workload::Pod;
+use crate::model::decision::{ClaimAllocation, PlacementDecision};
+use crate::model::error::{ObjectKind, ObjectRef};
+use crate::model::workload::Pod;
 use crate::{Node, Quantity};
 
 /// What a pod reserves on `node`: its `requests`, plus `pods: 1` when the node

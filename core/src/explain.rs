@@ -22,12 +22,12 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::claim::{AllocationMode, DeviceRequestKind, ResourceClaim};
 use crate::cluster::Cluster;
+use crate::model::claim::{AllocationMode, DeviceRequestKind, ResourceClaim};
+use crate::model::decision::PlacementDecision;
+use crate::model::toleration::first_untolerated_taint;
+use crate::model::workload::{Pod, PodGroup};
 use crate::placer::{Gang, GangError, GangOptions, GangOutcome};
-use crate::toleration::first_untolerated_taint;
-use crate::validate::PlacementDecision;
-use crate::workload::{Pod, PodGroup};
 use crate::{
     DeviceTaint, DeviceToleration, DeviceTolerationOperator, Quantity, Taint, TaintEffect,
     Toleration, TolerationOperator,

@@ -12,7 +12,7 @@ use core::fmt;
 
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
-use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
 use crate::scoring::{MixEntry, WorkloadMix};
 use crate::{DeviceSet, DeviceToleration};
 
@@ -615,7 +615,7 @@ impl Cluster {
         let obj = ObjectRef::cluster(ObjectKind::PodGroup, REPORT_OBJECT);
         let mut errs = Vec::new();
         if let Some(key) = key {
-            crate::taint::check_label_name(key, &obj, "key".into(), &mut errs);
+            crate::model::taint::check_label_name(key, &obj, "key".into(), &mut errs);
         }
         for (i, s) in shapes.iter().enumerate() {
             let at = format!("shapes[{i}]");
@@ -643,18 +643,18 @@ impl Cluster {
                 ));
             }
             let field = format!("{at}.tolerations");
-            crate::error::check_max(
+            crate::model::error::check_max(
                 &obj,
                 &field,
                 s.tolerations.len(),
-                crate::claim::MAX_TOLERATIONS,
+                crate::model::claim::MAX_TOLERATIONS,
                 &mut errs,
             );
             for (j, t) in s.tolerations.iter().enumerate() {
                 t.validate(&obj, &format!("{field}[{j}]"), &mut errs);
             }
         }
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }
 

@@ -63,68 +63,59 @@ extern crate std;
 mod alloc_prelude;
 mod allocator;
 mod bits;
-mod capacity;
-mod claim;
-mod class;
 mod cluster;
 mod composite;
 mod cow;
 mod decision;
-mod device;
-mod error;
 mod explain;
 mod fragmentation;
 mod ids;
 mod intern;
-pub mod names;
-mod node;
-mod node_selector;
+mod model;
 mod placer;
-mod quantity;
 mod scheduler;
 mod scoring;
 mod selector;
-mod semver;
-mod slice;
-mod taint;
-mod taint_rule;
-mod template;
-mod time;
-mod toleration;
 mod validate;
-mod workload;
 
 pub use allocator::{
     AllocationError, AllocationOutcome, AllocatorOptions, EvaluationFailure, Funnel,
     PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
 };
 pub use bits::{DeviceSet, SparseDeviceSet};
-pub use capacity::{CapacityRejection, consumed_amount, consumed_capacity, fits};
-pub use claim::{
-    AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,
-    DeviceAllocationConfiguration, DeviceClaimConfiguration, DeviceConstraint, DeviceRequest,
-    DeviceRequestAllocationResult, DeviceRequestKind, DeviceSubRequest, ExactDeviceRequest,
-    OpaqueDeviceConfiguration, RequestView, ResourceClaim, ResourceClaimSpec, share_id,
-    split_request_ref,
-};
-pub use class::{DeviceClass, DeviceSelector};
 pub use cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceCounts, DeviceFilter, DeviceRef, DeviceView,
     EvictionNotice, IndexMemory, PoolProblem, PoolStatus, Shortage, Shortfall, TaintReport,
 };
 pub use composite::{CompositeError, CompositeOutcome};
-pub use device::{
-    CapacityRequestPolicy, CapacityRequestPolicyRange, Device, DeviceAttribute, DeviceCapacity,
-    DeviceCounterConsumption, NodeAccess,
-};
-pub use error::{ObjectKind, ObjectRef, Problem, ValidationError};
 pub use explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
 pub use fragmentation::{
     CapacityChange, CapacityDiff, CapacityDomain, CapacityReport, DomainCapacity, RequestShape,
     ShapeCapacity,
 };
 pub use ids::{DeviceId, NodeId, PoolId, SliceId};
-pub use node::Node;
+pub use model::capacity::{CapacityRejection, consumed_amount, consumed_capacity, fits};
+pub use model::claim::{
+    AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,
+    DeviceAllocationConfiguration, DeviceClaimConfiguration, DeviceConstraint, DeviceRequest,
+    DeviceRequestAllocationResult, DeviceRequestKind, DeviceSubRequest, ExactDeviceRequest,
+    OpaqueDeviceConfiguration, RequestView, ResourceClaim, ResourceClaimSpec, share_id,
+    split_request_ref,
+};
+pub use model::class::{DeviceClass, DeviceSelector};
+pub use model::device::{
+    CapacityRequestPolicy, CapacityRequestPolicyRange, Device, DeviceAttribute, DeviceCapacity,
+    DeviceCounterConsumption, NodeAccess,
+};
+pub use model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
+pub use model::names;
+pub use model::node::Node;
+pub use model::slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};
+pub use model::taint_rule::{DeviceTaintRule, DeviceTaintSelector};
+pub use model::template::{
+    ResourceClaimTemplate, generated_claim_name, generated_group_claim_name,
+    instantiate_group_claims, instantiate_member_claims, instantiate_pod_claims,
+};
 pub use placer::{GangError, GangOptions, GangOutcome};
 pub use scheduler::{
     BrokenGroup, CycleReport, DryRunReport, EvictionReason, EvictionReport, PodEviction,
@@ -132,35 +123,28 @@ pub use scheduler::{
 };
 pub use scheduler::{DomainGap, ShapeGap, WhatItTakes};
 pub use scoring::{MixEntry, ScoringPolicy, WorkloadMix};
-pub use slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};
-pub use taint_rule::{DeviceTaintRule, DeviceTaintSelector};
-pub use template::{
-    ResourceClaimTemplate, generated_claim_name, generated_group_claim_name,
-    instantiate_group_claims, instantiate_member_claims, instantiate_pod_claims,
-};
 
-pub use quantity::{Format, Quantity, QuantityError};
+pub use model::quantity::{Format, Quantity, QuantityError};
+pub use model::semver::{MAX_VERSION_LEN, PreIdentifier, Version, VersionError};
 pub use selector::{CelError, CelErrorKind, EvalError, Selector};
-pub use semver::{MAX_VERSION_LEN, PreIdentifier, Version, VersionError};
 
-pub use node_selector::{
+pub use model::node_selector::{
     NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm,
 };
 
-pub use time::Time;
+pub use model::time::Time;
 
-pub use taint::{DeviceTaint, DeviceTaintEffect, Taint, TaintEffect, TaintSpecError};
-pub use toleration::{
+pub use model::taint::{DeviceTaint, DeviceTaintEffect, Taint, TaintEffect, TaintSpecError};
+pub use model::toleration::{
     DeviceToleration, DeviceTolerationOperator, EvictionVerdict, Toleration, TolerationOperator,
     count_untolerated_prefer_no_schedule, device_eviction, device_eviction_time,
     device_taint_blocks, first_blocking_device_taint, first_untolerated_taint, node_eviction,
 };
 
-pub use validate::{
-    ClaimAllocation, Holder, PlacementDecision, PodBinding, Violation, validate_placement,
-};
+pub use model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
+pub use validate::{Holder, Violation, validate_placement};
 
-pub use workload::{
+pub use model::workload::{
     ClaimSource, CompositePodGroup, CompositeSchedulingPolicy, DEFAULT_SCHEDULER_NAME,
     DisruptionMode, HIGHEST_USER_DEFINABLE_PRIORITY, MAX_POD_GROUP_RESOURCE_CLAIMS,
     MAX_POD_GROUP_TEMPLATES, MAX_TOPOLOGY_CONSTRAINTS, Pod, PodGroup, PodGroupResourceClaim,
@@ -171,17 +155,19 @@ pub use workload::{
 
 /// Upstream validation limits, enforced by the model's `validate` methods.
 pub mod limits {
-    pub use crate::claim::{
+    pub use crate::model::claim::{
         MAX_ALLOCATION_CONFIGS, MAX_ALLOCATION_RESULTS, MAX_CONFIGS, MAX_CONSTRAINTS,
         MAX_OPAQUE_PARAMETERS_LEN, MAX_REQUESTS, MAX_SUBREQUESTS, MAX_TOLERATIONS,
     };
-    pub use crate::class::{MAX_CEL_LEN, MAX_SELECTORS};
-    pub use crate::device::{
+    pub use crate::model::class::{MAX_CEL_LEN, MAX_SELECTORS};
+    pub use crate::model::device::{
         MAX_ATTRIBUTE_STRING_LEN, MAX_ATTRIBUTE_VALUES, MAX_ATTRIBUTES_AND_CAPACITIES,
         MAX_BINDING_CONDITIONS, MAX_COUNTER_CONSUMPTIONS, MAX_COUNTERS, MAX_DEVICE_TAINTS,
         MAX_VALID_VALUES,
     };
-    pub use crate::slice::{MAX_COUNTER_SETS, MAX_DEVICES_PER_SLICE, MAX_DEVICES_PER_SLICE_SMALL};
+    pub use crate::model::slice::{
+        MAX_COUNTER_SETS, MAX_DEVICES_PER_SLICE, MAX_DEVICES_PER_SLICE_SMALL,
+    };
 }
 
 /// The types most programs need, for `use gangpack::prelude::*`.

@@ -47,15 +47,15 @@ use crate::allocator::{
     AllocationError, AllocationOutcome, AllocatorOptions, ClaimPart, Picked, PreparedClaims,
 };
 use crate::bits::DeviceSet;
-use crate::claim::{AllocationMode, AllocationResult, ResourceClaim, ResourceClaimSpec};
 use crate::cluster::Cluster;
-use crate::error::{ObjectKind, ObjectRef};
 use crate::ids::NodeId;
-use crate::node::validate_resource_list;
+use crate::model::claim::{AllocationMode, AllocationResult, ResourceClaim, ResourceClaimSpec};
+use crate::model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
+use crate::model::error::{ObjectKind, ObjectRef};
+use crate::model::node::validate_resource_list;
+use crate::model::toleration::first_untolerated_taint;
+use crate::model::workload::{ClaimSource, Pod, PodGroup};
 use crate::scoring::{ScoringPolicy, WorkloadMix};
-use crate::toleration::first_untolerated_taint;
-use crate::validate::{ClaimAllocation, PlacementDecision, PodBinding};
-use crate::workload::{ClaimSource, Pod, PodGroup};
 use crate::{Quantity, TaintEffect};
 use smallvec::SmallVec;
 
@@ -171,7 +171,7 @@ pub(crate) struct SharedClaim<'a> {
     pub(crate) group: bool,
     /// Its `status.allocation`, when it is allocated already: nothing to allocate,
     /// only where it is usable matters.
-    pub(crate) allocated: Option<&'a crate::claim::AllocationResult>,
+    pub(crate) allocated: Option<&'a crate::model::claim::AllocationResult>,
     /// Some pending pod uses it. A claim no pending pod uses (a group claim of a gang
     /// whose pods do not name it) is allocated with the first pod bound.
     pub(crate) used: bool,
@@ -1289,7 +1289,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             if !uses {
                 continue;
             }
-            let usable_here = |result: &crate::claim::AllocationResult| {
+            let usable_here = |result: &crate::model::claim::AllocationResult| {
                 result
                     .node_selector
                     .as_ref()

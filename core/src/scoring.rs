@@ -67,7 +67,7 @@
 //! gradient step, for ranking single nodes.
 
 use crate::alloc_prelude::*;
-use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, finish};
+use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError, finish};
 
 /// How the placer chooses among feasible nodes and domains.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

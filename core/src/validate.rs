@@ -13,60 +13,23 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::capacity::consumed_capacity;
-use crate::claim::{
+use crate::cluster::{Cluster, DeviceRef, DeviceView};
+use crate::ids::DeviceId;
+use crate::model::capacity::consumed_capacity;
+use crate::model::claim::{
     AllocationMode, AllocationResult, ConstraintKind, DeviceRequestAllocationResult,
     DeviceRequestKind, MAX_ALLOCATION_RESULTS, RequestView, ResourceClaim, split_request_ref,
 };
-use crate::cluster::{Cluster, DeviceRef, DeviceView};
-use crate::ids::DeviceId;
-use crate::names::qualify;
+use crate::model::decision::{ClaimAllocation, PlacementDecision};
+use crate::model::names::qualify;
+use crate::model::toleration::device_taint_blocks;
+use crate::model::workload::{ClaimSource, Pod, PodGroup};
 use crate::selector::Selector;
-use crate::toleration::device_taint_blocks;
-use crate::workload::{ClaimSource, Pod, PodGroup};
 use crate::{Device, DeviceAttribute, DeviceSet, DeviceTaint, Node, Quantity, Taint, TaintEffect};
 
 // ---------------------------------------------------------------------------------------------
-// The decision
+// Where a claim is held
 // ---------------------------------------------------------------------------------------------
-
-/// What a gang placer decided for one group: where each pod goes and how each claim is
-/// allocated. Applying it means binding the pods, reserving their node resources and
-/// committing the allocations.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", default))]
-pub struct PlacementDecision {
-    /// The pods placed, each with the allocations of its own claims.
-    pub bindings: Vec<PodBinding>,
-    /// The allocations of the PodGroup's claims (KEP-5729), shared by every member.
-    pub group_claims: Vec<ClaimAllocation>,
-}
-
-/// One pod bound to one node.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", default))]
-pub struct PodBinding {
-    /// The pod, `namespace/name`.
-    pub pod: String,
-    /// The node it is bound to.
-    pub node: String,
-    /// Allocations of the pod's claims that are not allocated yet (a claim several
-    /// pods share is allocated in the binding of one of them).
-    pub claims: Vec<ClaimAllocation>,
-}
-
-/// The allocation of one ResourceClaim.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", default))]
-pub struct ClaimAllocation {
-    /// The claim, `namespace/name`.
-    pub claim: String,
-    /// Its `status.allocation`.
-    pub result: AllocationResult,
-}
 
 /// Where a claim is referenced or allocated: a pod's binding or the group's claims.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

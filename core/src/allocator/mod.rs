@@ -17,20 +17,20 @@ mod search;
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::capacity::{consumed_capacity, fits};
-use crate::claim::{
-    AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,
-    DeviceAllocationConfiguration, DeviceRequestAllocationResult, DeviceRequestKind, RequestView,
-    ResourceClaim, split_request_ref,
-};
 use crate::cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceRef, ELIGIBLE, FREE, SHAREABLE, Shortfall,
     TAINTED,
 };
-use crate::device::NodeAccess;
 use crate::ids::{DeviceId, NodeId, PoolId};
+use crate::model::capacity::{consumed_capacity, fits};
+use crate::model::claim::{
+    AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,
+    DeviceAllocationConfiguration, DeviceRequestAllocationResult, DeviceRequestKind, RequestView,
+    ResourceClaim, split_request_ref,
+};
+use crate::model::device::NodeAccess;
+use crate::model::slice::SliceNodeSelection;
 use crate::selector::{CelError, EvalError, Selector};
-use crate::slice::SliceNodeSelection;
 use crate::{
     Device, DeviceAttribute, DeviceTaint, DeviceToleration, NodeSelector, NodeSelectorRequirement,
     NodeSelectorTerm, ObjectRef, Quantity, ValidationError,
@@ -982,7 +982,7 @@ impl Cluster {
                     let ord = share_ordinals
                         .entry((reference.clone(), p.device))
                         .or_insert(0);
-                    let id = crate::claim::share_id(
+                    let id = crate::model::claim::share_id(
                         &claim_name(claim),
                         reference,
                         &self.device_ref_of(slot).to_string(),
@@ -1132,7 +1132,7 @@ impl Cluster {
 /// (for such devices requests are only a filter).
 fn capacity_covers(device: &Device, requests: &BTreeMap<String, Quantity>, driver: &str) -> bool {
     requests.iter().all(|(name, q)| {
-        crate::capacity::resolve_capacity(device, name, driver)
+        crate::model::capacity::resolve_capacity(device, name, driver)
             .and_then(|key| device.capacity.get(key))
             .is_some_and(|c| c.value >= *q)
     })

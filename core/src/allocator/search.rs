@@ -123,7 +123,7 @@ pub(crate) struct Claim {
 }
 
 /// Upstream's per-claim limit on allocated devices.
-pub(crate) const MAX_DEVICES_PER_CLAIM: usize = crate::claim::MAX_ALLOCATION_RESULTS;
+pub(crate) const MAX_DEVICES_PER_CLAIM: usize = crate::model::claim::MAX_ALLOCATION_RESULTS;
 
 /// One chosen device.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -40,7 +40,7 @@ use super::{
 };
 use crate::alloc_prelude::*;
 use crate::cluster::EvictionNotice;
-use crate::workload::{ClaimSource, DisruptionMode, Pod, PodResourceClaim};
+use crate::model::workload::{ClaimSource, DisruptionMode, Pod, PodResourceClaim};
 use crate::{
     DeviceRef, DeviceTaint, DeviceTaintEffect, DeviceTaintRule, EvictionVerdict, ResourceSlice,
     Taint, TaintEffect, Time, device_eviction, generated_claim_name, generated_group_claim_name,

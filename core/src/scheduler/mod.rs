@@ -25,14 +25,14 @@ pub use whatif::{DomainGap, ShapeGap, WhatItTakes};
 
 use crate::Time;
 use crate::alloc_prelude::*;
-use crate::claim::{AllocationResult, ResourceClaim};
 use crate::cluster::{Cluster, ClusterError};
-use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError};
-use crate::placer::{GangError, GangOptions, GangOutcome};
-use crate::validate::{ClaimAllocation, PlacementDecision, PodBinding};
-use crate::workload::{
+use crate::model::claim::{AllocationResult, ResourceClaim};
+use crate::model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
+use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::model::workload::{
     ClaimSource, Pod, PodGroup, PreemptionPolicy, PriorityClass, check_group_members,
 };
+use crate::placer::{GangError, GangOptions, GangOutcome};
 
 /// A unit of scheduling: a PodGroup or a pod without one.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -2,8 +2,8 @@
 
 use super::{Preemption, Scheduler, SchedulerError, Unit, Victim};
 use crate::alloc_prelude::*;
+use crate::model::workload::DisruptionMode;
 use crate::placer::GangOutcome;
-use crate::workload::DisruptionMode;
 
 impl Scheduler {
     // ------------------------------------------------------------------ preemption
@@ -165,10 +165,12 @@ impl Scheduler {
                 p.resource_claims
                     .iter()
                     .filter_map(|r| match &r.source {
-                        crate::workload::ClaimSource::ClaimName(n) => claims.iter().find(|c| {
-                            c.namespace == p.namespace && c.name == *n && c.allocation.is_none()
-                        }),
-                        crate::workload::ClaimSource::Template(_) => None,
+                        crate::model::workload::ClaimSource::ClaimName(n) => {
+                            claims.iter().find(|c| {
+                                c.namespace == p.namespace && c.name == *n && c.allocation.is_none()
+                            })
+                        }
+                        crate::model::workload::ClaimSource::Template(_) => None,
                     })
                     .map(|c| usize::try_from(c.spec.min_device_count()).unwrap_or(usize::MAX))
                     .fold(0usize, usize::saturating_add)
@@ -280,7 +282,7 @@ struct SimView<'a> {
     bound: &'a BTreeMap<String, crate::PodBinding>,
     pods: &'a BTreeMap<String, crate::Pod>,
     members: &'a BTreeMap<String, BTreeSet<String>>,
-    group_claims: &'a BTreeMap<String, Vec<crate::validate::ClaimAllocation>>,
+    group_claims: &'a BTreeMap<String, Vec<crate::model::decision::ClaimAllocation>>,
     index: &'a super::BoundIndex,
 }
 
@@ -295,7 +297,7 @@ struct Sim<'a> {
     victims: &'a [Victim],
     /// Claims touched: the allocation a binding holds and how many of its users are
     /// still bound in the simulation.
-    claims: BTreeMap<&'a str, (&'a crate::validate::ClaimAllocation, usize)>,
+    claims: BTreeMap<&'a str, (&'a crate::model::decision::ClaimAllocation, usize)>,
     /// PodGroups with claims touched: how many members are still bound.
     groups: BTreeMap<String, usize>,
 }

@@ -8,7 +8,7 @@ use super::ir::{
     Access, ArithOp, Builtin, CmpOp, Expr, FoldKind, Key, MapRef, Shared, Text, Value,
 };
 use crate::alloc_prelude::*;
-use crate::names::qualify;
+use crate::model::names::qualify;
 use crate::{Device, DeviceAttribute, Quantity, Version, VersionError};
 
 /// Upstream's `includes()` looks at no more than this many list items

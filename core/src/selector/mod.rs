@@ -22,7 +22,7 @@ mod parser;
 use ir::{CmpOp, Expr, Value};
 
 /// The longest expression accepted, in bytes (upstream `CELSelectorExpressionMaxLength`).
-const MAX_LEN: usize = crate::class::MAX_CEL_LEN;
+const MAX_LEN: usize = crate::model::class::MAX_CEL_LEN;
 
 /// A compiled CEL device selector.
 ///

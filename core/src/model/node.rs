@@ -1,8 +1,8 @@
 //! Nodes (core/v1 `Node`): the part of a node that scheduling reads.
 
 use crate::alloc_prelude::*;
-use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_name};
-use crate::names;
+use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_name};
+use crate::model::names;
 use crate::{Quantity, Taint};
 
 /// A node: name, labels, allocatable scalar resources and taints.
@@ -75,7 +75,7 @@ impl Node {
         for (k, v) in &self.labels {
             let field = format!("metadata.labels[\"{k}\"]");
             check_name(&obj, &field, k, names::validate_label_name, &mut errs);
-            crate::taint::check_label_value(v, &obj, field, &mut errs);
+            crate::model::taint::check_label_value(v, &obj, field, &mut errs);
         }
         validate_resource_list(&obj, "status.allocatable", &self.allocatable, &mut errs);
         let mut seen = BTreeSet::new();
@@ -93,7 +93,7 @@ impl Node {
                 ));
             }
         }
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }
 

@@ -41,8 +41,8 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_max, check_name};
-use crate::names;
+use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_max, check_name};
+use crate::model::names;
 use crate::{Node, NodeSelector, Quantity, Time, Toleration};
 
 // ---------------------------------------------------------------------------------------------
@@ -455,7 +455,7 @@ impl Pod {
         for (k, v) in &self.node_selector {
             let field = format!("spec.nodeSelector[\"{k}\"]");
             check_name(&obj, &field, k, names::validate_label_name, &mut errs);
-            crate::taint::check_label_value(v, &obj, field, &mut errs);
+            crate::model::taint::check_label_value(v, &obj, field, &mut errs);
         }
         if let Some(sel) = &self.required_node_affinity {
             sel.validate(
@@ -499,13 +499,13 @@ impl Pod {
                 &mut errs,
             );
         }
-        crate::node::validate_resource_list(
+        crate::model::node::validate_resource_list(
             &obj,
             "spec.resources.requests",
             &self.requests,
             &mut errs,
         );
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }
 
@@ -657,7 +657,7 @@ impl PodGroup {
             priority: self.priority,
         }
         .validate(&obj, "spec", &mut errs);
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }
 
@@ -888,7 +888,7 @@ impl Workload {
                 .validate(&obj, &tp, &mut errs);
             }
         }
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }
 
@@ -1052,7 +1052,7 @@ impl CompositePodGroup {
             self.priority,
             &mut errs,
         );
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }
 
@@ -1132,7 +1132,7 @@ impl PriorityClass {
                 },
             ));
         }
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }
 

@@ -6,8 +6,8 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::error::check_name;
-use crate::names::{validate_dns_subdomain, validate_label_name, validate_label_value};
+use crate::model::error::check_name;
+use crate::model::names::{validate_dns_subdomain, validate_label_name, validate_label_value};
 use crate::{ObjectRef, Problem, ValidationError};
 
 /// A node selector: its terms are ORed.

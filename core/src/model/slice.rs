@@ -1,9 +1,9 @@
 //! ResourceSlices and resource pools (resource.k8s.io/v1).
 
 use crate::alloc_prelude::*;
-use crate::device::{NodeAccess, validate_access, validate_counters};
-use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_max, check_name};
-use crate::names;
+use crate::model::device::{NodeAccess, validate_access, validate_counters};
+use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_max, check_name};
+use crate::model::names;
 use crate::{Device, Quantity};
 
 /// Upstream: devices per slice.
@@ -245,6 +245,6 @@ impl ResourceSlice {
             }
             validate_counters(&obj, &format!("{path}.counters"), &s.counters, &mut errs);
         }
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }

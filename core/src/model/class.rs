@@ -1,8 +1,8 @@
 //! DeviceClasses (resource.k8s.io/v1).
 
 use crate::alloc_prelude::*;
-use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_max, check_name};
-use crate::names;
+use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_max, check_name};
+use crate::model::names;
 
 /// Upstream: selectors per class, request or subrequest.
 pub const MAX_SELECTORS: usize = 32;
@@ -80,7 +80,7 @@ impl DeviceClass {
                 &mut errs,
             );
         }
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }
 

@@ -2,8 +2,8 @@
 
 use crate::DeviceTaint;
 use crate::alloc_prelude::*;
-use crate::error::{ObjectKind, ObjectRef, ValidationError, check_name};
-use crate::names;
+use crate::model::error::{ObjectKind, ObjectRef, ValidationError, check_name};
+use crate::model::names;
 
 /// `DeviceTaintSelector`: which devices a rule taints. Every criterion that is set must
 /// match; an empty selector (`{}`) matches **every** device in the cluster.
@@ -104,6 +104,6 @@ impl DeviceTaintRule {
             }
         }
         self.taint.validate_stored(&obj, "spec.taint", &mut errs);
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }

@@ -22,7 +22,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::alloc_prelude::*;
-use crate::names::{validate_label_name, validate_label_value};
+use crate::model::names::{validate_label_name, validate_label_value};
 use crate::{ObjectRef, Problem, Time, ValidationError};
 
 /// Joins a field path and a child name the way Kubernetes prints field paths.

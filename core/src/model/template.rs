@@ -37,8 +37,8 @@
 //! ```
 
 use crate::alloc_prelude::*;
-use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_name};
-use crate::names;
+use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_name};
+use crate::model::names;
 use crate::{ClaimSource, Pod, PodGroup, ResourceClaim, ResourceClaimSpec};
 
 // ---------------------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ impl ResourceClaimTemplate {
         );
         self.spec
             .validate_into(&obj, "spec.spec.devices", &mut errs);
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 }
 

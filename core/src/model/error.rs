@@ -3,9 +3,9 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::names::NameError;
-use crate::quantity::QuantityError;
-use crate::semver::VersionError;
+use crate::model::names::NameError;
+use crate::model::quantity::QuantityError;
+use crate::model::semver::VersionError;
 
 /// The kind of a Kubernetes object, as printed in error messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

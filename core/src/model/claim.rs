@@ -35,9 +35,9 @@
 //! ```
 
 use crate::alloc_prelude::*;
-use crate::class::validate_selectors;
-use crate::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_name};
-use crate::names;
+use crate::model::class::validate_selectors;
+use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError, check_name};
+use crate::model::names;
 use crate::{DeviceSelector, DeviceToleration, NodeSelector, Quantity};
 
 /// Upstream `DeviceRequestsMaxSize`: requests per claim, and request references per
@@ -142,7 +142,7 @@ impl ResourceClaim {
         let mut errs = Vec::new();
         self.validate_metadata_into(&obj, &mut errs);
         self.spec.validate_into(&obj, "spec.devices", &mut errs);
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 
     /// [`validate`](Self::validate) for a claim whose spec equals one that passed it
@@ -155,7 +155,7 @@ impl ResourceClaim {
         }
         let mut errs = Vec::new();
         self.validate_metadata_into(&self.object_ref(), &mut errs);
-        crate::error::finish(errs)
+        crate::model::error::finish(errs)
     }
 
     fn validate_metadata_into(&self, obj: &ObjectRef, errs: &mut Vec<ValidationError>) {
@@ -1059,7 +1059,7 @@ fn within_max(
     max: usize,
     errs: &mut Vec<ValidationError>,
 ) -> bool {
-    crate::error::check_max(obj, field, len, max, errs);
+    crate::model::error::check_max(obj, field, len, max, errs);
     len <= max
 }
 

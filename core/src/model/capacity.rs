@@ -5,7 +5,7 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::names::qualify;
+use crate::model::names::qualify;
 use crate::{Device, DeviceCapacity, Quantity};
 
 /// Why a device cannot serve a capacity request. Closed: these are all the reasons.

@@ -34,7 +34,7 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::taint::{check_label_name, check_label_value, child_path};
+use crate::model::taint::{check_label_name, check_label_value, child_path};
 use crate::{
     DeviceTaint, DeviceTaintEffect, ObjectRef, Problem, Taint, TaintEffect, Time, ValidationError,
 };

@@ -1,9 +1,9 @@
 //! Devices as published in a ResourceSlice (resource.k8s.io/v1 `Device`).
 
 use crate::alloc_prelude::*;
-use crate::error::{ObjectRef, Problem, ValidationError, check_max, check_name};
-use crate::names;
-use crate::semver::{MAX_VERSION_LEN, Version, VersionError};
+use crate::model::error::{ObjectRef, Problem, ValidationError, check_max, check_name};
+use crate::model::names;
+use crate::model::semver::{MAX_VERSION_LEN, Version, VersionError};
 use crate::{DeviceTaint, NodeSelector, Quantity};
 
 /// Upstream: attributes + capacities per device.
