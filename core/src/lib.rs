@@ -63,6 +63,7 @@ extern crate std;
 mod alloc_prelude;
 mod allocator;
 mod bits;
+mod cel;
 mod cluster;
 mod composite;
 mod cow;
@@ -75,7 +76,6 @@ mod model;
 mod placer;
 mod scheduler;
 mod scoring;
-mod selector;
 mod validate;
 
 pub use allocator::{
@@ -124,9 +124,9 @@ pub use scheduler::{
 pub use scheduler::{DomainGap, ShapeGap, WhatItTakes};
 pub use scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 
+pub use cel::{CelError, CelErrorKind, EvalError, Selector};
 pub use model::quantity::{Format, Quantity, QuantityError};
 pub use model::semver::{MAX_VERSION_LEN, PreIdentifier, Version, VersionError};
-pub use selector::{CelError, CelErrorKind, EvalError, Selector};
 
 pub use model::node_selector::{
     NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm,

@@ -13,6 +13,7 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
+use crate::cel::Selector;
 use crate::cluster::{Cluster, DeviceRef, DeviceView};
 use crate::ids::DeviceId;
 use crate::model::capacity::consumed_capacity;
@@ -24,7 +25,6 @@ use crate::model::decision::{ClaimAllocation, PlacementDecision};
 use crate::model::names::qualify;
 use crate::model::toleration::device_taint_blocks;
 use crate::model::workload::{ClaimSource, Pod, PodGroup};
-use crate::selector::Selector;
 use crate::{Device, DeviceAttribute, DeviceSet, DeviceTaint, Node, Quantity, Taint, TaintEffect};
 
 // ---------------------------------------------------------------------------------------------

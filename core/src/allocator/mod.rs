@@ -17,6 +17,7 @@ mod search;
 use core::fmt;
 
 use crate::alloc_prelude::*;
+use crate::cel::{CelError, EvalError, Selector};
 use crate::cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceRef, ELIGIBLE, FREE, SHAREABLE, Shortfall,
     TAINTED,
@@ -30,7 +31,6 @@ use crate::model::claim::{
 };
 use crate::model::device::NodeAccess;
 use crate::model::slice::SliceNodeSelection;
-use crate::selector::{CelError, EvalError, Selector};
 use crate::{
     Device, DeviceAttribute, DeviceTaint, DeviceToleration, NodeSelector, NodeSelectorRequirement,
     NodeSelectorTerm, ObjectRef, Quantity, ValidationError,

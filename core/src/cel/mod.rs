@@ -7,6 +7,10 @@
 //! `allowMultipleAllocations`, plus the Kubernetes quantity and semver libraries,
 //! `cel.bind`, optionals and the list-attribute helper `includes()`. See [`Selector`]
 //! for the supported subset and what is rejected.
+//!
+//! Layer: above the model only (a selector reads a [`Device`](crate::Device) of a
+//! slice); the cluster's class cache, the allocator and the validator evaluate
+//! selectors through it.
 
 use core::fmt;
 
