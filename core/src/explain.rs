@@ -923,7 +923,7 @@ impl Cluster {
                     for view in r.alternatives() {
                         let empty = self
                             .class_devices(view.device_class_name)
-                            .is_none_or(crate::bits::DeviceSet::is_empty);
+                            .is_none_or(crate::cluster::bits::DeviceSet::is_empty);
                         if empty {
                             add(
                                 Fact::NoDeviceOfClass {

@@ -62,16 +62,12 @@ extern crate std;
 
 mod alloc_prelude;
 mod allocator;
-mod bits;
 mod cel;
 mod cluster;
 mod composite;
-mod cow;
 mod decision;
 mod explain;
 mod fragmentation;
-mod ids;
-mod intern;
 mod model;
 mod placer;
 mod scheduler;
@@ -82,7 +78,8 @@ pub use allocator::{
     AllocationError, AllocationOutcome, AllocatorOptions, EvaluationFailure, Funnel,
     PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
 };
-pub use bits::{DeviceSet, SparseDeviceSet};
+pub use cluster::bits::{DeviceSet, SparseDeviceSet};
+pub use cluster::ids::{DeviceId, NodeId, PoolId, SliceId};
 pub use cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceCounts, DeviceFilter, DeviceRef, DeviceView,
     EvictionNotice, IndexMemory, PoolProblem, PoolStatus, Shortage, Shortfall, TaintReport,
@@ -93,7 +90,6 @@ pub use fragmentation::{
     CapacityChange, CapacityDiff, CapacityDomain, CapacityReport, DomainCapacity, RequestShape,
     ShapeCapacity,
 };
-pub use ids::{DeviceId, NodeId, PoolId, SliceId};
 pub use model::capacity::{CapacityRejection, consumed_amount, consumed_capacity, fits};
 pub use model::claim::{
     AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,

@@ -46,9 +46,9 @@ use crate::alloc_prelude::*;
 use crate::allocator::{
     AllocationError, AllocationOutcome, AllocatorOptions, ClaimPart, Picked, PreparedClaims,
 };
-use crate::bits::DeviceSet;
 use crate::cluster::Cluster;
-use crate::ids::NodeId;
+use crate::cluster::bits::DeviceSet;
+use crate::cluster::ids::NodeId;
 use crate::model::claim::{AllocationMode, AllocationResult, ResourceClaim, ResourceClaimSpec};
 use crate::model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::model::error::{ObjectKind, ObjectRef};

@@ -14,8 +14,8 @@ use core::fmt;
 
 use crate::alloc_prelude::*;
 use crate::cel::Selector;
+use crate::cluster::ids::DeviceId;
 use crate::cluster::{Cluster, DeviceRef, DeviceView};
-use crate::ids::DeviceId;
 use crate::model::capacity::consumed_capacity;
 use crate::model::claim::{
     AllocationMode, AllocationResult, ConstraintKind, DeviceRequestAllocationResult,

@@ -18,11 +18,11 @@ use core::fmt;
 
 use crate::alloc_prelude::*;
 use crate::cel::{CelError, EvalError, Selector};
+use crate::cluster::ids::{DeviceId, NodeId, PoolId};
 use crate::cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceRef, ELIGIBLE, FREE, SHAREABLE, Shortfall,
     TAINTED,
 };
-use crate::ids::{DeviceId, NodeId, PoolId};
 use crate::model::capacity::{consumed_capacity, fits};
 use crate::model::claim::{
     AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,

@@ -27,7 +27,7 @@ use smallvec::SmallVec;
 
 use crate::Quantity;
 use crate::alloc_prelude::*;
-use crate::ids::{DeviceId, PoolId};
+use crate::cluster::ids::{DeviceId, PoolId};
 
 /// One comparable attribute value (a scalar is a one-element set).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

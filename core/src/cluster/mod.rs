@@ -3,13 +3,18 @@
 
 use core::fmt;
 
+pub(crate) mod bits;
+pub(crate) mod cow;
+pub(crate) mod ids;
+pub(crate) mod intern;
+
 use alloc::sync::Arc;
 use smallvec::SmallVec;
 
 use crate::alloc_prelude::*;
-use crate::bits::{DeviceSet, SparseDeviceSet};
-use crate::ids::{DeviceId, NodeId, PoolId, SliceId};
-use crate::intern::{Interner, Symbol};
+use crate::cluster::bits::{DeviceSet, SparseDeviceSet};
+use crate::cluster::ids::{DeviceId, NodeId, PoolId, SliceId};
+use crate::cluster::intern::{Interner, Symbol};
 use crate::model::device::NodeAccess;
 use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
 use crate::model::slice::SliceNodeSelection;
@@ -691,7 +696,7 @@ pub struct Cluster {
     node_by_name: Arc<BTreeMap<String, NodeId>>,
     /// Node slot ids by name (the order of `node_by_name`, in a flat array for scans).
     node_order: Arc<Vec<NodeId>>,
-    slices: crate::cow::CowVec<Option<SliceEntry>>,
+    slices: crate::cluster::cow::CowVec<Option<SliceEntry>>,
     free_slice_ids: BTreeSet<u32>,
     slice_by_name: Arc<BTreeMap<String, SliceId>>,
     pub(crate) pools: Arc<Vec<PoolEntry>>,
