@@ -61,7 +61,7 @@ extern crate alloc;
 extern crate std;
 
 mod alloc_prelude;
-mod allocator;
+mod allocate;
 mod cel;
 mod cluster;
 mod composite;
@@ -74,7 +74,7 @@ mod scheduler;
 mod scoring;
 mod validate;
 
-pub use allocator::{
+pub use allocate::{
     AllocationError, AllocationOutcome, AllocatorOptions, EvaluationFailure, Funnel,
     PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
 };

@@ -43,7 +43,7 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::allocator::{
+use crate::allocate::{
     AllocationError, AllocationOutcome, AllocatorOptions, ClaimPart, Picked, PreparedClaims,
 };
 use crate::cluster::Cluster;
