@@ -64,14 +64,9 @@ mod alloc_prelude;
 mod allocate;
 mod cel;
 mod cluster;
-mod composite;
-mod decision;
-mod explain;
-mod fragmentation;
+mod gang;
 mod model;
-mod placer;
 mod scheduler;
-mod scoring;
 mod validate;
 
 pub use allocate::{
@@ -84,12 +79,14 @@ pub use cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceCounts, DeviceFilter, DeviceRef, DeviceView,
     EvictionNotice, IndexMemory, PoolProblem, PoolStatus, Shortage, Shortfall, TaintReport,
 };
-pub use composite::{CompositeError, CompositeOutcome};
-pub use explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
-pub use fragmentation::{
+pub use gang::capacity_report::{
     CapacityChange, CapacityDiff, CapacityDomain, CapacityReport, DomainCapacity, RequestShape,
     ShapeCapacity,
 };
+pub use gang::composite::{CompositeError, CompositeOutcome};
+pub use gang::explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
+pub use gang::placer::{GangError, GangOptions, GangOutcome};
+pub use gang::scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 pub use model::capacity::{CapacityRejection, consumed_amount, consumed_capacity, fits};
 pub use model::claim::{
     AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,
@@ -112,13 +109,11 @@ pub use model::template::{
     ResourceClaimTemplate, generated_claim_name, generated_group_claim_name,
     instantiate_group_claims, instantiate_member_claims, instantiate_pod_claims,
 };
-pub use placer::{GangError, GangOptions, GangOutcome};
 pub use scheduler::{
     BrokenGroup, CycleReport, DryRunReport, EvictionReason, EvictionReport, PodEviction,
     Preemption, Scheduler, SchedulerError, Unit, UnitResult, Victim,
 };
 pub use scheduler::{DomainGap, ShapeGap, WhatItTakes};
-pub use scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 
 pub use cel::{CelError, CelErrorKind, EvalError, Selector};
 pub use model::quantity::{Format, Quantity, QuantityError};

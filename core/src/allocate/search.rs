@@ -1,6 +1,6 @@
 //! The allocation search: depth-first, first solution wins, in upstream's order.
 //!
-//! Works on a prepared [`Problem`]: every (sub)request already has its candidate
+//! Works on prepared [`Claim`]s: every (sub)request already has its candidate
 //! devices — class and request selectors, node reach, pool state, taints and
 //! committed allocations applied through the bitset index — in upstream's order
 //! (pools by driver then name, binding-condition pools last, slices by name, devices in

@@ -8,7 +8,7 @@
 //! `cel.bind`, optionals and the list-attribute helper `includes()`. See [`Selector`]
 //! for the supported subset and what is rejected.
 //!
-//! Layer: above the model only (a selector reads a [`Device`](crate::Device) of a
+//! Layer: above the model only (a selector reads a [`Device`] of a
 //! slice); the cluster's class cache, the allocator and the validator evaluate
 //! selectors through it.
 

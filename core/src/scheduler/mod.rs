@@ -26,13 +26,13 @@ pub use whatif::{DomainGap, ShapeGap, WhatItTakes};
 use crate::Time;
 use crate::alloc_prelude::*;
 use crate::cluster::{Cluster, ClusterError};
+use crate::gang::placer::{GangError, GangOptions, GangOutcome};
 use crate::model::claim::{AllocationResult, ResourceClaim};
 use crate::model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
 use crate::model::workload::{
     ClaimSource, Pod, PodGroup, PreemptionPolicy, PriorityClass, check_group_members,
 };
-use crate::placer::{GangError, GangOptions, GangOutcome};
 
 /// A unit of scheduling: a PodGroup or a pod without one.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -517,7 +517,7 @@ impl Scheduler {
                     ObjectRef::cluster(ObjectKind::Node, node_name),
                 )));
             };
-            let requests = crate::decision::pod_node_requests(&pod, node);
+            let requests = crate::gang::apply::pod_node_requests(&pod, node);
             self.cluster
                 .reserve_node_resources(node_name, &k, requests)?;
             self.bound.insert(

@@ -2,8 +2,8 @@
 
 use super::{Preemption, Scheduler, SchedulerError, Unit, Victim};
 use crate::alloc_prelude::*;
+use crate::gang::placer::GangOutcome;
 use crate::model::workload::DisruptionMode;
-use crate::placer::GangOutcome;
 
 impl Scheduler {
     // ------------------------------------------------------------------ preemption
@@ -392,7 +392,7 @@ impl<'a> Sim<'a> {
             if let Some(p) = self.s.pods.get(pod) {
                 let requests = c
                     .node(&b.node)
-                    .map(|n| crate::decision::pod_node_requests(p, n))
+                    .map(|n| crate::gang::apply::pod_node_requests(p, n))
                     .unwrap_or_default();
                 let recorded = c.reserve_node_resources(&b.node, pod, requests);
                 debug_assert!(recorded.is_ok(), "a released reservation fits again");

@@ -13,8 +13,8 @@ use core::fmt;
 
 use super::{Preemption, Scheduler, SchedulerError, Unit};
 use crate::alloc_prelude::*;
+use crate::gang::placer::GangOutcome;
 use crate::model::workload::PreemptionPolicy;
-use crate::placer::GangOutcome;
 
 /// What it would take to place a pending unit now (see [`Scheduler::what_it_takes`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

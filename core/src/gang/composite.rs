@@ -36,10 +36,10 @@ use core::fmt;
 
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
+use crate::gang::placer::{GangError, GangOptions, GangOutcome};
 use crate::model::claim::ResourceClaim;
 use crate::model::decision::PlacementDecision;
 use crate::model::workload::{CompositePodGroup, CompositeSchedulingPolicy, Pod, PodGroup};
-use crate::placer::{GangError, GangOptions, GangOutcome};
 
 /// The outcome of placing a CompositePodGroup tree.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -23,11 +23,11 @@ use core::fmt;
 
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
+use crate::gang::placer::{Gang, GangError, GangOptions, GangOutcome};
 use crate::model::claim::{AllocationMode, DeviceRequestKind, ResourceClaim};
 use crate::model::decision::PlacementDecision;
 use crate::model::toleration::first_untolerated_taint;
 use crate::model::workload::{Pod, PodGroup};
-use crate::placer::{Gang, GangError, GangOptions, GangOutcome};
 use crate::{
     DeviceTaint, DeviceToleration, DeviceTolerationOperator, Quantity, Taint, TaintEffect,
     Toleration, TolerationOperator,
@@ -1077,7 +1077,7 @@ impl Cluster {
     /// allocated or carrying untolerated taints.
     fn held_by_others(
         &self,
-        shape: &crate::placer::Shape<'_>,
+        shape: &crate::gang::placer::Shape<'_>,
         id: crate::NodeId,
         name: &str,
         add: &mut dyn FnMut(Fact),

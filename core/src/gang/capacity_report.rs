@@ -12,8 +12,8 @@ use core::fmt;
 
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
+use crate::gang::scoring::{MixEntry, WorkloadMix};
 use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
-use crate::scoring::{MixEntry, WorkloadMix};
 use crate::{DeviceSet, DeviceToleration};
 
 /// The pseudo-object a report's validation errors name: no Kubernetes kind holds a
