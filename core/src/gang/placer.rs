@@ -26,17 +26,17 @@
 //! 3. **Domains.** With a topology key, candidates are grouped by domain; a domain
 //!    whose summed caps cannot reach `minCount` is skipped; the rest are tried in the
 //!    policy's order (see [`ScoringPolicy`]), the first feasible one wins.
-//! 4. **Search** (`search.rs`). Depth-first over pods in shape order: pods of one shape take nodes in
-//!    non-decreasing candidate order (identical pods are never permuted), at most `cap`
-//!    per node; each step allocates one pod's claims on one node with the claim
+//! 4. **Search** (`search.rs`). Depth-first over pods in shape order: pods of one shape
+//!    take nodes in non-decreasing candidate order (identical pods are never permuted), at
+//!    most `cap` per node; each step allocates one pod's claims on one node with the claim
 //!    allocator (all-or-nothing per pod and node), records it in the scratch cluster and
 //!    undoes it on backtrack; a pod may be skipped when more pods are pending than
 //!    `minCount` needs; the suffix sums of caps prune branches that cannot reach
 //!    `minCount`. A step budget bounds the search. Below it the answer is exact for
-//!    node-local devices (the pods on one node are always allocated jointly); the
-//!    devices of a shared claim, and network-attached devices a pod's own claim takes,
-//!    are chosen when their pod is bound and not revisited for pods on other nodes —
-//!    a known limit (`core/tests/gang_scenarios.rs` pins two such cases, ignored).
+//!    node-local devices (the pods on one node are always allocated jointly); the devices
+//!    of a shared claim, and network-attached devices a pod's own claim takes, are chosen
+//!    when their pod is bound and not revisited for pods on other nodes — a known limit
+//!    (`core/tests/gang_scenarios.rs` pins two such cases, ignored).
 //! 5. **Rest.** Pods beyond `minCount` are placed opportunistically, without
 //!    backtracking.
 
