@@ -14,6 +14,9 @@ rustup target add wasm32-unknown-unknown wasm32v1-none thumbv7em-none-eabihf
 step "format"
 cargo fmt --all --check
 
+step "layering: the core's lower layers never use higher ones (core/tests/layering.rs)"
+cargo test -q -p gangpack --test layering
+
 step "clippy (native, every target, default and all features)"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p gangpack --all-targets --all-features -- -D warnings

@@ -52,7 +52,8 @@
 //! - `serde`: `Serialize` / `Deserialize` for the model types (serde without its
 //!   default features).
 //!
-//! See `docs/ARCHITECTURE.md` in the repository for the index layout and data flow.
+//! See `docs/ARCHITECTURE.md` in the repository for the layers, the index layout and
+//! the data flow.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -61,32 +62,29 @@ extern crate alloc;
 extern crate std;
 
 mod alloc_prelude;
-mod allocate;
-mod cel;
-mod cluster;
-mod gang;
-mod model;
-mod scheduler;
-mod validate;
 
-pub use allocate::{
-    AllocationError, AllocationOutcome, AllocatorOptions, EvaluationFailure, Funnel,
-    PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
-};
-pub use cluster::bits::{DeviceSet, SparseDeviceSet};
-pub use cluster::ids::{DeviceId, NodeId, PoolId, SliceId};
-pub use cluster::{
-    Cluster, ClusterError, DeviceAllocation, DeviceCounts, DeviceFilter, DeviceRef, DeviceView,
-    EvictionNotice, IndexMemory, PoolProblem, PoolStatus, Shortage, Shortfall, TaintReport,
-};
-pub use gang::capacity_report::{
-    CapacityChange, CapacityDiff, CapacityDomain, CapacityReport, DomainCapacity, RequestShape,
-    ShapeCapacity,
-};
-pub use gang::composite::{CompositeError, CompositeOutcome};
-pub use gang::explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
-pub use gang::placer::{GangError, GangOptions, GangOutcome};
-pub use gang::scoring::{MixEntry, ScoringPolicy, WorkloadMix};
+// The layers, bottom up: each may import only the layers listed before it (`validate`
+// only `model`, `cel` and `cluster`), which `core/tests/layering.rs` checks. The map is
+// `docs/ARCHITECTURE.md`.
+
+// Kubernetes objects as plain data, with their validation.
+mod model;
+// DRA CEL selectors: front end and evaluator.
+mod cel;
+// The cluster state and its bitset device index.
+mod cluster;
+// One pod's claims on one node.
+mod allocate;
+// The independent judge of a placement decision.
+mod validate;
+// All-or-nothing gang placement, scoring, composites, explanations.
+mod gang;
+// The lifecycle: cycles, preemption, eviction, what-if.
+mod scheduler;
+
+// The public API is flat: every type at the crate root, whatever its layer.
+
+// model: Kubernetes objects and their validation.
 pub use model::capacity::{CapacityRejection, consumed_amount, consumed_capacity, fits};
 pub use model::claim::{
     AllocationConfigSource, AllocationMode, AllocationResult, ConstraintKind,
@@ -96,6 +94,7 @@ pub use model::claim::{
     split_request_ref,
 };
 pub use model::class::{DeviceClass, DeviceSelector};
+pub use model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
 pub use model::device::{
     CapacityRequestPolicy, CapacityRequestPolicyRange, Device, DeviceAttribute, DeviceCapacity,
     DeviceCounterConsumption, NodeAccess,
@@ -103,38 +102,24 @@ pub use model::device::{
 pub use model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
 pub use model::names;
 pub use model::node::Node;
+pub use model::node_selector::{
+    NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm,
+};
+pub use model::quantity::{Format, Quantity, QuantityError};
+pub use model::semver::{MAX_VERSION_LEN, PreIdentifier, Version, VersionError};
 pub use model::slice::{CounterSet, ResourcePool, ResourceSlice, SliceNodeSelection};
+pub use model::taint::{DeviceTaint, DeviceTaintEffect, Taint, TaintEffect, TaintSpecError};
 pub use model::taint_rule::{DeviceTaintRule, DeviceTaintSelector};
 pub use model::template::{
     ResourceClaimTemplate, generated_claim_name, generated_group_claim_name,
     instantiate_group_claims, instantiate_member_claims, instantiate_pod_claims,
 };
-pub use scheduler::{
-    BrokenGroup, CycleReport, DryRunReport, EvictionReason, EvictionReport, PodEviction,
-    Preemption, Scheduler, SchedulerError, Unit, UnitResult, Victim,
-};
-pub use scheduler::{DomainGap, ShapeGap, WhatItTakes};
-
-pub use cel::{CelError, CelErrorKind, EvalError, Selector};
-pub use model::quantity::{Format, Quantity, QuantityError};
-pub use model::semver::{MAX_VERSION_LEN, PreIdentifier, Version, VersionError};
-
-pub use model::node_selector::{
-    NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm,
-};
-
 pub use model::time::Time;
-
-pub use model::taint::{DeviceTaint, DeviceTaintEffect, Taint, TaintEffect, TaintSpecError};
 pub use model::toleration::{
     DeviceToleration, DeviceTolerationOperator, EvictionVerdict, Toleration, TolerationOperator,
     count_untolerated_prefer_no_schedule, device_eviction, device_eviction_time,
     device_taint_blocks, first_blocking_device_taint, first_untolerated_taint, node_eviction,
 };
-
-pub use model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
-pub use validate::{Holder, Violation, validate_placement};
-
 pub use model::workload::{
     ClaimSource, CompositePodGroup, CompositeSchedulingPolicy, DEFAULT_SCHEDULER_NAME,
     DisruptionMode, HIGHEST_USER_DEFINABLE_PRIORITY, MAX_POD_GROUP_RESOURCE_CLAIMS,
@@ -142,6 +127,42 @@ pub use model::workload::{
     PodGroupTemplate, PodResourceClaim, PreemptionPolicy, PriorityClass, SYSTEM_CRITICAL_PRIORITY,
     SchedulingPolicy, TopologyConstraint, Workload, WorkloadReference, check_group_members,
     resolve_priority,
+};
+
+// cel: DRA selectors.
+pub use cel::{CelError, CelErrorKind, EvalError, Selector};
+
+// cluster: the state and its device index.
+pub use cluster::bits::{DeviceSet, SparseDeviceSet};
+pub use cluster::ids::{DeviceId, NodeId, PoolId, SliceId};
+pub use cluster::{
+    Cluster, ClusterError, DeviceAllocation, DeviceCounts, DeviceFilter, DeviceRef, DeviceView,
+    EvictionNotice, IndexMemory, PoolProblem, PoolStatus, Shortage, Shortfall, TaintReport,
+};
+
+// allocate: one pod's claims on one node.
+pub use allocate::{
+    AllocationError, AllocationOutcome, AllocatorOptions, EvaluationFailure, Funnel,
+    PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
+};
+
+// validate: the independent judge of a decision.
+pub use validate::{Holder, Violation, validate_placement};
+
+// gang: all-or-nothing placement, scoring, composites, explanations, capacity.
+pub use gang::capacity_report::{
+    CapacityChange, CapacityDiff, CapacityDomain, CapacityReport, DomainCapacity, RequestShape,
+    ShapeCapacity,
+};
+pub use gang::composite::{CompositeError, CompositeOutcome};
+pub use gang::explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
+pub use gang::placer::{GangError, GangOptions, GangOutcome};
+pub use gang::scoring::{MixEntry, ScoringPolicy, WorkloadMix};
+
+// scheduler: the lifecycle.
+pub use scheduler::{
+    BrokenGroup, CycleReport, DomainGap, DryRunReport, EvictionReason, EvictionReport, PodEviction,
+    Preemption, Scheduler, SchedulerError, ShapeGap, Unit, UnitResult, Victim, WhatItTakes,
 };
 
 /// Upstream validation limits, enforced by the model's `validate` methods.
