@@ -2546,7 +2546,7 @@ fn divergence_version_attribute_beyond_u64_refuses_the_slice() {
 }
 
 /// spec 1.2 / k8s-openapi `ResourceSliceSpec.nodeName`: "This field is immutable."
-/// cluster.rs `replace_slice` only checks driver and pool name, so a slice can move to
+/// cluster/slices.rs `replace_slice` only checks driver and pool name, so a slice can move to
 /// another node (its devices silently leave the old node's counts).
 #[test]
 fn bug_replace_slice_allows_changing_the_immutable_node_name() {
@@ -2576,7 +2576,7 @@ fn bug_replace_slice_reports_only_one_immutable_field() {
 /// spec 2.4 step 1: the eviction controller "matches rules itself (driver/pool/device),
 /// because an allocated device may no longer be present in any slice". Here a NoExecute
 /// DeviceTaintRule selects an allocated device whose slice is gone: upstream evicts the
-/// claim's pods; `pending_evictions` (cluster.rs `device_evictions`, which needs a
+/// claim's pods; `pending_evictions` (cluster/taints.rs `device_evictions`, which needs a
 /// current-generation device) and the rule's TaintReport say nothing.
 #[test]
 fn bug_rule_eviction_ignores_allocated_devices_without_a_slice() {
@@ -2682,7 +2682,7 @@ fn bug_allocate_accepts_invalid_allocations() {
 }
 
 /// spec 3.6 step 3 / 3.9: a share consumes a non-negative amount of capacities the
-/// device declares. `allocate` (cluster.rs `check_capacity`) accepts a *negative*
+/// device declares. `allocate` (cluster/allocations.rs `check_capacity`) accepts a *negative*
 /// consumption, which lowers the recorded use and lets later shares over-commit the
 /// device; and it refuses a capacity the device does not have with a misleading
 /// `CapacityExceeded { requested: 0, available: 0 }` instead of naming the unknown
@@ -2732,7 +2732,7 @@ fn bug_allocate_accepts_negative_or_unknown_consumed_capacity() {
 }
 
 /// House rule (bad input gets an error naming the object and field): a reservation
-/// with a negative amount is accepted by `reserve_node_resources` (cluster.rs: negative
+/// with a negative amount is accepted by `reserve_node_resources` (cluster/nodes.rs: negative
 /// requests skip the shortfall check and are summed), which *raises* the node's free
 /// resources above its allocatable; empty consumers and resource names that are not
 /// resource names are accepted too.
@@ -2815,7 +2815,7 @@ fn bug_rule_effect_change_keeps_the_stale_time_added() {
     );
 }
 
-/// `DeviceFilter` docs (cluster.rs): "Attribute names are qualified as in CEL: a name
+/// `DeviceFilter` docs (cluster/queries.rs): "Attribute names are qualified as in CEL: a name
 /// without a domain is looked up in the device's driver domain." `attribute_matches`
 /// looks the name up verbatim, so an unqualified name never matches anything.
 #[test]

@@ -12,6 +12,11 @@
 //!
 //! Time is an input ([`Scheduler::advance`]); nothing reads a system clock, so the same
 //! sequence of calls gives the same state.
+//!
+//! Layer: the top of the core. It uses the gang placer for every placement and
+//! `Cluster::apply_decision` to commit; `preempt.rs` searches for victims,
+//! `evict.rs` keeps the `NoExecute` eviction schedule, `whatif.rs` answers what it would
+//! take.
 
 use alloc::sync::Arc;
 use core::fmt;
