@@ -113,6 +113,7 @@ impl DeviceSet {
 
     /// Number of devices in the set.
     #[must_use]
+    #[inline]
     pub fn len(&self) -> usize {
         self.words().iter().map(|w| w.count_ones() as usize).sum()
     }
@@ -129,6 +130,7 @@ impl DeviceSet {
     }
 
     /// `self &= other` (ids beyond `other`'s universe are removed).
+    #[inline]
     pub fn intersect_with(&mut self, other: &DeviceSet) {
         let o = other.words();
         for (i, w) in self.words_mut().iter_mut().enumerate() {
@@ -137,6 +139,7 @@ impl DeviceSet {
     }
 
     /// `self |= other`.
+    #[inline]
     pub fn union_with(&mut self, other: &DeviceSet) {
         self.grow(other.universe());
         for (w, o) in self.words_mut().iter_mut().zip(other.words()) {
@@ -145,6 +148,7 @@ impl DeviceSet {
     }
 
     /// `self &= !other`.
+    #[inline]
     pub fn difference_with(&mut self, other: &DeviceSet) {
         for (w, o) in self.words_mut().iter_mut().zip(other.words()) {
             *w &= !*o;
