@@ -274,7 +274,7 @@ impl PreparedClaims {
 }
 
 #[derive(Clone, Debug)]
-pub(super) struct CompiledAlternative {
+struct CompiledAlternative {
     reference: String,
     class: String,
     /// Where the class is named, for the error if it is gone at allocation time.
@@ -628,6 +628,6 @@ impl Cluster {
     }
 }
 
-pub(super) fn claim_name(c: &ResourceClaim) -> String {
+fn claim_name(c: &ResourceClaim) -> String {
     format!("{}/{}", c.namespace, c.name)
 }
