@@ -161,8 +161,9 @@ pub use gang::scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 
 // scheduler: the lifecycle.
 pub use scheduler::{
-    BrokenGroup, CycleReport, DomainGap, DryRunReport, EvictionReason, EvictionReport, PodEviction,
-    Preemption, Scheduler, SchedulerError, ShapeGap, Unit, UnitResult, Victim, WhatItTakes,
+    BrokenGroup, CycleReport, DomainGap, DryRunReport, EvictionReason, EvictionRelief,
+    EvictionReport, PodEviction, Preemption, Scheduler, SchedulerError, ShapeGap, Unit, UnitResult,
+    Victim, WhatItTakes,
 };
 
 /// Upstream validation limits, enforced by the model's `validate` methods.

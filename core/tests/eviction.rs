@@ -804,3 +804,270 @@ fn dry_run_message_wording() {
             .ends_with("\nBlast radius: no PodGroup would break.")
     );
 }
+
+// ------------------------------------------------------------ state loaded from a dump
+
+/// A toleration of the `drain` NoExecute taint for `seconds` (`None`: forever).
+fn drain_toleration(seconds: Option<i64>) -> Toleration {
+    Toleration {
+        key: "drain".into(),
+        operator: TolerationOperator::Exists,
+        value: String::new(),
+        effect: Some(TaintEffect::NoExecute),
+        toleration_seconds: seconds,
+    }
+}
+
+/// A bound pod `ns/<name>` on `node`, as a dump has it, with `tolerations`.
+fn running_pod(s: &mut Scheduler, name: &str, node: &str, tolerations: &[Toleration]) -> String {
+    let mut p = Pod::new(NS, name);
+    p.node_name = Some(node.into());
+    p.tolerations = tolerations.to_vec();
+    s.add_pod(p).unwrap();
+    format!("{NS}/{name}")
+}
+
+#[test]
+fn node_taint_timers_of_a_dump_start_at_the_later_of_binding_and_time_added() {
+    let mut s = scheduler(&[("n0", "r0", 2), ("n1", "r0", 2)]);
+    s.advance(Time(5_000));
+    let mut drain = Taint::new("drain", "", TaintEffect::NoExecute);
+    drain.time_added = Some(Time(1_000));
+    s.taint_node("n0", drain).unwrap();
+    let early = running_pod(&mut s, "early", "n0", &[drain_toleration(Some(600))]);
+    let late = running_pod(&mut s, "late", "n0", &[drain_toleration(Some(600))]);
+    let unknown = running_pod(&mut s, "unknown", "n0", &[drain_toleration(Some(600))]);
+    let forever = running_pod(&mut s, "forever", "n0", &[drain_toleration(None)]);
+    let plain = running_pod(&mut s, "plain", "n0", &[]);
+    let elsewhere = running_pod(&mut s, "elsewhere", "n1", &[drain_toleration(Some(600))]);
+    let bound_at = |p: &Pod| match p.name.as_str() {
+        "early" => Some(Time(500)),
+        "late" | "elsewhere" => Some(Time(4_800)),
+        "plain" => Some(Time(4_000)),
+        _ => None,
+    };
+    let report = s.backdate_node_taint_timers(bound_at);
+    let node = || EvictionReason::NodeTaint { node: "n0".into() };
+    // early: bound before the taint, timed from timeAdded (1000 + 600); late: bound
+    // after it, from its binding (4800 + 600); unknown: as if bound before; plain: no
+    // toleration, due from its binding (and carried out at the next advance); forever
+    // and the pod on the untainted node are not touched.
+    let want = vec![
+        eviction(1_600, &early, node()),
+        eviction(1_600, &unknown, node()),
+        eviction(4_000, &plain, node()),
+        eviction(5_400, &late, node()),
+    ];
+    assert_eq!(report.started, want);
+    assert_eq!(s.scheduled_evictions(), want);
+    // A timer already running is kept.
+    assert!(
+        s.backdate_node_taint_timers(|_| Some(Time(0)))
+            .started
+            .is_empty()
+    );
+    let done = s.advance(Time(5_000));
+    assert_eq!(done, want[..3]);
+    assert_eq!(
+        bound(&s, &[late.clone(), forever.clone(), elsewhere.clone()]).len(),
+        3
+    );
+    assert_eq!(s.advance(Time(5_400)), want[3..]);
+}
+
+#[test]
+fn without_backdating_a_loaded_pod_is_timed_from_the_first_refresh() {
+    // The scheduler's own rule (it cannot know the past): the timer starts when the pod
+    // is first observed, here at the clock.
+    let mut s = scheduler(&[("n0", "r0", 2)]);
+    s.advance(Time(5_000));
+    let mut drain = Taint::new("drain", "", TaintEffect::NoExecute);
+    drain.time_added = Some(Time(1_000));
+    s.taint_node("n0", drain).unwrap();
+    let p = running_pod(&mut s, "p", "n0", &[drain_toleration(Some(600))]);
+    let report = s.refresh_evictions();
+    assert_eq!(
+        report.started,
+        vec![eviction(
+            5_600,
+            &p,
+            EvictionReason::NodeTaint { node: "n0".into() }
+        )]
+    );
+}
+
+/// A claim `ns/<name>` allocated to `devices` of n0 (with `tolerations` copied into
+/// the results), used by no pod.
+fn allocated_claim(
+    s: &mut Scheduler,
+    name: &str,
+    devices: &[&str],
+    tolerations: &[DeviceToleration],
+) -> String {
+    let mut claim = gpu_claim(
+        NS,
+        name,
+        u32::try_from(devices.len()).unwrap(),
+        tolerations.to_vec(),
+    );
+    let result = gangpack::AllocationResult {
+        devices: devices
+            .iter()
+            .map(|d| gangpack::DeviceRequestAllocationResult {
+                request: "gpus".into(),
+                driver: DRIVER.into(),
+                pool: "n0".into(),
+                device: (*d).into(),
+                tolerations: tolerations.to_vec(),
+                ..gangpack::DeviceRequestAllocationResult::default()
+            })
+            .collect(),
+        ..gangpack::AllocationResult::default()
+    };
+    claim.allocation = Some(result);
+    s.add_claim(claim).unwrap();
+    format!("{NS}/{name}")
+}
+
+fn pod_using(s: &mut Scheduler, name: &str, claim: &str) -> String {
+    let mut p = Pod::new(NS, name);
+    p.resource_claims.push(PodResourceClaim {
+        name: "gpus".into(),
+        source: ClaimSource::ClaimName(claim.rsplit('/').next().unwrap().into()),
+    });
+    s.add_pod(p).unwrap();
+    format!("{NS}/{name}")
+}
+
+#[test]
+fn a_new_pod_may_not_reserve_a_claim_with_an_untolerated_no_execute_device() {
+    let mut s = scheduler(&[("n0", "r0", 4)]);
+    s.advance(Time(100));
+    s.taint_device(
+        &dref("n0", "gpu-1"),
+        taint("xid", "79", DeviceTaintEffect::NoExecute, 50),
+    )
+    .unwrap();
+    s.taint_device(
+        &dref("n0", "gpu-3"),
+        taint("ecc", "", DeviceTaintEffect::NoSchedule, 50),
+    )
+    .unwrap();
+    // Untolerated NoExecute on gpu-1: refused.
+    let blocked = allocated_claim(&mut s, "blocked", &["gpu-0", "gpu-1"], &[]);
+    // Tolerated for a while: it may be reserved (its users go when the time is up).
+    let tolerated = allocated_claim(
+        &mut s,
+        "tolerated",
+        &["gpu-1"],
+        &[no_execute_toleration("xid", Some(3_600))],
+    );
+    // NoSchedule does not affect an allocated claim.
+    let no_schedule = allocated_claim(&mut s, "no-schedule", &["gpu-3"], &[]);
+    let a = pod_using(&mut s, "a", &blocked);
+    let b = pod_using(&mut s, "b", &tolerated);
+    let c = pod_using(&mut s, "c", &no_schedule);
+    let report = s.cycle();
+    let outcome = |p: &str| {
+        report
+            .units
+            .iter()
+            .find(|(u, _)| *u == gangpack::Unit::Pod(p.into()))
+            .map(|(_, r)| r.clone())
+            .unwrap()
+    };
+    assert!(
+        matches!(outcome(&a), gangpack::UnitResult::Pending(_)),
+        "{:?}",
+        outcome(&a)
+    );
+    assert!(s.binding(&b).is_some(), "{:?}", outcome(&b));
+    assert!(s.binding(&c).is_some(), "{:?}", outcome(&c));
+
+    let ex = s.explain(&gangpack::Unit::Pod(a.clone())).unwrap();
+    assert_eq!(
+        ex.status,
+        gangpack::GangStatus::UnschedulableAndUnresolvable
+    );
+    let fact = gangpack::Fact::ClaimDeviceTainted {
+        claim: blocked.clone(),
+        device: dref("n0", "gpu-1").to_string(),
+        taint: taint("xid", "79", DeviceTaintEffect::NoExecute, 50),
+    };
+    assert_eq!(ex.facts, vec![fact.clone()]);
+    assert_eq!(ex.blocking, vec![0]);
+    assert!(
+        ex.to_string().contains(
+            "claim ns/blocked is allocated and its device gpu.example.com/n0/gpu-1 carries \
+             xid=79:NoExecute, not tolerated: new pods may not reserve it"
+        ),
+        "{ex}"
+    );
+    // A rule's taint counts the same; removing the slice taint lifts it.
+    s.untaint_device(&dref("n0", "gpu-1"), "xid", None).unwrap();
+    assert!(
+        s.explain(&gangpack::Unit::Pod(a.clone()))
+            .unwrap()
+            .facts
+            .is_empty()
+    );
+    let rule = DeviceTaintRule {
+        name: "xid".into(),
+        selector: Some(DeviceTaintSelector {
+            device: Some("gpu-0".into()),
+            ..DeviceTaintSelector::default()
+        }),
+        taint: taint("xid", "79", DeviceTaintEffect::NoExecute, 90),
+    };
+    s.add_taint_rule(rule).unwrap();
+    let ex = s.explain(&gangpack::Unit::Pod(a)).unwrap();
+    assert!(
+        matches!(&ex.facts[..], [gangpack::Fact::ClaimDeviceTainted { device, .. }] if device.ends_with("/gpu-0")),
+        "{ex}"
+    );
+}
+
+#[test]
+fn placeable_after_evictions_finds_the_first_eviction_that_frees_room() {
+    // One node of 4 GPUs, held by a pod whose claim tolerates a NoExecute taint for
+    // 300 s; a pending 4-GPU pod fits once it is gone.
+    let mut s = scheduler(&[("n0", "r0", 4)]);
+    let holder = pod(
+        &mut s,
+        NS,
+        "holder",
+        None,
+        None,
+        4,
+        vec![no_execute_toleration("xid", Some(300))],
+    );
+    s.cycle();
+    s.advance(Time(1_000));
+    s.taint_device(
+        &dref("n0", "gpu-0"),
+        taint("xid", "", DeviceTaintEffect::NoExecute, 1_000),
+    )
+    .unwrap();
+    let waiting = pod(&mut s, NS, "waiting", None, None, 3, vec![]);
+    let unit = gangpack::Unit::Pod(waiting.clone());
+    s.cycle();
+    assert!(s.binding(&waiting).is_none());
+    let relief = s
+        .placeable_after_evictions(&unit)
+        .expect("the eviction helps");
+    assert_eq!(relief.at, Time(1_300));
+    assert_eq!(
+        relief.evictions,
+        vec![eviction(
+            1_300,
+            &holder,
+            device_taint("ns/holder-gpus", "xid")
+        )]
+    );
+    assert!(!relief.preempts);
+    // Nothing changed here.
+    assert!(s.binding(&holder).is_some());
+    // A pod too big for the node is not helped.
+    let big = pod(&mut s, NS, "big", None, None, 8, vec![]);
+    assert_eq!(s.placeable_after_evictions(&gangpack::Unit::Pod(big)), None);
+}

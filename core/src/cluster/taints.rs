@@ -448,6 +448,41 @@ impl Cluster {
             .collect()
     }
 
+    /// The taints a device identity carries now: a published device's (its slice
+    /// taints, then one per selecting rule); for a device no slice publishes any more
+    /// (it may still be allocated), the taints of the rules that select it.
+    fn taints_of_ref(&self, r: &DeviceRef) -> Vec<DeviceTaint> {
+        match self.device_id(r) {
+            Some(dev) => self.device_taints(dev),
+            None => self
+                .rules
+                .values()
+                .filter(|e| e.rule.selects(&r.driver, &r.pool, &r.device))
+                .map(|e| e.rule.taint.clone())
+                .collect(),
+        }
+    }
+
+    /// The first (device, taint) of an allocation result whose `NoExecute` taint the
+    /// tolerations copied into that device's result do not tolerate at all, in result
+    /// order. New pods may not reserve a claim allocated so ("the scheduler will not let
+    /// new pods reserve the claim while it has these tainted devices", the
+    /// `tolerations` field of a device request); a toleration with `tolerationSeconds`
+    /// tolerates the taint (for a while) and does not block.
+    pub fn untolerated_no_execute(
+        &self,
+        result: &crate::model::claim::AllocationResult,
+    ) -> Option<(DeviceRef, DeviceTaint)> {
+        result.devices.iter().find_map(|d| {
+            let r = DeviceRef::new(&d.driver, &d.pool, &d.device);
+            let taint = self.taints_of_ref(&r).into_iter().find(|t| {
+                t.effect == DeviceTaintEffect::NoExecute
+                    && !d.tolerations.iter().any(|tol| tol.tolerates(t))
+            })?;
+            Some((r, taint))
+        })
+    }
+
     fn resolve_taint(&self, slot: &DeviceSlot, source: TaintSource) -> &DeviceTaint {
         match source {
             TaintSource::Slice(i) => {

@@ -161,6 +161,17 @@ pub enum Fact {
         /// The nodes.
         nodes: Vec<String>,
     },
+    /// The pods use a claim that is allocated already, and a device of it carries a
+    /// `NoExecute` taint its allocation does not tolerate: new pods may not reserve it
+    /// (the pods using it now are being evicted).
+    ClaimDeviceTainted {
+        /// The claim, `namespace/name`.
+        claim: String,
+        /// The device, `driver/pool/device`.
+        device: String,
+        /// The taint.
+        taint: DeviceTaint,
+    },
     /// No node carries the topology key.
     TopologyKeyAbsent {
         /// The node-label key.
@@ -260,6 +271,10 @@ impl Fact {
                     ..
                 },
             ) => a == b && x == y,
+            (
+                Fact::ClaimDeviceTainted { claim: a, .. },
+                Fact::ClaimDeviceTainted { claim: b, .. },
+            ) => a == b,
             _ => core::mem::discriminant(self) == core::mem::discriminant(other),
         }
     }
@@ -332,6 +347,15 @@ impl fmt::Display for Fact {
                 if *devices == 1 { "" } else { "s" },
                 Nodes(nodes),
                 if *devices == 1 { "carries" } else { "carry" }
+            ),
+            Fact::ClaimDeviceTainted {
+                claim,
+                device,
+                taint,
+            } => write!(
+                f,
+                "claim {claim} is allocated and its device {device} carries {taint}, not \
+                 tolerated: new pods may not reserve it"
             ),
             Fact::DevicesInUse { devices, nodes } => write!(
                 f,
@@ -906,6 +930,20 @@ impl Cluster {
         }
         for (si, shape) in gang.shapes.iter().enumerate() {
             let mut shape_facts = Vec::new();
+            let tainted: Vec<Fact> = gang
+                .tainted
+                .iter()
+                .filter(|(c, _, _)| shape.uses.contains(c))
+                .map(|(c, device, taint)| Fact::ClaimDeviceTainted {
+                    claim: gang.shared[*c].name.clone(),
+                    device: device.to_string(),
+                    taint: taint.clone(),
+                })
+                .collect();
+            let blocked = !tainted.is_empty();
+            for f in tainted {
+                add(f, &mut shape_facts);
+            }
             let pod = shape.rep;
             let mut counted = BTreeSet::new();
             for c in &shape.candidates {
@@ -938,6 +976,10 @@ impl Cluster {
                 }
             }
             for (id, node) in self.nodes_with_ids() {
+                if blocked {
+                    // No node helps while the claim cannot be reserved.
+                    break;
+                }
                 if counted.contains(&id) {
                     // It can host a pod; what others hold there may still matter.
                     self.held_by_others(shape, id, &node.name, &mut |f| add(f, &mut shape_facts));

@@ -52,7 +52,7 @@ use crate::model::claim::{AllocationMode, ResourceClaim, ResourceClaimSpec};
 use crate::model::decision::PlacementDecision;
 use crate::model::toleration::first_untolerated_taint;
 use crate::model::workload::{ClaimSource, Pod, PodGroup};
-use crate::{Quantity, TaintEffect};
+use crate::{DeviceRef, DeviceTaint, Quantity, TaintEffect};
 
 use super::search::Search;
 
@@ -192,7 +192,8 @@ pub(crate) struct Shape<'a> {
     /// Pending pods of this shape.
     pub(crate) pods: usize,
     pub(crate) own_specs: Vec<&'a ResourceClaimSpec>,
-    uses: Vec<usize>,
+    /// The shared claims its pods use (indices into `Gang::shared`), sorted.
+    pub(crate) uses: Vec<usize>,
     /// The representative's own claims, prepared.
     pub(super) prepared: PreparedClaims,
     /// The pod's scalar requests; `pods: 1` is added on nodes that advertise `pods`.
@@ -225,6 +226,10 @@ pub(crate) struct Gang<'a> {
     pub(crate) shared: Vec<SharedClaim<'a>>,
     /// The shared claims prepared, in `shared` order.
     pub(super) shared_prepared: Option<PreparedClaims>,
+    /// Allocated shared claims that new pods may not reserve, because a device of
+    /// theirs carries a `NoExecute` taint the allocation does not tolerate: (index into
+    /// `shared`, the device, the taint). Pods using one have no candidate node.
+    pub(crate) tainted: Vec<(usize, DeviceRef, DeviceTaint)>,
     /// Pending pods that must be placed together.
     pub(crate) required: usize,
     /// The topology key, if any.
@@ -478,6 +483,17 @@ impl Cluster {
             });
             p.shape = shapes.len() - 1;
         }
+        // An allocated claim whose devices carry an untolerated NoExecute taint cannot
+        // be reserved by new pods (its current users are being evicted).
+        let tainted: Vec<(usize, DeviceRef, DeviceTaint)> = shared
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.used)
+            .filter_map(|(i, s)| {
+                let (device, taint) = self.untolerated_no_execute(s.allocated?)?;
+                Some((i, device, taint))
+            })
+            .collect();
         // Shared claims are prepared here too, so input errors come before any search.
         let shared_prepared = if shared.is_empty() {
             None
@@ -524,6 +540,7 @@ impl Cluster {
             shapes,
             shared,
             shared_prepared,
+            tainted,
             required,
             key,
             domains: Vec::new(),
@@ -572,6 +589,10 @@ impl Cluster {
         }
         for si in 0..gang.shapes.len() {
             let shape = &gang.shapes[si];
+            if gang.tainted.iter().any(|(c, _, _)| shape.uses.contains(c)) {
+                gang.shapes[si].candidates = Vec::new();
+                continue;
+            }
             let pod = shape.rep;
             let bounds = self.device_bounds(&shape.own_specs);
             let any_node = pod.node_selector.is_empty() && pod.required_node_affinity.is_none();

@@ -300,11 +300,13 @@ impl Scheduler {
                 let start = self.node_taint_seen.get(k).copied().unwrap_or(now);
                 seen.insert(k.to_owned(), start);
                 // A toleration that has run out already (or a taint not tolerated at all)
-                // evicts now, as upstream's taint manager does. DIVERGENCE: once a pod is
+                // evicts at the next `advance`, as upstream's taint manager evicts at once;
+                // the time reported is when it fell due (it may be before now, as for
+                // device taints, e.g. after `backdate_node_taint_timers`). DIVERGENCE: once a pod is
                 // queued, upstream's `processPodOnNode` keeps its first trigger time when
                 // the least `tolerationSeconds` later changes while the pod stays queued;
                 // here the time follows the current least one, from the same start.
-                let at = start.plus_seconds(delay_seconds).max(now);
+                let at = start.plus_seconds(delay_seconds);
                 let reason = EvictionReason::NodeTaint {
                     node: node.name.clone(),
                 };
@@ -616,6 +618,59 @@ impl Scheduler {
         self.cluster.untaint_node(node, taint_key, effect)?;
         self.reindex_node_taints(node);
         Ok(self.refresh_evictions())
+    }
+
+    /// Starts the node-taint eviction timers of bound pods as the taint manager would
+    /// have started them had it watched the cluster all along, for state loaded from a
+    /// dump (where nothing was observed before the load). `bound_at` gives, per bound
+    /// pod, when it was bound (`None`: unknown, taken as before the taints).
+    ///
+    /// Upstream's taint manager queues a pod when it first sees it on a node with a
+    /// `NoExecute` taint it does not tolerate forever, and keeps that start while the pod
+    /// stays queued. So the start is the later of the pod's binding and the earliest
+    /// `timeAdded` of those taints (the API server stamps `timeAdded` on `NoExecute`
+    /// node taints; one without it counts as now), and never after now. A timer already
+    /// running is kept. Pods on nodes without such taints are not touched.
+    ///
+    /// Returns the change to the eviction schedule, as
+    /// [`refresh_evictions`](Self::refresh_evictions) reports it.
+    pub fn backdate_node_taint_timers(
+        &mut self,
+        bound_at: impl Fn(&Pod) -> Option<Time>,
+    ) -> EvictionReport {
+        let now = self.now();
+        let mut starts: Vec<(String, Time)> = Vec::new();
+        for name in &self.index.no_execute_nodes {
+            let Some(node) = self.cluster.node(name) else {
+                continue;
+            };
+            for k in self.index.node_pods.get(name).into_iter().flatten() {
+                let k: &str = k;
+                if self.node_taint_seen.contains_key(k) {
+                    continue;
+                }
+                let pod = &self.pods[k];
+                // The taints that start the timer: each one not tolerated forever on its own.
+                let tainted_since = node
+                    .taints
+                    .iter()
+                    .filter(|t| {
+                        matches!(
+                            node_eviction(core::slice::from_ref(*t), &pod.tolerations),
+                            EvictionVerdict::Evict { .. }
+                        )
+                    })
+                    .map(|t| t.time_added.unwrap_or(now))
+                    .min();
+                let Some(since) = tainted_since else {
+                    continue;
+                };
+                let start = bound_at(pod).map_or(since, |b| b.max(since)).min(now);
+                starts.push((k.to_owned(), start));
+            }
+        }
+        self.node_taint_seen.extend(starts);
+        self.refresh_evictions()
     }
 
     /// Advances the logical clock to `now` (it never goes back) and evicts (deletes,

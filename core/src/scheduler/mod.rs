@@ -26,7 +26,7 @@ mod preempt;
 mod whatif;
 
 pub use evict::{BrokenGroup, DryRunReport};
-pub use whatif::{DomainGap, ShapeGap, WhatItTakes};
+pub use whatif::{DomainGap, EvictionRelief, ShapeGap, WhatItTakes};
 
 use crate::Time;
 use crate::alloc_prelude::*;

@@ -11,7 +11,8 @@
 
 use core::fmt;
 
-use super::{Preemption, Scheduler, SchedulerError, Unit};
+use super::{PodEviction, Preemption, Scheduler, SchedulerError, Unit, UnitResult};
+use crate::Time;
 use crate::alloc_prelude::*;
 use crate::gang::placer::GangOutcome;
 use crate::model::workload::PreemptionPolicy;
@@ -121,7 +122,15 @@ impl Scheduler {
             gang.required
         };
         let want = gang.wanted_by_shape(required);
+        // A shape using a claim that new pods may not reserve (a device of it carries an
+        // untolerated NoExecute taint) has no node at all: no capacity helps.
+        let blocked = gang.shapes.iter().enumerate().any(|(s, shape)| {
+            want[s] > 0 && gang.tainted.iter().any(|(c, _, _)| shape.uses.contains(c))
+        });
         for d in 0..gang.domains.len() {
+            if blocked {
+                break;
+            }
             let mut fit = 0;
             let mut missing = Vec::new();
             for (s, shape) in gang.shapes.iter().enumerate() {
@@ -249,4 +258,65 @@ impl fmt::Display for WhatItTakes {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// The scheduled `NoExecute` evictions after which a pending unit would be placed
+/// ([`Scheduler::placeable_after_evictions`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct EvictionRelief {
+    /// When: the time of the last eviction needed.
+    pub at: Time,
+    /// The evictions carried out by then, by time then pod (those that free the room,
+    /// and any others due by then).
+    pub evictions: Vec<PodEviction>,
+    /// The unit would preempt lower-priority work then, rather than fit in free room.
+    pub preempts: bool,
+}
+
+/// The most distinct eviction times [`Scheduler::placeable_after_evictions`] tries.
+const MAX_RELIEF_TIMES: usize = 32;
+
+impl Scheduler {
+    /// Whether the `NoExecute` evictions already scheduled (not yet due) would make
+    /// room for `unit`: on a copy of the scheduler, the clock is advanced to each
+    /// scheduled eviction time in turn (at most 32 of them), carrying the evictions
+    /// out, and a cycle is run; the first time after which the unit is placed is
+    /// returned. `None` when no scheduled eviction helps (or none is scheduled), or
+    /// the unit is not pending. Nothing changes here.
+    pub fn placeable_after_evictions(&self, unit: &Unit) -> Option<EvictionRelief> {
+        if !self.pending_units().contains(unit) {
+            return None;
+        }
+        let scheduled = self.scheduled_evictions();
+        let now = self.now();
+        let mut times: Vec<Time> = scheduled
+            .iter()
+            .map(|e| e.at)
+            .filter(|t| *t > now)
+            .collect();
+        times.sort_unstable();
+        times.dedup();
+        for &t in times.iter().take(MAX_RELIEF_TIMES) {
+            let mut what_if = self.clone();
+            let evictions = what_if.advance(t);
+            if evictions.is_empty() {
+                continue;
+            }
+            let report = what_if.cycle();
+            let result = report.units.iter().find(|(u, _)| u == unit).map(|(_, r)| r);
+            let preempts = match result {
+                Some(UnitResult::Scheduled(_)) => false,
+                Some(UnitResult::Preempted(_)) => true,
+                _ => continue,
+            };
+            return Some(EvictionRelief {
+                at: t,
+                evictions,
+                preempts,
+            });
+        }
+        None
+    }
 }
