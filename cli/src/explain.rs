@@ -15,7 +15,11 @@
 //!   (`gangpack::WhatItTakes`'s `Display`): the least preemption of lower-priority work
 //!   that would make room (flagged when its `preemptionPolicy` is `Never`), and per
 //!   topology domain, closest first, how many of its pods the free capacity cannot host
-//!   and how many devices they need.
+//!   and how many devices they need; and, when `NoExecute` evictions are scheduled
+//!   for later (tolerations that run out), the first time after which the unit would be
+//!   placed: `pending evictions free room: once the NoExecute evictions due by TIME are
+//!   carried out (N pods: ...), it would be placed` (`Scheduler::placeable_after_evictions`).
+//!   The evictions already due are carried out first, as `plan` does.
 //! - A unit the cycle places: `PodGroup ns/name: Scheduled (N pods bound)` (or
 //!   `PodGroup ns/name: preempting VICTIM, ... (N pods nominated)`), then
 //!   `  pod -> node: devices` per pod.
@@ -169,6 +173,22 @@ fn tree(sched: &Scheduler, unit: &Unit) -> String {
         Err(e) => {
             let _ = writeln!(out, "what it would take: cannot be computed: {e}");
         }
+    }
+    if let Some(r) = sched.placeable_after_evictions(unit) {
+        let pods: Vec<&str> = r.evictions.iter().map(|e| e.pod.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "pending evictions free room: once the NoExecute evictions due by {} are carried \
+             out ({}: {}), it would be placed{}",
+            output::time_to_rfc3339(r.at),
+            plural(pods.len(), "pod", "pods"),
+            pods.join(", "),
+            if r.preempts {
+                " by preempting lower-priority work"
+            } else {
+                ""
+            }
+        );
     }
     out
 }

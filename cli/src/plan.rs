@@ -5,6 +5,16 @@
 //! Sections in this order, each followed by a blank line, each left out when it would
 //! be empty:
 //!
+//! 0. `evictions:` the `NoExecute` evictions the plan carries out before its cycle
+//!    (those already due at `--now`), one line per pod: `  evicted Pod ns/name (due
+//!    TIME, REASON): WHY` (`REASON` is the `DisruptionTarget` reason written,
+//!    `DeletionByDeviceTaintManager` or `DeletionByTaintManager`; `WHY` names the claim
+//!    and taint, the node and taint, or the `disruptionMode: All` PodGroup the pod goes
+//!    with); then `  broken PodGroup ...` per PodGroup taken below `minCount` or whole,
+//!    `  released ResourceClaim ns/name` per claim deallocated, `  if recreated: UNIT
+//!    would be placed: N pods on NODES` (or why not) per unit that lost pods, and
+//!    `  due Pod ns/name at TIME: WHY` per eviction scheduled for later (not carried
+//!    out). It comes first, and also before `nothing to schedule`.
 //! 1. **Units**, one line per PodGroup or pod without a group, in the order the cycle
 //!    took them (priority, then creation time, then name): `UNIT` (`PodGroup ns/name`
 //!    or `Pod ns/name`), `OUTCOME` (`placed`, `preempted`, `pending`, `invalid`,
@@ -21,7 +31,8 @@
 //!    facts>`; for an invalid or failed one, the error).
 //! 5. A summary line: `N units: P placed, E preempted, W pending, I invalid, F failed;
 //!    B pods bound, M nominated, G GPUs allocated` (nominated: a preemptor's pods, which
-//!    bind once their victims are gone; GPUs: allocated to the placed units).
+//!    bind once their victims are gone; GPUs: allocated to the placed units), with
+//!    `; E pods evicted` appended when the eviction step evicted any.
 //!
 //! With nothing pending, the output is one line: `nothing to schedule: N pods bound`.
 //!
@@ -32,7 +43,7 @@ use std::fmt::Write as _;
 
 use gangpack::{PlacementDecision, Scheduler, UnitResult};
 use gangpack_k8s::Snapshot;
-use gangpack_k8s::output::{self, Outcome, Plan, PlanRow};
+use gangpack_k8s::output::{self, Evictions, Outcome, Plan, PlanRow};
 
 use crate::input::{self, Messages};
 use crate::render::{Cell, Paint, Style, Table, plural};
@@ -191,6 +202,7 @@ fn rows_with_results(plan: &Plan) -> impl Iterator<Item = (&PlanRow, &UnitResult
 /// The table form of a plan (see the module docs).
 pub(crate) fn render(plan: &Plan, snapshot: &Snapshot, style: Style) -> String {
     let mut out = String::new();
+    render_evictions(&mut out, &plan.evictions, style);
     if plan.rows.is_empty() {
         let bound = bound_pods(&snapshot.scheduler);
         let _ = writeln!(
@@ -280,7 +292,82 @@ pub(crate) fn render(plan: &Plan, snapshot: &Snapshot, style: Style) -> String {
         nominated,
         plural(gpus, "GPU", "GPUs"),
     );
+    if !plan.evictions.carried_out.is_empty() {
+        // Before the newline: the summary stays one line.
+        out.pop();
+        let _ = writeln!(
+            out,
+            "; {} evicted",
+            plural(plan.evictions.carried_out.len(), "pod", "pods")
+        );
+    }
     out
+}
+
+/// The `evictions:` section (see the module docs), followed by a blank line; nothing
+/// when no eviction was carried out or is scheduled.
+fn render_evictions(out: &mut String, ev: &Evictions, style: Style) {
+    if ev.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}", style.paint(Paint::Bold, "evictions:"));
+    for e in &ev.carried_out {
+        let _ = writeln!(
+            out,
+            "  {} Pod {} (due {}, {}): {}",
+            style.paint(Paint::Red, "evicted"),
+            e.pod,
+            e.at_rfc3339,
+            e.condition_reason,
+            e.why
+        );
+    }
+    for g in &ev.broken_groups {
+        let _ = writeln!(out, "  {} {g}", style.paint(Paint::Red, "broken"));
+    }
+    for r in &ev.released {
+        let _ = writeln!(out, "  released ResourceClaim {r}");
+    }
+    for r in &ev.replacements {
+        let _ = writeln!(out, "  if recreated: {}", replacement_line(r));
+    }
+    for e in &ev.upcoming {
+        let _ = writeln!(
+            out,
+            "  {} Pod {} at {}: {}",
+            style.paint(Paint::Yellow, "due"),
+            e.pod,
+            e.at_rfc3339,
+            e.why
+        );
+    }
+    out.push('\n');
+}
+
+/// `PodGroup ns/train would be placed: 4 pods on node-b node-c`, or the reason it
+/// would not.
+fn replacement_line(r: &PlanRow) -> String {
+    match r.outcome {
+        Outcome::Placed | Outcome::Preempted => {
+            let verb = if r.outcome == Outcome::Placed {
+                "would be placed"
+            } else {
+                "would preempt to be placed"
+            };
+            let mut line = format!(
+                "{} {} {verb}: {} on {}",
+                r.kind,
+                r.name,
+                plural(r.pods.len(), "pod", "pods"),
+                nodes_of(r).join(" ")
+            );
+            if !r.reason.is_empty() && r.outcome == Outcome::Placed {
+                let _ = write!(line, " ({})", r.reason);
+            }
+            line
+        }
+        _ => reason_line(r),
+    }
 }
 
 /// The one-line reason of a unit not placed, starting with the unit (the explanation

@@ -1,6 +1,7 @@
 //! Decisions back into Kubernetes objects, in upstream shape.
 //!
-//! - [`plan`] runs one scheduling cycle and returns the **whole** objects it changes
+//! - [`plan`] carries out the `NoExecute` evictions already due ([`Evictions`]), runs
+//!   one scheduling cycle and returns the **whole** objects it changes
 //!   (each loaded document with the fields kube-scheduler owns patched, every other
 //!   field kept byte for byte): pod bindings and `PodScheduled`, claim allocations
 //!   ([`allocation_to_json`]) and `reservedFor`, PodGroup conditions, preemption marks
@@ -14,12 +15,14 @@
 //! Times are the scheduler's logical clock, printed with [`time_to_rfc3339`].
 
 mod allocation;
+mod evict;
 mod patch;
 mod plan;
 mod taint;
 mod time;
 
 pub use allocation::{allocation_to_json, node_selector_to_json};
+pub use evict::Evictions;
 pub use plan::{DELETE_PROTECTION_FINALIZER, Outcome, Plan, PlanRow, PodPlacement, list, plan};
 pub use taint::{
     DEVICE_TAINT_MESSAGE, DEVICE_TAINT_REASON, DryRun, Eviction, NODE_TAINT_MESSAGE,

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::allocation::allocation_to_json;
+use super::evict::{self, Evictions};
 use super::patch::{
     Changes, Condition, Style, array_at, condition_status, object_at, set_condition, split_key, uid,
 };
@@ -101,6 +102,9 @@ pub struct Plan {
     pub changed: Vec<Value>,
     /// One row per unit, in the order the cycle took them.
     pub rows: Vec<PlanRow>,
+    /// The `NoExecute` evictions carried out before the cycle, those still to come, and
+    /// where the evicted units could go.
+    pub evictions: Evictions,
 }
 
 /// `{"apiVersion": "v1", "kind": "List", "items": [...], "metadata": {"resourceVersion": ""}}`,
@@ -130,6 +134,22 @@ pub fn list(items: Vec<Value>) -> Value {
 /// as the resourceclaim controller records them; a pod's extended-resource claim is
 /// named in `status.extendedResourceClaimStatus` with its `requestMappings`. Read back,
 /// they are used instead of being generated again.
+///
+/// **First, the evictions already due.** The input is the state at the scheduler's
+/// clock (`--now`, default the latest timestamp in the input), so the cycle starts
+/// from what Kubernetes' device-taint eviction controller and node taint manager would
+/// have done by then: every bound pod whose eviction is due at or before the clock is
+/// evicted (a claim's device with a `NoExecute` taint its allocation does not tolerate,
+/// due at the taint's `timeAdded` plus the least explicit `tolerationSeconds`; a node
+/// `NoExecute` taint, timed from when the pod was bound or the taint added, whichever
+/// is later; every bound member of a `disruptionMode: All` PodGroup with one of them),
+/// its claims are released, and the cycle runs on what that frees. The evicted pods are
+/// written as the controllers and the API server leave them (see
+/// [`Evictions`] and `evict::write`: `DisruptionTarget=True`, reason
+/// `DeletionByDeviceTaintManager` or `DeletionByTaintManager`, and the graceful delete's
+/// `deletionTimestamp`), their claims without their `reservedFor` entries (and without
+/// `status.allocation` when no user is left). Evictions not yet due are listed in
+/// [`Plan::evictions`] with their times and not carried out.
 ///
 /// Per unit:
 ///
@@ -170,11 +190,14 @@ pub fn list(items: Vec<Value>) -> Value {
 /// the object has one. `PodGroupInitiallyScheduled=True` is terminal: it is never set
 /// back to False. Objects that end up unchanged are not listed.
 pub fn plan(snapshot: &mut Snapshot) -> Plan {
+    let mut evictions = evict::carry_out(&mut snapshot.scheduler);
     let report = snapshot.scheduler.cycle();
     let snapshot: &Snapshot = snapshot;
     let sched = &snapshot.scheduler;
     let now = sched.now();
     let mut changes = Changes::new(snapshot);
+    evict::write(&mut changes, sched, &evictions, now);
+    evictions.replacements = evict::replacements(sched, &evictions);
     for g in &snapshot.generated {
         changes.add_new(
             Kind::ResourceClaim,
@@ -208,6 +231,7 @@ pub fn plan(snapshot: &mut Snapshot) -> Plan {
         report,
         changed: changes.finish(),
         rows,
+        evictions,
     }
 }
 

@@ -3,7 +3,8 @@
 
 use gangpack::{
     BrokenGroup, DeviceRef, DeviceTaint, DeviceTaintEffect, DeviceTaintRule, DryRunReport,
-    EvictionReason, PodEviction, Scheduler, SchedulerError, Taint, Time,
+    EvictionReason, EvictionVerdict, Pod, PodEviction, Scheduler, SchedulerError, Taint, Time,
+    node_eviction,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -225,7 +226,7 @@ pub fn taint(snapshot: &mut Snapshot, target: TaintTarget) -> Result<TaintPlan, 
 }
 
 /// What was tainted, as the eviction rows need it.
-enum Tainted {
+pub(crate) enum Tainted {
     /// A node, with the taint as text.
     Node { node: String, taint: String },
     /// A device (slice taint or rule).
@@ -233,7 +234,11 @@ enum Tainted {
 }
 
 /// The eviction rows: a one-line why and the condition reason of each.
-fn describe(sched: &Scheduler, evictions: &[PodEviction], target: &Tainted) -> Vec<Eviction> {
+pub(crate) fn describe(
+    sched: &Scheduler,
+    evictions: &[PodEviction],
+    target: &Tainted,
+) -> Vec<Eviction> {
     let direct = |r: &EvictionReason| match r {
         EvictionReason::NodeTaint { .. } => Some(NODE_TAINT_REASON),
         EvictionReason::DeviceTaint { .. } => Some(DEVICE_TAINT_REASON),
@@ -268,7 +273,7 @@ fn describe(sched: &Scheduler, evictions: &[PodEviction], target: &Tainted) -> V
                     Tainted::Node { node: n, taint } if n == node => {
                         format!("node {node} tainted {taint}")
                     }
-                    _ => format!("node {node} has a NoExecute taint it does not tolerate"),
+                    _ => node_taint_why(sched, &e.pod, node),
                 },
                 EvictionReason::GroupMember { group } => {
                     format!("PodGroup {group} (disruptionMode All) loses a member")
@@ -284,6 +289,36 @@ fn describe(sched: &Scheduler, evictions: &[PodEviction], target: &Tainted) -> V
             }
         })
         .collect()
+}
+
+/// `node node-a carries maintenance:NoExecute, not tolerated` (or `tolerated for 300
+/// s`), from the node's `NoExecute` taints that the pod does not tolerate forever; a
+/// general line when the pod or node is gone.
+fn node_taint_why(sched: &Scheduler, pod: &str, node: &str) -> String {
+    let (Some(p), Some(n)) = (sched.pod(pod), sched.cluster().node(node)) else {
+        return format!("node {node} has a NoExecute taint it does not tolerate");
+    };
+    let taints: Vec<String> = n
+        .taints
+        .iter()
+        .filter_map(
+            |t| match node_eviction(std::slice::from_ref(t), &p.tolerations) {
+                EvictionVerdict::Evict { delay_seconds } => {
+                    let tolerated = p.tolerations.iter().any(|x| x.tolerates(t));
+                    Some(if tolerated {
+                        format!("{t}, tolerated for {delay_seconds} s")
+                    } else {
+                        format!("{t}, not tolerated")
+                    })
+                }
+                _ => None,
+            },
+        )
+        .collect();
+    if taints.is_empty() {
+        return format!("node {node} has a NoExecute taint it does not tolerate");
+    }
+    format!("node {node} carries {}", taints.join("; "))
 }
 
 /// Writes the rule's `EvictionInProgress` condition (see [`taint`]).
@@ -420,18 +455,32 @@ fn replace_evicted(
         }
     }
     what_if.advance(horizon);
-    let mut pods: Vec<String> = Vec::new();
+    let mut originals: Vec<Pod> = Vec::new();
     for e in evictions {
-        if pods.contains(&e.pod) || what_if.pod(&e.pod).is_some() {
+        if let Some(p) = sched.pod(&e.pod)
+            && !originals.contains(p)
+        {
+            originals.push(p.clone());
+        }
+    }
+    rehome(what_if, &originals, target)
+}
+
+/// Where evicted pods could go: `originals` (as they were bound) are added back to
+/// `what_if` (whose evictions are carried out) as pending copies, unless still there,
+/// and one cycle runs; one row per unit that got a pod back, with `evicted again at
+/// ...` when the new home is itself due for eviction.
+pub(crate) fn rehome(mut what_if: Scheduler, originals: &[Pod], target: &Tainted) -> Vec<PlanRow> {
+    let mut pods: Vec<String> = Vec::new();
+    for original in originals {
+        let key = format!("{}/{}", original.namespace, original.name);
+        if pods.contains(&key) || what_if.pod(&key).is_some() {
             continue;
         }
-        let Some(original) = sched.pod(&e.pod) else {
-            continue;
-        };
         let mut copy = original.clone();
         copy.node_name = None;
         if what_if.add_pod(copy).is_ok() {
-            pods.push(e.pod.clone());
+            pods.push(key);
         }
     }
     let units = units_of(&what_if, &pods);

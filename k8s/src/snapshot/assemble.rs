@@ -1,6 +1,9 @@
 //! The scheduler assembled from what passed.
 
+use std::collections::BTreeMap;
+
 use gangpack::{ClusterError, ResourceClaim, Scheduler, SchedulerError};
+use serde_json::Value;
 
 use super::{Builder, Owner, ReadyPod};
 use crate::convert::de::{input_error, validation_error};
@@ -102,6 +105,21 @@ impl Builder<'_> {
         for (i, msg) in overcommitted {
             self.warn(i, msg);
         }
+        // The taint manager has watched these pods since they were bound.
+        let bound_at: BTreeMap<String, gangpack::Time> = self
+            .pods
+            .iter()
+            .filter(|p| p.pod.node_name.is_some())
+            .filter_map(|p| {
+                let t = bound_time(&self.obj(p.idx).raw)?;
+                Some((format!("{}/{}", p.pod.namespace, p.pod.name), t))
+            })
+            .collect();
+        s.backdate_node_taint_timers(|p| {
+            bound_at
+                .get(&format!("{}/{}", p.namespace, p.name))
+                .copied()
+        });
         for (i, e) in failures {
             let obj = self.obj(i);
             let mut errs = InputErrors::default();
@@ -119,4 +137,27 @@ impl Builder<'_> {
             self.scheduler = Some(s);
         }
     }
+}
+
+/// When a bound pod was bound, as its document tells: its `PodScheduled=True`
+/// condition's `lastTransitionTime`, else `status.startTime`, else
+/// `metadata.creationTimestamp`.
+fn bound_time(pod: &Value) -> Option<gangpack::Time> {
+    let parse = |v: Option<&Value>| {
+        let t = v?.as_str()?.parse::<k8s_openapi::jiff::Timestamp>().ok()?;
+        Some(gangpack::Time(t.as_second()))
+    };
+    let scheduled = pod
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|c| {
+            c.get("type").and_then(Value::as_str) == Some("PodScheduled")
+                && c.get("status").and_then(Value::as_str) == Some("True")
+        })
+        .and_then(|c| parse(c.get("lastTransitionTime")));
+    scheduled
+        .or_else(|| parse(pod.pointer("/status/startTime")))
+        .or_else(|| parse(pod.pointer("/metadata/creationTimestamp")))
 }
