@@ -1000,6 +1000,11 @@ fn readme_samples_are_real_output() {
     let readme = std::fs::read_to_string(root().join("cli/README.md")).expect("README");
     for args in [
         cmd("plan", &[CLUSTER, GANG, CLAIM], &[]),
+        cmd(
+            "plan",
+            &[CLUSTER, RUNNING, "cli/tests/fixtures/evictions/xid-rule.yaml"],
+            &[],
+        ),
         cmd("explain", &[CLUSTER, RUNNING, GANG], &["ml/llm-pretrain"]),
         cmd(
             "taint",
