@@ -6,12 +6,9 @@ use gangpack::{BrokenGroup, Pod, Scheduler, Time};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::patch::{Changes, Condition, Style, object_at, set_condition, split_key};
+use super::patch::{Changes, object_at, split_key};
 use super::plan::{DELETE_PROTECTION_FINALIZER, PlanRow};
-use super::taint::{
-    DEVICE_TAINT_MESSAGE, Eviction, NODE_TAINT_MESSAGE, NODE_TAINT_REASON, Tainted, describe,
-    rehome,
-};
+use super::taint::{Eviction, Tainted, describe, mark_evicted, rehome};
 use super::time::time_to_rfc3339;
 use crate::Kind;
 
@@ -133,18 +130,7 @@ pub(crate) fn write(changes: &mut Changes<'_>, sched: &Scheduler, ev: &Evictions
         let Some(doc) = changes.get(Kind::Pod, ns, name) else {
             continue;
         };
-        let message = if e.condition_reason == NODE_TAINT_REASON {
-            NODE_TAINT_MESSAGE
-        } else {
-            DEVICE_TAINT_MESSAGE
-        };
-        let c = Condition {
-            kind: "DisruptionTarget",
-            status: true,
-            reason: e.condition_reason,
-            message,
-        };
-        set_condition(doc, &c, now, Style::Pod);
+        mark_evicted(doc, e, now);
         let grace = doc
             .pointer("/spec/terminationGracePeriodSeconds")
             .and_then(Value::as_i64)

@@ -189,18 +189,7 @@ pub fn taint(snapshot: &mut Snapshot, target: TaintTarget) -> Result<TaintPlan, 
         for e in &rows {
             let (ns, name) = split_key(&e.pod);
             if let Some(doc) = changes.get(Kind::Pod, ns, name) {
-                let message = if e.condition_reason == NODE_TAINT_REASON {
-                    NODE_TAINT_MESSAGE
-                } else {
-                    DEVICE_TAINT_MESSAGE
-                };
-                let c = Condition {
-                    kind: "DisruptionTarget",
-                    status: true,
-                    reason: e.condition_reason,
-                    message,
-                };
-                set_condition(doc, &c, e.at, Style::Pod);
+                mark_evicted(doc, e, e.at);
             }
         }
     }
@@ -231,6 +220,23 @@ pub(crate) enum Tainted {
     Node { node: String, taint: String },
     /// A device (slice taint or rule).
     Device,
+}
+
+/// Sets `DisruptionTarget=True` on an evicted pod's document at `at`, with the reason
+/// and message of the controller that evicts it.
+pub(crate) fn mark_evicted(doc: &mut Value, e: &Eviction, at: Time) {
+    let message = if e.condition_reason == NODE_TAINT_REASON {
+        NODE_TAINT_MESSAGE
+    } else {
+        DEVICE_TAINT_MESSAGE
+    };
+    let c = Condition {
+        kind: "DisruptionTarget",
+        status: true,
+        reason: e.condition_reason,
+        message,
+    };
+    set_condition(doc, &c, at, Style::Pod);
 }
 
 /// The eviction rows: a one-line why and the condition reason of each.
