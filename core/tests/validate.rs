@@ -1333,3 +1333,47 @@ fn violations_display_what_and_where() {
         "pod group ns/train references claim ns/x, which was not given"
     );
 }
+
+#[test]
+fn new_pods_may_not_reserve_a_claim_with_an_untolerated_no_execute_device() {
+    let c = cluster();
+    let g = gang(2);
+    let (pods, mut claims) = workers(2);
+    let d = place(&c, Some(&g), &pods, &claims, &[(0, "n1"), (1, "n2")]);
+    // The claims are allocated already (status.allocation), the pods pending: the
+    // decision binds them without allocating.
+    let mut committed = c.clone();
+    commit(&mut committed, &d);
+    for (claim, b) in claims.iter_mut().zip(&d.bindings) {
+        claim.allocation = Some(b.claims[0].result.clone());
+    }
+    let mut without = d.clone();
+    for b in &mut without.bindings {
+        b.claims.clear();
+    }
+    assert!(validate_placement(&committed, Some(&g), &pods, &claims, &without).is_empty());
+    let picked = d.bindings[0].claims[0].result.devices[0].device.clone();
+    let xid = taint("xid", "79", DeviceTaintEffect::NoExecute, 1);
+    committed
+        .taint_device(&dref("n1", &picked), xid.clone())
+        .unwrap();
+    let found = validate_placement(&committed, Some(&g), &pods, &claims, &without);
+    assert_eq!(
+        found,
+        vec![Violation::ReservesTaintedClaim {
+            claim: "ns/w0-gpus".into(),
+            device: dref("n1", &picked),
+            taint: xid,
+        }]
+    );
+    assert!(found[0].to_string().contains("new pods"), "{}", found[0]);
+    // Tolerated (for a while) in the allocation: allowed.
+    let mut tolerating = claims.clone();
+    for r in &mut tolerating[0].allocation.as_mut().unwrap().devices {
+        r.tolerations = vec![DeviceToleration {
+            toleration_seconds: Some(60),
+            ..tolerate("xid")
+        }];
+    }
+    assert!(validate_placement(&committed, Some(&g), &pods, &tolerating, &without).is_empty());
+}

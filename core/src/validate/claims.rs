@@ -288,6 +288,15 @@ pub(super) fn check_claims<'a>(
         if counts.contains_key(k.as_str()) {
             continue;
         }
+        if let Some(result) = &claim.allocation
+            && let Some((device, taint)) = env.cluster.untolerated_no_execute(result)
+        {
+            out.push(Violation::ReservesTaintedClaim {
+                claim: k.clone(),
+                device,
+                taint,
+            });
+        }
         if let Some(devices) = held.get(k.as_str()) {
             for d in devices {
                 let Some(id) = env.cluster.device_id(d) else {

@@ -341,6 +341,17 @@ pub enum Violation {
         /// The taint.
         taint: DeviceTaint,
     },
+    /// Pods of the decision use a claim that is allocated already and holds a device
+    /// with a `NoExecute` taint its allocation does not tolerate: new pods may not
+    /// reserve such a claim.
+    ReservesTaintedClaim {
+        /// The claim.
+        claim: String,
+        /// The device.
+        device: DeviceRef,
+        /// The taint.
+        taint: DeviceTaint,
+    },
     /// The result's tolerations are not the request's.
     TolerationsMismatch {
         /// The claim.
@@ -563,6 +574,15 @@ impl fmt::Display for Violation {
             V::AlreadyAllocated { claim } => {
                 write!(f, "claim {claim} is already allocated in the cluster")
             }
+            V::ReservesTaintedClaim {
+                claim,
+                device,
+                taint,
+            } => write!(
+                f,
+                "claim {claim} is reserved for new pods, but its device {device} carries \
+                 {taint}, which its allocation does not tolerate"
+            ),
             V::UnexpectedAllocation { claim, holder } => write!(
                 f,
                 "claim {claim} is allocated in {holder}, but nothing placed references it"
