@@ -36,10 +36,9 @@
 //!    every lower-priority pod would let the unit fit, and it evicts no victim the
 //!    unit could fit without.
 //!
-//! Two preemption bugs are pinned by `#[ignore]`d tests at the end; the main property
-//! leaves out their triggers (a claim shared by the pods of a Single-mode gang; the
-//! "preemption is tried" oracle with a lower-priority Single-mode gang that has a
-//! PodGroup claim), and an ignored copy of it keeps them in.
+//! Two preemption bugs the property found are pinned by regression tests at the end
+//! (a claim shared by the pods of a Single-mode gang; a lower-priority Single-mode
+//! gang with a PodGroup claim); their triggers are part of the generated gangs.
 
 mod common;
 
@@ -190,10 +189,11 @@ fn tol_strategy() -> impl Strategy<Value = Tol> {
     ]
 }
 
-/// Gangs; without `known_bugs`, a claim shared by a gang's pods only in `All` mode
-/// (see [`preemption_evicts_for_nothing_when_a_victim_holds_a_claim_its_gang_shares`]);
-/// with it, more shared and PodGroup claims.
-fn gang_strategy(known_bugs: bool) -> impl Strategy<Value = GangSpec> {
+/// Gangs; one in three has a claim its pods share or a PodGroup claim, in either
+/// disruption mode (the triggers of
+/// [`preemption_evicts_for_nothing_when_a_victim_holds_a_claim_its_gang_shares`] and
+/// [`preemption_misses_the_group_claims_a_single_mode_victim_frees`]).
+fn gang_strategy() -> impl Strategy<Value = GangSpec> {
     (
         1..=3u32,
         1..=3u32,
@@ -205,23 +205,17 @@ fn gang_strategy(known_bugs: bool) -> impl Strategy<Value = GangSpec> {
         0..=2i64,
         tol_strategy(),
         (
-            if known_bugs {
-                prop_oneof![2 => Just(Shared::No), 1 => Just(Shared::Group), 1 => Just(Shared::Pods)]
-                    .boxed()
-            } else {
-                prop_oneof![6 => Just(Shared::No), 1 => Just(Shared::Group), 1 => Just(Shared::Pods)]
-                    .boxed()
-            },
+            prop_oneof![4 => Just(Shared::No), 1 => Just(Shared::Group), 1 => Just(Shared::Pods)],
             prop_oneof![3 => Just(NodeTol::None), 1 => Just(NodeTol::Forever), 1 => (0..=6i64).prop_map(NodeTol::For)],
         ),
     )
         .prop_map(
-            move |(pods, gpus, min, priority, all, rack, never, cpu, tol, (shared, node_tol))| GangSpec {
+            |(pods, gpus, min, priority, all, rack, never, cpu, tol, (shared, node_tol))| GangSpec {
                 pods,
                 gpus,
                 min: 1 + min % pods,
                 priority,
-                all: all || (shared == Shared::Pods && !known_bugs),
+                all,
                 rack,
                 never,
                 cpu,
@@ -232,9 +226,9 @@ fn gang_strategy(known_bugs: bool) -> impl Strategy<Value = GangSpec> {
         )
 }
 
-fn op_strategy(known_bugs: bool) -> impl Strategy<Value = Op> {
+fn op_strategy() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => gang_strategy(known_bugs).prop_map(Op::AddGang),
+        4 => gang_strategy().prop_map(Op::AddGang),
         5 => Just(Op::Cycle),
         1 => any::<usize>().prop_map(Op::Complete),
         1 => any::<usize>().prop_map(Op::RemoveGroup),
@@ -250,10 +244,10 @@ fn op_strategy(known_bugs: bool) -> impl Strategy<Value = Op> {
 
 /// 1–12 operations, mostly 6 or more (the interesting states need a few gangs, a
 /// cycle, then taints or arrivals).
-fn ops_strategy(known_bugs: bool) -> impl Strategy<Value = Vec<Op>> {
+fn ops_strategy() -> impl Strategy<Value = Vec<Op>> {
     prop_oneof![
-        1 => prop::collection::vec(op_strategy(known_bugs), 1..=5),
-        3 => prop::collection::vec(op_strategy(known_bugs), 6..=12),
+        1 => prop::collection::vec(op_strategy(), 1..=5),
+        3 => prop::collection::vec(op_strategy(), 6..=12),
     ]
 }
 
@@ -726,14 +720,7 @@ fn check_gangs(
 }
 
 /// Properties 2, 3 and 6 for one cycle: `before` is the state it started from.
-/// `known_bugs`: also check where a known bug triggers (see the `#[ignore]`d tests).
-fn check_cycle(
-    before: &Scheduler,
-    after: &Scheduler,
-    report: &CycleReport,
-    known_bugs: bool,
-    ctx: &str,
-) {
+fn check_cycle(before: &Scheduler, after: &Scheduler, report: &CycleReport, ctx: &str) {
     // 6. Replay the cycle's decisions on a copy of the state before it, each validated
     // against the state it was made against, up to the first preemption.
     let mut cluster = before.cluster().clone();
@@ -813,14 +800,6 @@ fn check_cycle(
             .map(|k| before.pod(k).unwrap())
             .filter(|p| p.priority < group.effective_priority())
             .collect();
-        // Known bug: a Single-mode victim's PodGroup-level claims are not counted as
-        // freed (see `preemption_misses_the_group_claims_a_single_mode_victim_frees`).
-        let trigger = lower.iter().any(|p| {
-            let g = before
-                .group(&format!("{NS}/{}", p.scheduling_group.as_ref().unwrap()))
-                .unwrap();
-            g.disruption_mode == DisruptionMode::Single && !g.resource_claims.is_empty()
-        });
         // `unit`'s result in a cycle after removing `gone` from the state before.
         let without = |gone: &mut dyn Iterator<Item = String>| {
             let mut oracle = before.clone();
@@ -831,36 +810,34 @@ fn check_cycle(
             assert_eq!(r.units.first().map(|(u, _)| u), Some(unit));
             r.units.swap_remove(0).1
         };
-        if known_bugs || !trigger {
-            match result {
-                UnitResult::Pending(GangOutcome::Unschedulable { .. })
-                    if group.effective_preemption_policy()
-                        == PreemptionPolicy::PreemptLowerPriority =>
-                {
-                    let r = without(&mut lower.iter().map(|p| pod_key(p)));
+        match result {
+            UnitResult::Pending(GangOutcome::Unschedulable { .. })
+                if group.effective_preemption_policy()
+                    == PreemptionPolicy::PreemptLowerPriority =>
+            {
+                let r = without(&mut lower.iter().map(|p| pod_key(p)));
+                assert!(
+                    !matches!(r, UnitResult::Scheduled(_)),
+                    "{ctx}: {unit} was not placed by preemption, but fits once every \
+                     lower-priority pod is gone: {r:?}"
+                );
+            }
+            UnitResult::Preempted(p) => {
+                for v in &p.victims {
+                    let r = without(
+                        &mut p
+                            .victims
+                            .iter()
+                            .filter(|w| *w != v)
+                            .flat_map(|w| w.pods.iter().cloned()),
+                    );
                     assert!(
                         !matches!(r, UnitResult::Scheduled(_)),
-                        "{ctx}: {unit} was not placed by preemption, but fits once every \
-                         lower-priority pod is gone: {r:?}"
+                        "{ctx}: {unit} preempted {v:?} needlessly: it fits without: {r:?}"
                     );
                 }
-                UnitResult::Preempted(p) => {
-                    for v in &p.victims {
-                        let r = without(
-                            &mut p
-                                .victims
-                                .iter()
-                                .filter(|w| *w != v)
-                                .flat_map(|w| w.pods.iter().cloned()),
-                        );
-                        assert!(
-                            !matches!(r, UnitResult::Scheduled(_)),
-                            "{ctx}: {unit} preempted {v:?} needlessly: it fits without: {r:?}"
-                        );
-                    }
-                }
-                _ => {}
             }
+            _ => {}
         }
     }
 
@@ -965,7 +942,7 @@ fn check_cycle(
 
 /// Runs `ops`, checking every step when `check`; returns a fingerprint of everything
 /// observable along the way.
-fn run(spec: &ClusterSpec, ops: &[Op], check: bool, known_bugs: bool) -> String {
+fn run(spec: &ClusterSpec, ops: &[Op], check: bool) -> String {
     let mut s = build(spec);
     let mut groups: Vec<String> = Vec::new();
     let mut fp = String::new();
@@ -990,7 +967,7 @@ fn run(spec: &ClusterSpec, ops: &[Op], check: bool, known_bugs: bool) -> String 
             Op::Cycle => {
                 let report = s.cycle();
                 if check {
-                    check_cycle(&before, &s, &report, known_bugs, &ctx);
+                    check_cycle(&before, &s, &report, &ctx);
                 }
                 writeln!(fp, "{report:?}").unwrap();
                 leave.extend(bound_map(&before).into_keys());
@@ -1230,36 +1207,20 @@ fn check_advance(before: &Scheduler, after: &Scheduler, due: &[PodEviction], now
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1024, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn lifecycle_invariants_hold_after_every_step(
         spec in cluster_strategy(),
-        ops in ops_strategy(false),
+        ops in ops_strategy(),
     ) {
-        let first = run(&spec, &ops, true, false);
-        let second = run(&spec, &ops, false, false);
+        let first = run(&spec, &ops, true);
+        let second = run(&spec, &ops, false);
         prop_assert_eq!(first, second, "the same sequence gave another state");
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
-
-    /// The same with the triggers of the two preemption bugs below (fixed) left in and
-    /// made likelier.
-    #[test]
-    fn lifecycle_invariants_hold_with_known_bug_triggers(
-        spec in cluster_strategy(),
-        ops in ops_strategy(true),
-    ) {
-        let first = run(&spec, &ops, true, true);
-        let second = run(&spec, &ops, false, true);
-        prop_assert_eq!(first, second, "the same sequence gave another state");
-    }
-}
-
-// ------------------------------------------------------------------------- known bugs
+// ------------------------------------------------------------------------- regressions
 
 /// A one-node cluster with `gpus` GPUs.
 fn one_node(gpus: usize) -> Scheduler {
@@ -1325,18 +1286,13 @@ fn preemption_evicts_for_nothing_when_a_victim_holds_a_claim_its_gang_shares() {
     assert_eq!(held_devices(&s).len(), 3);
     // `high` (priority 1) needs 2 GPUs: only evicting both low pods makes room.
     add_gang(&mut s, "high", &plain(1, 2, 1, Shared::No));
-    let before = bound_map(&s);
     let r = s.cycle();
-    let left: Vec<&String> = before.keys().filter(|k| s.binding(k).is_none()).collect();
-    match &r.units[0].1 {
-        UnitResult::Preempted(p) => {
-            for k in left {
-                assert!(
-                    p.victims.iter().any(|v| v.pods.contains(k)),
-                    "{k} evicted unreported"
-                );
-            }
-        }
-        other => assert!(left.is_empty(), "{left:?} evicted for nothing: {other:?}"),
-    }
+    let UnitResult::Preempted(p) = &r.units[0].1 else {
+        panic!("expected a preemption: {:?}", r.units[0]);
+    };
+    let mut victims: Vec<&String> = p.victims.iter().flat_map(|v| &v.pods).collect();
+    victims.sort();
+    assert_eq!(victims, ["ns/low-0", "ns/low-1"]);
+    assert!(s.binding("ns/high-0").is_some());
+    assert!(s.binding("ns/low-0").is_none() && s.binding("ns/low-1").is_none());
 }

@@ -1,0 +1,214 @@
+//! `gangpack plan` on the preemption scenarios of `cli/tests/fixtures/preemption/`
+//! (issue 12): which victims a preemptor evicts when several sets would make room.
+//! Both scenarios run on the full four-node cluster of `cluster.yaml`: an `All`-mode
+//! gang of 2 pods × 8 GPUs on two nodes, two `Single`-mode gangs of 4 pods × 2 GPUs on
+//! the other two, and a pending gang of 2 × 8 GPUs of higher priority.
+//!
+//! Runs from the workspace root, so paths are as in the fixtures' comments.
+
+use std::path::PathBuf;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::scheduling::v1beta1::PodGroup;
+use serde::Deserialize as _;
+use serde_json::Value;
+
+const CLUSTER: &str = "cli/tests/fixtures/preemption/cluster.yaml";
+const FEWEST_PODS: &str = "cli/tests/fixtures/preemption/fewest-pods.yaml";
+const LOWEST_PRIORITY: &str = "cli/tests/fixtures/preemption/lowest-priority.yaml";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cli/ is in the workspace")
+        .to_path_buf()
+}
+
+/// Runs `gangpack plan -f CLUSTER -f scenario <rest>`: (exit code, stdout, stderr).
+fn plan(scenario: &str, rest: &[&str]) -> (i32, String, String) {
+    let output = cargo_bin_cmd!("gangpack")
+        .current_dir(root())
+        .env_remove("NO_COLOR")
+        .args(["plan", "-f", CLUSTER, "-f", scenario])
+        .args(rest)
+        .output()
+        .expect("gangpack runs");
+    (
+        output.status.code().expect("exited"),
+        String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    )
+}
+
+/// The objects of a `-o json` plan, by `kind/name`.
+fn objects(scenario: &str) -> Vec<(String, Value)> {
+    let (code, out, err) = plan(scenario, &["-o", "json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let list: Value = serde_json::from_str(&out).expect("stdout is JSON");
+    list["items"]
+        .as_array()
+        .expect("a List")
+        .iter()
+        .map(|o| {
+            let key = format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap_or_default(),
+                o["metadata"]["name"].as_str().unwrap_or_default()
+            );
+            (key, o.clone())
+        })
+        .collect()
+}
+
+/// The `kind/name` of every object marked `DisruptionTarget` (reason
+/// `PreemptionByScheduler`), sorted.
+fn disruption_targets(objects: &[(String, Value)]) -> Vec<&str> {
+    let mut out: Vec<&str> = objects
+        .iter()
+        .filter(|(_, o)| {
+            o["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c["type"] == "DisruptionTarget" && c["reason"] == "PreemptionByScheduler"
+                })
+            })
+        })
+        .map(|(k, _)| k.as_str())
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// Each preemptor pod's `status.nominatedNodeName`.
+fn nominated(objects: &[(String, Value)]) -> Vec<(&str, &str)> {
+    objects
+        .iter()
+        .filter_map(|(k, o)| Some((k.as_str(), o["status"]["nominatedNodeName"].as_str()?)))
+        .collect()
+}
+
+#[test]
+fn the_all_mode_group_of_two_pods_goes_rather_than_eight_single_pods() {
+    // Same priority everywhere: evicting `whole` (2 pods) or the eight shards (8 pods)
+    // both make room; fewer victim pods is cheaper.
+    let (code, out, err) = plan(FEWEST_PODS, &[]);
+    assert_eq!(code, 0, "a preemptor counts as placed: {out}{err}");
+    assert_eq!(err, "");
+    assert_eq!(
+        out,
+        "\
+UNIT                OUTCOME    PODS  GPUS  NODES
+PodGroup ml/urgent  preempted  2     16    gpu-n1 gpu-n2
+
+POD          NODE    GPUS  DEVICES
+ml/urgent-0  gpu-n1  8     gpu.example.com/gpu-n1: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
+ml/urgent-1  gpu-n2  8     gpu.example.com/gpu-n2: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
+
+preemptions:
+  PodGroup ml/urgent evicts:
+    PodGroup ml/whole (2 pods, 16 devices, priority 100)
+
+1 unit: 0 placed, 1 preempted, 0 pending, 0 invalid, 0 failed; 0 pods bound, 2 nominated, 0 GPUs allocated
+"
+    );
+    let objects = objects(FEWEST_PODS);
+    assert_eq!(
+        disruption_targets(&objects),
+        ["Pod/whole-0", "Pod/whole-1", "PodGroup/whole"]
+    );
+    assert_eq!(
+        nominated(&objects),
+        [("Pod/urgent-0", "gpu-n1"), ("Pod/urgent-1", "gpu-n2")]
+    );
+}
+
+#[test]
+fn a_lower_highest_victim_priority_comes_before_fewer_pods() {
+    // `whole` runs at priority 200, the shards at 100: evicting the eight shards keeps
+    // the highest victim priority at 100, which decides before the number of pods.
+    let (code, out, err) = plan(LOWEST_PRIORITY, &[]);
+    assert_eq!(code, 0, "a preemptor counts as placed: {out}{err}");
+    assert_eq!(err, "");
+    assert_eq!(
+        out,
+        "\
+UNIT                OUTCOME    PODS  GPUS  NODES
+PodGroup ml/urgent  preempted  2     16    gpu-n3 gpu-n4
+
+POD          NODE    GPUS  DEVICES
+ml/urgent-0  gpu-n3  8     gpu.example.com/gpu-n3: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
+ml/urgent-1  gpu-n4  8     gpu.example.com/gpu-n4: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
+
+preemptions:
+  PodGroup ml/urgent evicts:
+    Pod ml/shards-a-0 (1 pod, 2 devices, priority 100)
+    Pod ml/shards-a-1 (1 pod, 2 devices, priority 100)
+    Pod ml/shards-a-2 (1 pod, 2 devices, priority 100)
+    Pod ml/shards-a-3 (1 pod, 2 devices, priority 100)
+    Pod ml/shards-b-0 (1 pod, 2 devices, priority 100)
+    Pod ml/shards-b-1 (1 pod, 2 devices, priority 100)
+    Pod ml/shards-b-2 (1 pod, 2 devices, priority 100)
+    Pod ml/shards-b-3 (1 pod, 2 devices, priority 100)
+
+1 unit: 0 placed, 1 preempted, 0 pending, 0 invalid, 0 failed; 0 pods bound, 2 nominated, 0 GPUs allocated
+"
+    );
+    let objects = objects(LOWEST_PRIORITY);
+    let shards: Vec<String> = ["a", "b"]
+        .iter()
+        .flat_map(|g| (0..4).map(move |i| format!("Pod/shards-{g}-{i}")))
+        .collect();
+    assert_eq!(disruption_targets(&objects), shards);
+    assert!(
+        objects.iter().all(|(k, _)| !k.contains("whole")),
+        "whole keeps running untouched"
+    );
+    assert_eq!(
+        nominated(&objects),
+        [("Pod/urgent-0", "gpu-n3"), ("Pod/urgent-1", "gpu-n4")]
+    );
+}
+
+fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) -> Value {
+    let typed: T = serde_json::from_value(v.clone()).expect("deserializes");
+    serde_json::to_value(typed).expect("serializes")
+}
+
+#[test]
+fn the_fixtures_use_upstream_field_names() {
+    // Each document goes through its `k8s-openapi` 1.37 type and back unchanged (the
+    // types drop unknown fields, so a misspelt field would show).
+    for file in [CLUSTER, FEWEST_PODS, LOWEST_PRIORITY] {
+        let text = std::fs::read_to_string(root().join(file)).expect("readable");
+        let mut kinds = Vec::new();
+        for (i, doc) in serde_norway::Deserializer::from_str(&text).enumerate() {
+            let v = Value::deserialize(doc).unwrap_or_else(|e| panic!("{file} doc {i}: {e}"));
+            if v.is_null() {
+                continue;
+            }
+            let kind = v["kind"].as_str().unwrap_or_default().to_owned();
+            let back = match (v["apiVersion"].as_str().unwrap_or_default(), kind.as_str()) {
+                ("v1", "Node") => round_trip::<Node>(&v),
+                ("v1", "Pod") => round_trip::<Pod>(&v),
+                ("resource.k8s.io/v1", "ResourceSlice") => round_trip::<ResourceSlice>(&v),
+                ("resource.k8s.io/v1", "DeviceClass") => round_trip::<DeviceClass>(&v),
+                ("resource.k8s.io/v1", "ResourceClaim") => round_trip::<ResourceClaim>(&v),
+                ("scheduling.k8s.io/v1", "PriorityClass") => round_trip::<PriorityClass>(&v),
+                ("scheduling.k8s.io/v1beta1", "PodGroup") => round_trip::<PodGroup>(&v),
+                other => panic!("{file} doc {i}: unexpected {other:?}"),
+            };
+            assert_eq!(back, v, "{file} doc {i}: {kind} loses or changes fields");
+            kinds.push(kind);
+        }
+        kinds.sort();
+        kinds.dedup();
+        let want: &[&str] = if file == CLUSTER {
+            &["DeviceClass", "Node", "PriorityClass", "ResourceSlice"]
+        } else {
+            &["Pod", "PodGroup", "ResourceClaim"]
+        };
+        assert_eq!(kinds, want, "{file}");
+    }
+}
