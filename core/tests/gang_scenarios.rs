@@ -1223,7 +1223,8 @@ fn pods_beyond_min_count_are_placed_opportunistically() {
 }
 
 // ---------------------------------------------------------------------------------
-// Engine bugs found while writing these scenarios (ignored until fixed).
+// Device choices other nodes see are revisited (issue 12 part 4; these two scenarios
+// pinned the placer's known limit before it was lifted).
 // ---------------------------------------------------------------------------------
 
 /// One allocation result of claim `ns/<claim>`: `devices` (`pool/device`) of
@@ -1311,7 +1312,6 @@ fn uses(p: &mut Pod, name: &str, claim: &str) {
 /// for its own port-`a` claim. A placement exists (group claim on `switch-1`, checked
 /// by the validator below), so the gang must be placed.
 #[test]
-#[ignore = "known limit (placer.rs module docs): a shared claim's device choice is made with the first pod that uses it and not revisited"]
 fn a_group_claim_device_choice_is_revisited() {
     let c = two_switch_cluster();
     let mut g = gang("g", 2);
@@ -1369,7 +1369,7 @@ fn a_group_claim_device_choice_is_revisited() {
         []
     );
 
-    // Today: Unschedulable { required: 2, best: 1 }.
+    // Before revisiting: Unschedulable { required: 2, best: 1 }.
     let d = placed(place(&c, &g, &pods, &claims));
     assert_eq!(d.group_claims[0].result.devices[0].device, "switch-1");
 }
@@ -1381,7 +1381,6 @@ fn a_group_claim_device_choice_is_revisited() {
 /// and the search only moves `a` between nodes, where it takes `switch-0` again. With
 /// the names swapped (the constrained pod first) the same gang is placed.
 #[test]
-#[ignore = "known limit (placer.rs module docs): network-attached device choices of pods on different nodes are not revisited"]
 fn network_attached_device_choices_are_revisited_across_nodes() {
     let c = two_switch_cluster();
     let gang_of = |constrained: &str, other: &str| {
@@ -1441,9 +1440,145 @@ fn network_attached_device_choices_are_revisited_across_nodes() {
         validate_placement(&c, Some(&gang("g", 2)), &pods, &claims, &witness),
         []
     );
-    // ... but today the outcome is Unschedulable { required: 2, best: 1 }.
+    // ... and the placer finds one (before revisiting: Unschedulable { required: 2,
+    // best: 1 }): `a` gives `switch-0` up for `switch-1`.
     let d = placed(place(&c, &gang("g", 2), &pods, &claims));
     assert_eq!(d.bindings.len(), 2);
+    let port_of = |claim: &str| {
+        d.bindings
+            .iter()
+            .flat_map(|b| &b.claims)
+            .find(|ca| ca.claim == format!("{NS}/{claim}"))
+            .map(|ca| ca.result.devices[0].device.clone())
+            .unwrap()
+    };
+    assert_eq!(port_of("a-port"), "switch-1");
+    assert_eq!(port_of("b-port"), "switch-0");
+}
+
+/// A shared claim's node-local device choice is revisited too: pods `a` and `b` share
+/// claim `one-gpu` (any GPU), so they run on one node, and `b` also needs an `x` GPU
+/// of its own. The node has one `x` and one `y` GPU; the shared claim takes `x` first
+/// (allocation order) and must give it up for `y`.
+#[test]
+fn a_shared_claims_node_local_choice_is_revisited() {
+    let mut c = new_cluster();
+    c.add_node(
+        Node::new("n1")
+            .with_label("rack", "r1")
+            .with_allocatable("cpu", Quantity::from_int(32)),
+    )
+    .unwrap();
+    let kind = |k: &str| DeviceAttribute::String(k.into());
+    let mut slice = gpus("n1", 0);
+    slice.devices = vec![
+        Device::new("gpu-0").with_attribute("kind", kind("x")),
+        Device::new("gpu-1").with_attribute("kind", kind("y")),
+    ];
+    c.add_slice(slice).unwrap();
+    let shared = gpu_claim("one-gpu", 1);
+    let mut x_only = gpu_claim("b-x", 1);
+    if let gangpack::DeviceRequestKind::Exactly(e) = &mut x_only.spec.requests[0].kind {
+        e.selectors.push(DeviceSelector {
+            cel: format!("device.attributes[\"{DRIVER}\"].kind == \"x\""),
+        });
+    }
+    let mut a = pod("g", "a");
+    let mut b = pod("g", "b");
+    uses(&mut a, "gpu", "one-gpu");
+    uses(&mut b, "gpu", "one-gpu");
+    uses(&mut b, "x", "b-x");
+    let pods = [a, b];
+    let claims = [shared, x_only];
+    for policy in policies() {
+        let d = placed(place_with(
+            &c,
+            &gang("g", 2),
+            &pods,
+            &claims,
+            policy.clone(),
+        ));
+        let device_of = |claim: &str| {
+            d.bindings
+                .iter()
+                .flat_map(|b| &b.claims)
+                .find(|ca| ca.claim == format!("{NS}/{claim}"))
+                .map(|ca| ca.result.devices[0].device.clone())
+                .unwrap()
+        };
+        assert_eq!(device_of("one-gpu"), "gpu-1", "{policy:?}");
+        assert_eq!(device_of("b-x"), "gpu-0", "{policy:?}");
+    }
+}
+
+/// Revisiting stays cheap when the gang cannot tell devices apart: eight pods each
+/// need one fabric device of any port, and seven devices with unique UUIDs exist.
+/// The devices are one class for this gang (no selector reads the UUID), so each
+/// choice is tried once, not once per device: the search proves the gang
+/// unschedulable within a small budget. With the port in a selector they are two
+/// classes, still within it.
+#[test]
+fn devices_the_gang_cannot_tell_apart_are_tried_once() {
+    let mut c = cluster(&[("n1", "r1", 8), ("n2", "r1", 8)]);
+    c.put_class(DeviceClass::with_cel(
+        FABRIC_CLASS,
+        format!("device.driver == \"{FABRIC_DRIVER}\""),
+    ))
+    .unwrap();
+    c.add_slice(ResourceSlice {
+        name: "fabric".into(),
+        driver: FABRIC_DRIVER.into(),
+        pool: ResourcePool::single("fabric"),
+        node_selection: SliceNodeSelection::Slice(NodeAccess::AllNodes),
+        devices: (0..7)
+            .map(|i| {
+                Device::new(format!("switch-{i}"))
+                    .with_attribute("uuid", DeviceAttribute::String(format!("SW-{i:04}")))
+                    .with_attribute(
+                        "port",
+                        DeviceAttribute::String(if i < 4 { "a" } else { "b" }.into()),
+                    )
+            })
+            .collect(),
+        shared_counters: vec![],
+    })
+    .unwrap();
+    for port_a_for_some in [false, true] {
+        let mut pods = Vec::new();
+        let mut claims = Vec::new();
+        for i in 0..8 {
+            let (mut p, gpus) = member("g", &format!("p{i}"), 1);
+            let port = format!("p{i}-port");
+            uses(&mut p, "port", &port);
+            claims.push(gpus);
+            claims.push(port_claim(&port, port_a_for_some && i % 2 == 0));
+            pods.push(p);
+        }
+        let options = GangOptions {
+            step_budget: 5_000,
+            ..GangOptions::default()
+        };
+        let out = place_opts(&c, Some(&gang("g", 8)), &pods, &claims, &options);
+        assert!(
+            matches!(
+                out,
+                GangOutcome::Unschedulable {
+                    required: 8,
+                    best: 7
+                }
+            ),
+            "{port_a_for_some}: {out:?}"
+        );
+        // Seven of them fit.
+        let d = placed(place_opts(
+            &c,
+            Some(&gang("g", 7)),
+            &pods[..7],
+            &claims[..14],
+            &options,
+        ));
+        assert_eq!(d.bindings.len(), 7);
+    }
 }
 
 /// A PodGroup-level claim already allocated in the cluster (its members running) is

@@ -177,12 +177,17 @@ pub enum AllocationError {
     Selector(Box<SelectorFailure>),
     /// A selector failed while evaluating a device (upstream aborts the allocation).
     Evaluation(Box<EvaluationFailure>),
-    /// A claim needs more devices than the per-claim limit (32).
+    /// A claim needs more devices than the per-claim limit (32,
+    /// `AllocationResultsMaxSize`); upstream's allocator fails the pod with an error.
     TooManyDevices {
         /// The claim.
         claim: ObjectRef,
-        /// The least number of devices it needs.
+        /// The least number of devices it needs: the sum of `requests`' counts.
         needed: usize,
+        /// Per request, in spec order, the least number of devices it needs: its
+        /// `count`, the least over its subrequests for `firstAvailable`, the matching
+        /// devices on the node tried for allocation mode `All`.
+        requests: Vec<(String, usize)>,
     },
     /// An `All` request on a node one of whose pools is incomplete or invalid.
     IncompletePool {
@@ -221,10 +226,39 @@ impl fmt::Display for AllocationError {
                 "{}: request {}: selector failed on device {}: {}",
                 x.claim, x.request, x.device, x.error
             ),
-            AllocationError::TooManyDevices { claim, needed } => write!(
-                f,
-                "{claim}: needs at least {needed} devices, more than the limit of {MAX_DEVICES_PER_CLAIM} per claim"
-            ),
+            AllocationError::TooManyDevices {
+                claim,
+                needed,
+                requests,
+            } => {
+                // Upstream: "claim ns/name: number of requested devices N exceeds the
+                // claim limit of 32"; then which requests ask for them.
+                f.write_str("claim ")?;
+                if let Some(ns) = &claim.namespace {
+                    write!(f, "{ns}/")?;
+                }
+                write!(
+                    f,
+                    "{}: number of requested devices {needed} exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}",
+                    claim.name
+                )?;
+                if !requests.is_empty() {
+                    let noun = if requests.len() == 1 {
+                        "request"
+                    } else {
+                        "requests"
+                    };
+                    write!(f, " ({noun} ")?;
+                    for (i, (name, n)) in requests.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        write!(f, "{name}: {n}")?;
+                    }
+                    f.write_str(")")?;
+                }
+                Ok(())
+            }
             AllocationError::IncompletePool {
                 claim,
                 request,
@@ -462,12 +496,9 @@ impl Cluster {
             })
             .collect();
         for (claim, c) in claims.iter().zip(&problem) {
-            let needed = search::min_devices(c);
-            if needed > MAX_DEVICES_PER_CLAIM {
-                return Err(AllocationError::TooManyDevices {
-                    claim: claim.object_ref(),
-                    needed,
-                });
+            if let Some(e) = claim_limit_error(claim, c.requests.iter().map(search::min_devices_of))
+            {
+                return Err(e);
             }
         }
         if !shortfalls.is_empty() {
@@ -626,6 +657,27 @@ impl Cluster {
             }
         }
     }
+}
+
+/// [`AllocationError::TooManyDevices`] for `claim` when the least numbers of devices
+/// its requests need (`counts`, in spec order) add up to more than the per-claim limit.
+/// Allocates nothing unless they do (it runs on every allocator call).
+pub(crate) fn claim_limit_error(
+    claim: &ResourceClaim,
+    counts: impl Iterator<Item = usize> + Clone,
+) -> Option<AllocationError> {
+    let needed = counts.clone().fold(0usize, usize::saturating_add);
+    (needed > MAX_DEVICES_PER_CLAIM).then(|| AllocationError::TooManyDevices {
+        claim: claim.object_ref(),
+        needed,
+        requests: claim
+            .spec
+            .requests
+            .iter()
+            .map(|r| r.name.clone())
+            .zip(counts)
+            .collect(),
+    })
 }
 
 fn claim_name(c: &ResourceClaim) -> String {

@@ -242,20 +242,21 @@ pub(crate) fn search(
 
 /// The least number of devices a claim needs (upstream's 32-device check uses it).
 pub(crate) fn min_devices(claim: &Claim) -> usize {
-    claim
-        .requests
+    claim.requests.iter().map(min_devices_of).sum()
+}
+
+/// The least number of devices a request needs: its count, the least over its
+/// alternatives, or for `All` the candidates (at least one).
+pub(crate) fn min_devices_of(request: &Request) -> usize {
+    request
+        .alternatives
         .iter()
-        .map(|r| {
-            r.alternatives
-                .iter()
-                .map(|a| match a.need {
-                    Need::Count(n) => n as usize,
-                    Need::All => a.candidates.len().max(1),
-                })
-                .min()
-                .unwrap_or(0)
+        .map(|a| match a.need {
+            Need::Count(n) => n as usize,
+            Need::All => a.candidates.len().max(1),
         })
-        .sum()
+        .min()
+        .unwrap_or(0)
 }
 
 impl Search<'_> {

@@ -17,7 +17,10 @@
 //!    usable from the node of every later pod that uses it (a pod uses a group claim by
 //!    naming it with the same name and source, KEP-5729). A claim with
 //!    `status.allocation` set is not allocated again: pods using it must run where its
-//!    result's node selector admits.
+//!    result's node selector admits. A claim that needs more devices than upstream's
+//!    per-claim limit (32) whatever the node — counts, and for `firstAvailable` the
+//!    least over its subrequests — fails the placement here with
+//!    [`AllocationError::TooManyDevices`], as upstream's allocator fails the pod.
 //! 2. **Counts.** Per shape and node, an upper bound on how many of its pods the node
 //!    can host (`cap`): node filters (cordon, selector/affinity, node taints, `within`),
 //!    free scalars divided by the pod's requests, and per device request the node's
@@ -32,18 +35,28 @@
 //!    allocator (all-or-nothing per pod and node), records it in the scratch cluster and
 //!    undoes it on backtrack; a pod may be skipped when more pods are pending than
 //!    `minCount` needs; the suffix sums of caps prune branches that cannot reach
-//!    `minCount`. A step budget bounds the search. Below it the answer is exact for
-//!    node-local devices (the pods on one node are always allocated jointly); the devices
-//!    of a shared claim, and network-attached devices a pod's own claim takes, are chosen
-//!    when their pod is bound and not revisited for pods on other nodes — a known limit
-//!    (`core/tests/gang_scenarios.rs` pins two such cases, ignored).
+//!    `minCount`. A pod's shared claims are allocated first, one by one, then its own
+//!    claims jointly with those of the gang's pods already on the node (so a device
+//!    choice made for an earlier pod there never blocks a later one). The choices other
+//!    nodes see — the devices of a shared claim, and the network-attached devices own
+//!    claims take — are revisited when the pods after them fail: the pod is bound again
+//!    with one device fewer of a class it took (devices the gang's requests cannot tell
+//!    apart form one class, so a choice is tried once per class, not per device), and a
+//!    choice taking at least as much of every class as one that failed is not searched
+//!    again. A step budget bounds the search (every allocation tried is a step). Below
+//!    it the answer is exact (`core/tests/placer_props.rs` compares with a brute-force
+//!    oracle that allocates shared claims and network-attached devices too), except for
+//!    picks of shareable devices and admin-access picks, which are not revisited.
+//!    A hard error of the allocator on a node (allocation mode `All` over more than 32
+//!    matching devices, a selector failing on a device, an incomplete pool under `All`)
+//!    ends the search: the placement fails with it, as upstream fails the pod.
 //! 5. **Rest.** Pods beyond `minCount` are placed opportunistically, without
 //!    backtracking.
 
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::allocate::{AllocationError, PreparedClaims};
+use crate::allocate::{AllocationError, PreparedClaims, claim_limit_error};
 use crate::cluster::Cluster;
 use crate::cluster::bits::DeviceSet;
 use crate::cluster::ids::NodeId;
@@ -61,7 +74,8 @@ use super::search::Search;
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct GangOptions {
-    /// Pod-on-node allocation attempts before giving up.
+    /// Pod-on-node allocation attempts before giving up (each other device choice a
+    /// pod's binding is tried again with counts as one).
     pub step_budget: u64,
     /// How to choose among feasible nodes and domains.
     pub policy: ScoringPolicy,
@@ -88,9 +102,9 @@ impl Default for GangOptions {
 pub enum GangOutcome {
     /// Where the pods go and what their claims get.
     Placed(PlacementDecision),
-    /// No placement of the required pods exists (see the module docs for the one
-    /// limit: device choices of shared and network-attached claims are not revisited
-    /// across nodes).
+    /// No placement of the required pods exists. Exact below the step budget, but
+    /// for picks of shareable devices and admin-access picks, which the search does not
+    /// revisit (see the module docs).
     Unschedulable {
         /// Pending pods that must be placed together.
         required: usize,
@@ -131,7 +145,9 @@ pub enum GangError {
         /// The template name.
         template: String,
     },
-    /// The claims of a pod cannot be prepared (invalid claim, missing class, CEL).
+    /// The claims of a pod cannot be prepared (invalid claim, missing class, CEL, more
+    /// devices than the per-claim limit), or the allocator failed on a node with an
+    /// error (upstream fails the pod with an error status, not Unschedulable).
     Allocation(AllocationError),
 }
 
@@ -283,7 +299,7 @@ impl Cluster {
         let mut search = Search::new(self, &gang, options);
         let outcome = search.run();
         search.restore();
-        Ok(outcome)
+        Ok(outcome?)
     }
 
     /// Resolves, groups and counts a gang's pods (steps 1–3 of the module docs).
@@ -508,6 +524,15 @@ impl Cluster {
                 .collect();
             Some(self.prepare_claims(&all)?)
         };
+        // Upstream's per-claim device limit, once the claims are known to be valid.
+        check_claim_limits(
+            shapes.iter().flat_map(|s| s.prepared.claims()).chain(
+                shared
+                    .iter()
+                    .filter(|s| s.allocated.is_none())
+                    .map(|s| s.claim),
+            ),
+        )?;
         // Bigger pods first (most constrained), then by first pod name.
         let mut order: Vec<usize> = (0..shapes.len()).collect();
         order.sort_by_key(|&s| core::cmp::Reverse(shapes[s].min_devices));
@@ -782,6 +807,27 @@ fn sort_by_domain_and_free(candidates: &mut Vec<Candidate>, domains: usize, desc
         start[k] += 1;
     }
     *candidates = out;
+}
+
+/// Upstream's per-claim device limit on the claims to allocate, for what does not
+/// depend on the node: counts, and for `firstAvailable` the least over the subrequests
+/// (allocation mode `All` counts one here; the allocator checks its matching devices
+/// on each node). The first claim over the limit is the error.
+#[inline(never)]
+fn check_claim_limits<'c>(
+    claims: impl Iterator<Item = &'c ResourceClaim>,
+) -> Result<(), AllocationError> {
+    for claim in claims {
+        let counts = claim
+            .spec
+            .requests
+            .iter()
+            .map(|r| usize::try_from(r.min_device_count()).unwrap_or(usize::MAX));
+        if let Some(e) = claim_limit_error(claim, counts) {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// `namespace/name`.

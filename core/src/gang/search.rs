@@ -4,14 +4,40 @@
 //! already there, suffix sums of caps prune branches that can no longer reach
 //! `minCount`, and every allocation recorded in the scratch cluster is undone on
 //! backtrack and before the search returns.
+//!
+//! **Revisiting choices.** A binding's device choices that other pods see — the
+//! network-attached devices its claims take (devices no single node owns) and every
+//! device of a shared claim it brings — are revisited when the pods after it fail. The
+//! binding is tried again under an upper bound on one *class* of devices it took: one
+//! device fewer than the failed choice took, enforced by holding the class's surplus
+//! free devices during the allocator call. A class ([`Classes`]) holds the devices the
+//! gang's requests cannot tell apart (same node or none, same reach, same answers to
+//! the gang's classes and selectors, same capacities, counters and constrained
+//! attributes; a tainted device is a class of its own), so a choice is tried once per
+//! class, not once per device. Every allocation the bounds admit either takes at least
+//! as many devices of every class as a choice tried — it leaves the other pods no more,
+//! so once that choice failed it is not searched again — or fits a tighter bound; below
+//! the step budget the search is therefore exact for these choices too. Shared claims
+//! are allocated one by one (each alone, with the own claims of the gang's pods on the
+//! node released) before the pod's own claims, so that which shared claim holds which
+//! device is a choice of its own. Not revisited: picks of shareable devices and
+//! admin-access picks (holding cannot keep the allocator off them). Node-local picks of
+//! own claims need none of this: the pods on one node are always allocated jointly, and
+//! no other node sees them. Without network-attached devices and shared claims nothing
+//! here runs: the node-local search is as it was.
+//!
+//! **Errors.** An allocator call that fails with an error (invalid input it meets on a
+//! node: allocation mode `All` over more than 32 devices, a selector failing on a
+//! device, an incomplete pool under `All`) ends the search; [`Search::run`] returns it.
 
 use smallvec::SmallVec;
 
 use crate::Quantity;
 use crate::alloc_prelude::*;
-use crate::allocate::{AllocationOutcome, AllocatorOptions, ClaimPart, Picked};
-use crate::cluster::Cluster;
-use crate::cluster::ids::NodeId;
+use crate::allocate::{AllocationError, AllocationOutcome, AllocatorOptions, ClaimPart, Picked};
+use crate::cel::Selector;
+use crate::cluster::ids::{DeviceId, NodeId};
+use crate::cluster::{Cluster, ELIGIBLE, FREE, SHAREABLE, TAINTED};
 use crate::gang::scoring::ScoringPolicy;
 use crate::model::claim::AllocationResult;
 use crate::model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
@@ -59,6 +85,9 @@ struct Bound {
 
 type Displaced = (usize, Vec<Held>);
 
+/// The gang's bindings on one node (indices into `Search::bound`), oldest first.
+type CoLocated = SmallVec<[usize; 4]>;
+
 /// A shape's scalar requests as one of its pods reserves them on a node, and whether
 /// they pass the checks [`Cluster::reserve_node_resources`] makes. Pods are not
 /// validated at intake, so requests that fail them make every bind of the shape fail.
@@ -79,11 +108,89 @@ impl Reservation {
     }
 }
 
+/// A class of devices the gang cannot tell apart (index into [`Classes::nodes`]).
+type Class = u32;
+
+/// Devices per class, sorted by class: what a choice took, or upper bounds.
+type Counts = SmallVec<[(Class, u32); 4]>;
+
+/// What of a binding's (or a shared claim's) allocation other pods see.
+#[derive(Default)]
+struct Choice {
+    /// Exclusive, non-admin picks, per class.
+    counts: Counts,
+    /// Every pick that others see is in `counts` (none is shareable or admin access):
+    /// only then is the choice compared with others.
+    pure: bool,
+}
+
+/// The allocations still to try for one allocator call on one node, as upper bounds
+/// per class, with the choices tried whose subtree failed.
+#[derive(Default)]
+struct Alternatives {
+    /// Bounds to try, the next one last.
+    todo: Vec<Counts>,
+    /// Every bound queued so far (each is tried once).
+    queued: Vec<Counts>,
+    /// Pure choices whose subtree failed.
+    failed: Vec<Counts>,
+}
+
+impl Alternatives {
+    /// Whether `choice` takes at least as many devices of every class as a choice
+    /// whose subtree failed: it leaves the others less, so it fails too.
+    fn dominated(&self, choice: &Choice) -> bool {
+        choice.pure && self.failed.iter().any(|f| covers(&choice.counts, f))
+    }
+
+    /// `choice`, found under `bounds`, failed: queue one tighter bound per class it
+    /// took (one device of that class fewer).
+    fn fail(&mut self, bounds: &Counts, choice: Choice, dominated: bool) {
+        for &(class, n) in choice.counts.iter().rev() {
+            let mut child = bounds.clone();
+            match child.binary_search_by_key(&class, |e| e.0) {
+                Ok(at) => child[at].1 = child[at].1.min(n - 1),
+                Err(at) => child.insert(at, (class, n - 1)),
+            }
+            if !self.queued.contains(&child) {
+                self.queued.push(child.clone());
+                self.todo.push(child);
+            }
+        }
+        if choice.pure && !dominated {
+            self.failed.push(choice.counts);
+        }
+    }
+}
+
+/// Whether `a` has at least `b`'s count of every class of `b` (both sorted).
+fn covers(a: &Counts, b: &Counts) -> bool {
+    let mut rest = a.iter();
+    b.iter().all(|&(class, n)| {
+        rest.by_ref()
+            .find(|e| e.0 >= class)
+            .is_some_and(|e| e.0 == class && e.1 >= n)
+    })
+}
+
+/// What a successful bind goes on with.
+#[derive(Clone, Copy)]
+enum Then {
+    /// Place the pods after it (`placed` pods so far, this one not counted), revisiting
+    /// this bind's choices while they fail.
+    Recurse(usize),
+    /// Nothing: the first allocation found stays (opportunistic pods).
+    Stop,
+}
+
 /// The depth-first search of step 4, over one domain at a time.
 pub(super) struct Search<'c, 'g, 'a> {
     cluster: &'c mut Cluster,
     gang: &'g Gang<'a>,
     spread: bool,
+    /// The cluster has devices no single node owns: own claims' picks of them are
+    /// revisited.
+    network: bool,
     /// Per shape: the current domain's candidates.
     lists: Vec<&'g [Candidate]>,
     /// Per shape: suffix sums of the caps in `lists`.
@@ -101,6 +208,13 @@ pub(super) struct Search<'c, 'g, 'a> {
     parts: Vec<ClaimPart<'g>>,
     /// The devices the last allocator call picked.
     picked: Vec<Picked>,
+    /// Devices held during one allocator call so that it cannot pick them (empty
+    /// between calls).
+    excluded: Vec<DeviceId>,
+    /// The classes of devices the gang cannot tell apart, once a choice needs them.
+    classes: Option<Classes>,
+    /// Shared claims allocated for the pod being bound, not yet in its binding.
+    staged: Vec<(usize, Held)>,
     /// For each pending pod, the index of its candidate once placed.
     node_of: Vec<Option<usize>>,
     bound: Vec<Bound>,
@@ -113,6 +227,9 @@ pub(super) struct Search<'c, 'g, 'a> {
     budget: u64,
     best: usize,
     exhausted: bool,
+    /// The first hard error of the allocator (invalid input it meets on a node): it
+    /// ends the search and is the placement's answer.
+    error: Option<AllocationError>,
 }
 
 impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
@@ -135,10 +252,12 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             .collect();
         // Node ids are below `node_slots`.
         let last_on_node = vec![None; cluster.node_slots()];
+        let network = cluster.has_shared_devices();
         Search {
             cluster,
             gang,
             spread: matches!(options.policy, ScoringPolicy::Spread),
+            network,
             lists: Vec::new(),
             suffix: Vec::new(),
             tail: Vec::new(),
@@ -147,6 +266,9 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             reservations,
             parts: Vec::new(),
             picked: Vec::new(),
+            excluded: Vec::new(),
+            classes: None,
+            staged: Vec::new(),
             node_of: vec![None; gang.pods.len()],
             bound: Vec::new(),
             shared_done: gang.shared.iter().map(|s| s.allocated.is_some()).collect(),
@@ -155,10 +277,13 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             budget: options.step_budget,
             best: 0,
             exhausted: false,
+            error: None,
         }
     }
 
-    pub(super) fn run(&mut self) -> GangOutcome {
+    /// The placement, or the first hard error the allocator met. Call
+    /// [`restore`](Self::restore) afterwards either way.
+    pub(super) fn run(&mut self) -> Result<GangOutcome, AllocationError> {
         let gang = self.gang;
         // Without a gang (no group, or the basic policy) every pod is placed on its own:
         // the unit makes progress when at least one pending pod is placed, and is
@@ -169,25 +294,31 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         };
         if gang.order.is_empty() && gang.required == 0 {
             if gang.pods.is_empty() {
-                return GangOutcome::Placed(PlacementDecision::default());
+                return Ok(GangOutcome::Placed(PlacementDecision::default()));
             }
-            return nothing_placed;
+            return Ok(nothing_placed);
         }
         for &d in &gang.order {
             self.set_domain(d);
             if self.place(0, 0) {
                 self.place_rest();
+                if let Some(e) = self.error.take() {
+                    return Err(e);
+                }
                 let decision = self.take_decision();
                 if gang.required == 0 && decision.bindings.is_empty() && !gang.pods.is_empty() {
-                    return nothing_placed;
+                    return Ok(nothing_placed);
                 }
-                return GangOutcome::Placed(decision);
+                return Ok(GangOutcome::Placed(decision));
+            }
+            if let Some(e) = self.error.take() {
+                return Err(e);
             }
             if self.exhausted {
-                return GangOutcome::BudgetExhausted { steps: self.steps };
+                return Ok(GangOutcome::BudgetExhausted { steps: self.steps });
             }
         }
-        GangOutcome::Unschedulable {
+        Ok(GangOutcome::Unschedulable {
             required: gang.required,
             // No domain searched: what counting allowed at most.
             best: if gang.order.is_empty() {
@@ -195,7 +326,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             } else {
                 self.best
             },
-        }
+        })
     }
 
     fn set_domain(&mut self, d: u32) {
@@ -220,6 +351,21 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         }
         self.used = self.lists.iter().map(|l| vec![0; l.len()]).collect();
         self.node_of.iter_mut().for_each(|n| *n = None);
+    }
+
+    /// Whether the search must stop: out of steps, or a hard error.
+    fn halted(&self) -> bool {
+        self.exhausted || self.error.is_some()
+    }
+
+    /// Takes one step of the budget; false (and exhausted) when none is left.
+    fn tick(&mut self) -> bool {
+        if self.steps >= self.budget {
+            self.exhausted = true;
+            return false;
+        }
+        self.steps += 1;
+        true
     }
 
     /// Places `required - placed` more pods among pods `k..` jointly; true when
@@ -259,20 +405,14 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             if self.used[s][i] >= self.lists[s][i].cap {
                 continue;
             }
-            if self.steps >= self.budget {
-                self.exhausted = true;
+            if !self.tick() {
                 return false;
             }
-            self.steps += 1;
-            if self.try_bind(k, i) {
-                self.best = self.best.max(placed + 1);
-                if self.place(k + 1, placed + 1) {
-                    return true;
-                }
-                self.unbind();
-                if self.exhausted {
-                    return false;
-                }
+            if self.bind(k, i, Then::Recurse(placed)) {
+                return true;
+            }
+            if self.halted() {
+                return false;
             }
         }
         // Skip this pod and every later pod of its shape.
@@ -297,36 +437,69 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                     return;
                 }
                 self.steps += 1;
-                if self.try_bind(k, i) {
+                if self.bind(k, i, Then::Stop) {
                     done = true;
                     break;
+                }
+                if self.error.is_some() {
+                    return;
                 }
             }
             failed[s] = !done;
         }
     }
 
-    /// Allocates pod `k`'s claims (and the shared claims it brings) on its shape's
-    /// `i`-th candidate in the scratch cluster, and records the binding. Pods of the
-    /// gang already on that node are re-allocated jointly with it (one allocator call,
-    /// exact on one node), so a device choice made for an earlier pod never blocks a
-    /// later one when another choice would serve both.
-    fn try_bind(&mut self, pod_at: usize, cand: usize) -> bool {
-        let gang = self.gang;
-        let pending = &gang.pods[pod_at];
-        let shape = &gang.shapes[pending.shape];
-        let node_id = self.lists[pending.shape][cand].node;
-        let Some(node) = self.cluster.node_by_id(node_id) else {
+    /// Binds pod `k` on its shape's `i`-th candidate: its shared claims first (each
+    /// alone), then its own claims jointly with the gang's pods already on that node
+    /// (their own claims are released for the whole try and allocated again with the
+    /// new pod's: exact on one node, so a device choice made for an earlier pod never
+    /// blocks a later one when another choice would serve both). With
+    /// [`Then::Recurse`], the choices others see are revisited while the pods after it
+    /// fail (module docs); true once they fit, the bindings recorded.
+    fn bind(&mut self, k: usize, i: usize, then: Then) -> bool {
+        let Some(bring) = self.plan(k, i) else {
             return false;
         };
+        let node = self.lists[self.gang.pods[k].shape][i].node;
+        let mut co = CoLocated::new();
+        let mut at = self.last_on_node[node.index()];
+        while let Some(b) = at {
+            co.push(b as usize);
+            at = self.bound[b as usize].prev_on_node;
+        }
+        co.reverse();
+        for &b in &co {
+            self.release_claims(b);
+        }
+        let done = if bring.is_empty() {
+            self.bind_own(k, i, &co, then)
+        } else {
+            self.stage(k, i, &bring, &co, then)
+        };
+        if !done {
+            for &b in &co {
+                self.recommit_claims(b);
+            }
+        }
+        done
+    }
+
+    /// The shared claims pod `k` brings on its shape's `i`-th candidate, or `None`
+    /// when it cannot go there whatever the devices: the node is gone, refuses the
+    /// pod's requests (or, when it brings shared claims, lacks the scalar resources
+    /// they ask for), or is outside an allocated shared claim the pod uses.
+    fn plan(&self, k: usize, i: usize) -> Option<SmallVec<[usize; 2]>> {
+        let gang = self.gang;
+        let pending = &gang.pods[k];
+        let node_id = self.lists[pending.shape][i].node;
+        let node = self.cluster.node_by_id(node_id)?;
         let reservation = usize::from(node.allocatable.contains_key("pods"));
         if !self.reservations[pending.shape][reservation].valid {
-            // The node would refuse the reservation whatever the devices.
-            return false;
+            return None;
         }
         // Shared claims: allocated ones must be usable here; the others come along.
         let first = self.bound.is_empty();
-        let mut bring = Vec::new();
+        let mut bring = SmallVec::new();
         for (claim_at, sc) in gang.shared.iter().enumerate() {
             let uses = pending.uses.binary_search(&claim_at).is_ok();
             if !self.shared_done[claim_at] {
@@ -340,7 +513,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             if !uses {
                 continue;
             }
-            let usable_here = |result: &crate::model::claim::AllocationResult| {
+            let usable_here = |result: &AllocationResult| {
                 result
                     .node_selector
                     .as_ref()
@@ -355,25 +528,211 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                     .any(|(at, held)| *at == claim_at && usable_here(&held.result)),
             };
             if !usable {
-                return false;
+                return None;
             }
         }
-        // The gang's pods already on this node give their own devices back for a
-        // joint try (shared claims stay as allocated: other pods rely on them).
-        let mut co: Vec<usize> = Vec::new();
-        let mut at = self.last_on_node[node_id.index()];
-        while let Some(b) = at {
-            co.push(b as usize);
-            at = self.bound[b as usize].prev_on_node;
+        // Before allocating shared claims here, the pod's scalar requests must fit (the
+        // allocator checks them with its own claims, after the shared ones).
+        if !bring.is_empty()
+            && !self
+                .cluster
+                .shortfalls_on(
+                    Some(node_id),
+                    &self.reservations[pending.shape][reservation].requests,
+                )
+                .is_empty()
+        {
+            return None;
         }
-        co.reverse();
-        for &bound in &co {
-            self.release_claims(bound);
+        Some(bring)
+    }
+
+    /// Allocates the shared claims `bring` (each alone, in order, every allocation of
+    /// each worth trying with [`Then::Recurse`]), then pod `k`'s own claims.
+    fn stage(&mut self, k: usize, i: usize, bring: &[usize], co: &[usize], then: Then) -> bool {
+        let Some((&claim_at, later)) = bring.split_first() else {
+            return self.bind_own(k, i, co, then);
+        };
+        let node = self.lists[self.gang.pods[k].shape][i].node;
+        let mut bounds = Counts::new();
+        let mut alternatives: Option<Alternatives> = None;
+        loop {
+            if let Some(held) = self.allocate_shared(claim_at, node, &bounds) {
+                let revisit = matches!(then, Then::Recurse(_));
+                let choice = if revisit {
+                    choice(
+                        self.cluster,
+                        &mut self.classes,
+                        self.gang,
+                        core::iter::once(&held),
+                        true,
+                    )
+                } else {
+                    Choice::default()
+                };
+                let dominated = alternatives.as_ref().is_some_and(|a| a.dominated(&choice));
+                self.staged.push((claim_at, held));
+                if !dominated && self.stage(k, i, later, co, then) {
+                    return true;
+                }
+                let (_, held) = self.staged.pop().expect("staged above");
+                let name = &self.gang.shared[claim_at].name;
+                self.cluster.release_allocation_on(name, &held.devices);
+                if self.halted() || !revisit {
+                    return false;
+                }
+                if !choice.counts.is_empty() {
+                    alternatives
+                        .get_or_insert_with(Alternatives::default)
+                        .fail(&bounds, choice, dominated);
+                }
+            } else if self.halted() {
+                return false;
+            }
+            let Some(next) = alternatives.as_mut().and_then(|a| a.todo.pop()) else {
+                return false;
+            };
+            if !self.tick() {
+                return false;
+            }
+            bounds = next;
         }
-        // The claims to allocate: the earlier pods', ours, then the shared ones.
+    }
+
+    /// Allocates pod `k`'s own claims (with those of the gang's pods `co` on the node,
+    /// released by [`bind`](Self::bind)) and records the binding, with the shared
+    /// claims staged; with [`Then::Recurse`], revisits the network-attached devices
+    /// taken while the pods after it fail.
+    fn bind_own(&mut self, k: usize, i: usize, co: &[usize], then: Then) -> bool {
+        if !self.network {
+            // Nothing to revisit: node-local picks are re-allocated jointly anyway.
+            if !self.try_bind(k, i, co, &[]) {
+                return false;
+            }
+            let Then::Recurse(placed) = then else {
+                return true;
+            };
+            self.best = self.best.max(placed + 1);
+            if self.place(k + 1, placed + 1) {
+                return true;
+            }
+            self.unbind_in_place();
+            return false;
+        }
+        let mut bounds = Counts::new();
+        let mut alternatives: Option<Alternatives> = None;
+        loop {
+            if self.try_bind(k, i, co, &bounds) {
+                let Then::Recurse(placed) = then else {
+                    return true;
+                };
+                // What others see: the network-attached picks of its own claims and of
+                // the claims of the gang's pods on its node, allocated again with it.
+                let choice = match self.bound.last() {
+                    Some(b) => {
+                        let co = b.displaced.iter().flat_map(|(o, _)| &self.bound[*o].own);
+                        choice(
+                            self.cluster,
+                            &mut self.classes,
+                            self.gang,
+                            b.own.iter().chain(co),
+                            false,
+                        )
+                    }
+                    None => Choice::default(),
+                };
+                let dominated = alternatives.as_ref().is_some_and(|a| a.dominated(&choice));
+                self.best = self.best.max(placed + 1);
+                if !dominated && self.place(k + 1, placed + 1) {
+                    return true;
+                }
+                self.unbind_in_place();
+                if self.halted() {
+                    return false;
+                }
+                if !choice.counts.is_empty() {
+                    alternatives
+                        .get_or_insert_with(Alternatives::default)
+                        .fail(&bounds, choice, dominated);
+                }
+            } else if self.halted() {
+                return false;
+            }
+            let Some(next) = alternatives.as_mut().and_then(|a| a.todo.pop()) else {
+                return false;
+            };
+            if !self.tick() {
+                return false;
+            }
+            bounds = next;
+        }
+    }
+
+    /// Allocates shared claim `claim_at` alone on `node` within `bounds` and records
+    /// it in the scratch cluster.
+    fn allocate_shared(&mut self, claim_at: usize, node: NodeId, bounds: &Counts) -> Option<Held> {
+        let gang = self.gang;
+        let shared = &gang.shared[claim_at];
+        let parts = [ClaimPart {
+            claim: shared.claim,
+            prepared: gang
+                .shared_prepared
+                .as_ref()
+                .expect("shared claims are prepared"),
+            index: claim_at,
+        }];
+        exclude(
+            self.cluster,
+            self.classes.as_mut(),
+            &mut self.excluded,
+            bounds,
+        );
+        let outcome = self.cluster.allocate_parts_on(
+            node,
+            &parts,
+            &BTreeMap::new(),
+            AllocatorOptions::default(),
+            Some(&mut self.picked),
+        );
+        end_exclusion(self.cluster, &mut self.excluded);
+        let result = match outcome {
+            Ok(AllocationOutcome::Allocated(results)) => results.into_iter().next()?,
+            Ok(_) => return None,
+            Err(e) => {
+                self.error = Some(e);
+                return None;
+            }
+        };
+        let held = Held {
+            result,
+            devices: SmallVec::from_slice(&self.picked),
+        };
+        self.cluster
+            .commit_allocation_on(&shared.name, &held.result, &held.devices)
+            .then_some(held)
+    }
+
+    /// Allocates pod `k`'s own claims on its shape's `i`-th candidate in the scratch
+    /// cluster, jointly with those of the bindings `co` there (released by the caller)
+    /// and within `bounds`, and records the binding with the shared claims staged.
+    fn try_bind(
+        &mut self,
+        pod_at: usize,
+        cand: usize,
+        co: &[usize],
+        bounds: &[(Class, u32)],
+    ) -> bool {
+        let gang = self.gang;
+        let pending = &gang.pods[pod_at];
+        let shape = &gang.shapes[pending.shape];
+        let node_id = self.lists[pending.shape][cand].node;
+        let Some(node) = self.cluster.node_by_id(node_id) else {
+            return false;
+        };
+        let reservation = usize::from(node.allocatable.contains_key("pods"));
+        // The claims to allocate: the earlier pods', then ours.
         let mut parts = core::mem::take(&mut self.parts);
-        let shared_prepared = gang.shared_prepared.as_ref();
-        for &bound in &co {
+        for &bound in co {
             let q = &gang.pods[self.bound[bound].pod];
             let qs = &gang.shapes[q.shape];
             for (j, (_, c)) in q.own.iter().enumerate() {
@@ -391,15 +750,13 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 index: j,
             });
         }
-        for &claim_at in &bring {
-            let sp = shared_prepared.expect("shared claims are prepared");
-            parts.push(ClaimPart {
-                claim: gang.shared[claim_at].claim,
-                prepared: sp,
-                index: claim_at,
-            });
-        }
         let requests = &self.reservations[pending.shape][reservation].requests;
+        exclude(
+            self.cluster,
+            self.classes.as_mut(),
+            &mut self.excluded,
+            bounds,
+        );
         let outcome = self.cluster.allocate_parts_on(
             node_id,
             &parts,
@@ -407,13 +764,16 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             AllocatorOptions::default(),
             Some(&mut self.picked),
         );
+        end_exclusion(self.cluster, &mut self.excluded);
         parts.clear();
         self.parts = parts;
-        let Ok(AllocationOutcome::Allocated(results)) = outcome else {
-            for &bound in &co {
-                self.recommit_claims(bound);
+        let results = match outcome {
+            Ok(AllocationOutcome::Allocated(results)) => results,
+            Ok(_) => return false,
+            Err(e) => {
+                self.error = Some(e);
+                return false;
             }
-            return false;
         };
         // Record: earlier pods' new results (old ones kept for the undo), then ours.
         let mut bound = Bound {
@@ -421,7 +781,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             node: node_id,
             prev_on_node: None,
             own: Vec::with_capacity(pending.own.len()),
-            shared: Vec::with_capacity(bring.len()),
+            shared: Vec::new(),
             displaced: Vec::new(),
         };
         // Results come in the order of the parts.
@@ -434,7 +794,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 devices: SmallVec::from_slice(these),
             }
         });
-        for &other in &co {
+        for &other in co {
             let claims = gang.pods[self.bound[other].pod].own.len();
             if claims > 0 {
                 let own = results.by_ref().take(claims).collect();
@@ -442,12 +802,11 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 bound.displaced.push((other, old));
             }
         }
-        bound.own.extend(results.by_ref().take(pending.own.len()));
-        bound.shared.extend(bring.iter().copied().zip(results));
-        // Commit every allocation on this node, then reserve the pod's resources.
+        bound.own.extend(results);
+        // Commit every own allocation on this node, then reserve the pod's resources.
         let mut committed = 0;
         let mut ok = true;
-        for (claim, held) in joint(gang, &self.bound, &co, &bound) {
+        for (claim, held) in joint(gang, &self.bound, co, &bound) {
             if !self
                 .cluster
                 .commit_allocation_on(claim, &held.result, &held.devices)
@@ -464,17 +823,15 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 .is_ok();
         if !ok {
             // Cannot happen after a successful allocation; undo and refuse.
-            for (claim, held) in joint(gang, &self.bound, &co, &bound).take(committed) {
+            for (claim, held) in joint(gang, &self.bound, co, &bound).take(committed) {
                 self.cluster.release_allocation_on(claim, &held.devices);
             }
             for (other, own) in bound.displaced.drain(..) {
                 self.bound[other].own = own;
             }
-            for &other in &co {
-                self.recommit_claims(other);
-            }
             return false;
         }
+        bound.shared = core::mem::take(&mut self.staged);
         for (claim_at, _) in &bound.shared {
             self.shared_done[*claim_at] = true;
         }
@@ -505,14 +862,40 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         }
     }
 
-    /// Undoes the last binding (and gives earlier pods on its node their old devices).
-    fn unbind(&mut self) {
-        let gang = self.gang;
+    /// Undoes the last binding inside its [`bind`](Self::bind): its own allocations
+    /// and the new ones of the pods on its node are released (those pods get their old
+    /// allocations back, not recorded: `bind` records them when it is done), its shared
+    /// claims go back to the staged ones, still recorded.
+    fn unbind_in_place(&mut self) {
         let mut b = self.bound.pop().expect("a binding to undo");
-        for (claim, held) in joint(gang, &[], &[], &b) {
+        for (claim, held) in own_held(self.gang, &b) {
             self.cluster.release_allocation_on(claim, &held.devices);
         }
         for (u, _) in &b.shared {
+            self.shared_done[*u] = false;
+        }
+        debug_assert!(self.staged.is_empty());
+        self.staged = core::mem::take(&mut b.shared);
+        for &(o, _) in &b.displaced {
+            self.release_claims(o);
+        }
+        for (o, own) in b.displaced.drain(..) {
+            self.bound[o].own = own;
+        }
+        self.forget(&b);
+    }
+
+    /// Undoes the last binding for good (and gives earlier pods on its node their old
+    /// devices).
+    fn unbind(&mut self) {
+        let gang = self.gang;
+        let mut b = self.bound.pop().expect("a binding to undo");
+        for (claim, held) in own_held(gang, &b) {
+            self.cluster.release_allocation_on(claim, &held.devices);
+        }
+        for (u, held) in &b.shared {
+            self.cluster
+                .release_allocation_on(&gang.shared[*u].name, &held.devices);
             self.shared_done[*u] = false;
         }
         // Release every new allocation before recording any old one: they may overlap.
@@ -523,6 +906,11 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             self.bound[o].own = own;
             self.recommit_claims(o);
         }
+        self.forget(&b);
+    }
+
+    /// The bookkeeping of unbinding `b`: its node's chain, its reservation, its slot.
+    fn forget(&mut self, b: &Bound) {
         self.last_on_node[b.node.index()] = b.prev_on_node;
         let p = &self.gang.pods[b.pod];
         let _ = self.cluster.release_node_resources_on(b.node, &p.key);
@@ -577,26 +965,263 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
     }
 }
 
+/// Holds, for every class bounded in `bounds`, its free devices beyond the bound, so
+/// that the next allocator call cannot take them (recorded in `excluded`); undone by
+/// [`end_exclusion`].
+fn exclude(
+    cluster: &mut Cluster,
+    classes: Option<&mut Classes>,
+    excluded: &mut Vec<DeviceId>,
+    bounds: &[(Class, u32)],
+) {
+    let Some(classes) = classes else {
+        return;
+    };
+    for &(class, bound) in bounds {
+        let mut left = bound;
+        for &d in classes.members(cluster, class) {
+            let Some(slot) = cluster.devices[d.index()].as_ref() else {
+                continue;
+            };
+            if slot.flags & (ELIGIBLE | FREE | SHAREABLE) != ELIGIBLE | FREE {
+                continue;
+            }
+            if left > 0 {
+                left -= 1;
+            } else {
+                excluded.push(d);
+            }
+        }
+    }
+    excluded.retain(|&d| cluster.hold(d, ""));
+}
+
+/// Ends [`exclude`].
+fn end_exclusion(cluster: &mut Cluster, excluded: &mut Vec<DeviceId>) {
+    for d in excluded.drain(..) {
+        cluster.release_hold(d);
+    }
+}
+
+/// What of `helds` others see: its exclusive non-admin picks by class (every one with
+/// `local`, else only those of devices no single node owns).
+fn choice<'h>(
+    cluster: &Cluster,
+    classes: &mut Option<Classes>,
+    gang: &Gang<'_>,
+    helds: impl Iterator<Item = &'h Held>,
+    local: bool,
+) -> Choice {
+    let mut choice = Choice {
+        counts: Counts::new(),
+        pure: true,
+    };
+    for held in helds {
+        for (r, p) in held.result.devices.iter().zip(&held.devices) {
+            let Some(slot) = cluster.devices[p.device.index()].as_ref() else {
+                continue;
+            };
+            if !local && slot.node().is_some() {
+                continue;
+            }
+            if r.admin_access || slot.flags & SHAREABLE != 0 {
+                choice.pure = false;
+                continue;
+            }
+            let class = classes
+                .get_or_insert_with(|| Classes::new(gang))
+                .class_of(cluster, p.device);
+            match choice.counts.binary_search_by_key(&class, |e| e.0) {
+                Ok(at) => choice.counts[at].1 += 1,
+                Err(at) => choice.counts.insert(at, (class, 1)),
+            }
+        }
+    }
+    choice
+}
+
+/// The classes of devices the gang cannot tell apart, found as the search needs them.
+/// Two devices are in one class when they belong to the same node (or both to none),
+/// are reached from the same nodes, and everything a request of the gang looks at is
+/// the same for both: driver, the gang's DeviceClasses and request selectors,
+/// capacities, counters, the attributes its constraints compare, binding conditions.
+/// Exchanging two such devices maps every allocation of the gang's claims to one just
+/// as good, so a choice needs trying once per class, not per device (UUIDs and names
+/// do not split classes, unless a selector reads them). Tainted devices are classes of
+/// their own (requests tolerate different taints).
+struct Classes {
+    /// The DeviceClasses the gang's requests name.
+    class_names: Vec<String>,
+    /// The gang's request selectors: expression and compiled form (`None` when it
+    /// does not compile).
+    selectors: Vec<(String, Option<Selector>)>,
+    /// The attributes the gang's constraints compare.
+    attributes: Vec<String>,
+    /// Class by what the gang sees of a device.
+    by_profile: BTreeMap<String, Class>,
+    /// Per class, its node (`None`: reached through a slice of no single node).
+    nodes: Vec<Option<NodeId>>,
+    /// Per class, its members, once its node (or the shared devices) is listed.
+    members: Vec<Vec<DeviceId>>,
+    /// Class per device, once seen.
+    of: BTreeMap<DeviceId, Class>,
+    /// The nodes (and `None` for the shared devices) whose devices are listed.
+    listed: BTreeSet<Option<NodeId>>,
+}
+
+impl Classes {
+    fn new(gang: &Gang<'_>) -> Classes {
+        let mut classes = Classes {
+            class_names: Vec::new(),
+            selectors: Vec::new(),
+            attributes: Vec::new(),
+            by_profile: BTreeMap::new(),
+            nodes: Vec::new(),
+            members: Vec::new(),
+            of: BTreeMap::new(),
+            listed: BTreeSet::new(),
+        };
+        let specs = gang
+            .shapes
+            .iter()
+            .flat_map(|s| s.own_specs.iter().copied())
+            .chain(gang.shared.iter().map(|s| &s.claim.spec));
+        for spec in specs {
+            for r in &spec.requests {
+                for view in r.alternatives() {
+                    if !classes
+                        .class_names
+                        .iter()
+                        .any(|c| c == view.device_class_name)
+                    {
+                        classes.class_names.push(view.device_class_name.to_owned());
+                    }
+                    for sel in view.selectors {
+                        if !classes.selectors.iter().any(|(e, _)| *e == sel.cel) {
+                            classes
+                                .selectors
+                                .push((sel.cel.clone(), Selector::compile(&sel.cel).ok()));
+                        }
+                    }
+                }
+            }
+            for c in &spec.constraints {
+                if !classes.attributes.iter().any(|a| a == c.attribute()) {
+                    classes.attributes.push(c.attribute().to_owned());
+                }
+            }
+        }
+        classes
+    }
+
+    /// The class of device `d`.
+    fn class_of(&mut self, cluster: &Cluster, d: DeviceId) -> Class {
+        if let Some(&c) = self.of.get(&d) {
+            return c;
+        }
+        let (node, profile) = self.profile(cluster, d);
+        let c = if let Some(&c) = self.by_profile.get(&profile) {
+            c
+        } else {
+            let c = Class::try_from(self.nodes.len()).expect("fewer than 2^32 classes");
+            self.nodes.push(node);
+            self.members.push(Vec::new());
+            self.by_profile.insert(profile, c);
+            c
+        };
+        self.of.insert(d, c);
+        c
+    }
+
+    /// Every device of class `c`.
+    fn members(&mut self, cluster: &Cluster, c: Class) -> &[DeviceId] {
+        let node = self.nodes[c as usize];
+        if self.listed.insert(node) {
+            let devices: Vec<DeviceId> = match node {
+                None => cluster.shared_devices().iter().collect(),
+                Some(n) => cluster
+                    .node_devices(n)
+                    .map(|set| set.iter().collect())
+                    .unwrap_or_default(),
+            };
+            for d in devices {
+                let k = self.class_of(cluster, d);
+                if self.nodes[k as usize] == node {
+                    self.members[k as usize].push(d);
+                }
+            }
+        }
+        &self.members[c as usize]
+    }
+
+    /// Device `d`'s node, and what the gang sees of it, as text.
+    fn profile(&self, cluster: &Cluster, d: DeviceId) -> (Option<NodeId>, String) {
+        use core::fmt::Write as _;
+        let slot = cluster.devices[d.index()].as_ref().expect("live device id");
+        let entry = cluster.slice_entry(slot.slice);
+        let slice = &entry.slice;
+        let device = &slice.devices[slot.pos as usize];
+        let node = slot.node();
+        let mut key = String::new();
+        let _ = write!(key, "{node:?}|");
+        if slot.flags & (TAINTED | SHAREABLE) != 0 {
+            // Never merged.
+            let _ = write!(key, "device {}|", d.0);
+        }
+        if !device.consumes_counters.is_empty() {
+            let _ = write!(key, "pool {}|", entry.pool.0);
+        }
+        let _ = write!(
+            key,
+            "{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|",
+            slice.driver,
+            slice.node_selection,
+            device.node_access,
+            device.binds_to_node,
+            device.binding_conditions,
+            device.binding_failure_conditions,
+            device.capacity,
+            device.consumes_counters,
+        );
+        for c in &self.class_names {
+            let member = cluster.class_devices(c).is_some_and(|set| set.contains(d));
+            key.push(if member { '1' } else { '0' });
+        }
+        key.push('|');
+        for (_, s) in &self.selectors {
+            key.push(match s.as_ref().map(|s| s.eval(&slice.driver, device)) {
+                Some(Ok(true)) => '1',
+                Some(Ok(false)) => '0',
+                _ => 'e',
+            });
+        }
+        key.push('|');
+        for a in &self.attributes {
+            let bare = a
+                .split_once('/')
+                .filter(|(domain, _)| *domain == slice.driver)
+                .and_then(|(_, id)| device.attributes.get(id));
+            let _ = write!(key, "{:?}/{:?};", device.attributes.get(a), bare);
+        }
+        (node, key)
+    }
+}
+
 /// A binding's own claims' allocations with the claims' names.
 fn own_held<'s>(gang: &'s Gang<'_>, b: &'s Bound) -> impl Iterator<Item = (&'s str, &'s Held)> {
     let names = gang.pods[b.pod].own.iter().map(|(name, _)| name.as_str());
     names.zip(&b.own)
 }
 
-/// The allocations recorded on a node when `bound` joins the bindings `co` there:
-/// their own claims', then its own and shared claims', with the claims' names.
+/// The own allocations recorded on a node when `bound` joins the bindings `co` there:
+/// theirs, then its own, with the claims' names.
 fn joint<'s>(
     gang: &'s Gang<'_>,
     bindings: &'s [Bound],
     co: &'s [usize],
     bound: &'s Bound,
 ) -> impl Iterator<Item = (&'s str, &'s Held)> {
-    let shared = bound
-        .shared
-        .iter()
-        .map(|(at, held)| (gang.shared[*at].name.as_str(), held));
     co.iter()
         .flat_map(move |&other| own_held(gang, &bindings[other]))
         .chain(own_held(gang, bound))
-        .chain(shared)
 }

@@ -1,0 +1,160 @@
+//! Issue 12 part 3 from manifests: a gang with a claim over the 32-device limit fails
+//! with upstream's error (not pending), another gang of the same cycle is placed, and
+//! `plan` exits 3.
+//!
+//! Runs from the workspace root, so paths (and the file names in messages) are
+//! `cli/tests/fixtures/...`.
+
+use std::path::PathBuf;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
+use k8s_openapi::api::scheduling::v1beta1::PodGroup;
+use serde::Deserialize as _;
+use serde_json::Value;
+
+const FIXTURE: &str = "cli/tests/fixtures/claim-limit";
+
+/// What upstream's allocator says, plus the request it counted.
+const MESSAGE: &str = "claim default/big-1-gpus: number of requested devices 33 exceeds the \
+                       claim limit of 32 (request gpus: 33)";
+
+struct Run {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+impl Run {
+    /// Whether some line of stdout is `words`, split on whitespace.
+    fn has_row(&self, words: &[&str]) -> bool {
+        self.out
+            .lines()
+            .any(|l| l.split_whitespace().eq(words.iter().copied()))
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cli/ is in the workspace")
+        .to_path_buf()
+}
+
+fn run(args: &[&str]) -> Run {
+    let output = cargo_bin_cmd!("gangpack")
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .expect("gangpack runs");
+    Run {
+        code: output.status.code().expect("exited"),
+        out: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        err: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+#[test]
+fn plan_fails_the_gang_over_the_claim_limit_and_places_the_other() {
+    let r = run(&["plan", "-f", FIXTURE]);
+    assert_eq!(r.code, 3, "{}{}", r.out, r.err);
+    assert!(
+        r.has_row(&["PodGroup", "default/big", "failed", "2", "0"]),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.has_row(&["PodGroup", "default/small", "placed", "1", "4", "gpu-b"]),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains(&format!(
+            "\nnot placed:\n  PodGroup default/big: failed: {MESSAGE}\n"
+        )),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.ends_with(
+            "2 units: 1 placed, 0 preempted, 0 pending, 0 invalid, 1 failed; 1 pod bound, 0 \
+             nominated, 4 GPUs allocated\n"
+        ),
+        "{}",
+        r.out
+    );
+}
+
+#[test]
+fn the_failed_gangs_pods_carry_the_error_and_explain_repeats_it() {
+    let r = run(&["plan", "-f", FIXTURE, "-o", "json"]);
+    assert_eq!(r.code, 3, "{}", r.err);
+    let list: Value = serde_json::from_str(&r.out).expect("stdout is JSON");
+    let items = list["items"].as_array().expect("items");
+    for name in ["big-0", "big-1"] {
+        let pod = items
+            .iter()
+            .find(|o| o["kind"] == "Pod" && o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("Pod {name} not in the output"));
+        assert!(pod["spec"]["nodeName"].is_null(), "{pod}");
+        let scheduled = pod["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == "PodScheduled"))
+            .unwrap_or_else(|| panic!("no PodScheduled condition in {pod}"));
+        assert_eq!(scheduled["status"], "False");
+        assert_eq!(scheduled["reason"], "SchedulerError");
+        assert_eq!(scheduled["message"], MESSAGE);
+    }
+    // Nothing of the failed gang is allocated: no claim of it is in the output.
+    assert!(
+        !items
+            .iter()
+            .any(|o| o["kind"] == "ResourceClaim" && o["metadata"]["name"] != "small-0-gpus"),
+        "{}",
+        r.out
+    );
+
+    let why = run(&["explain", "-f", FIXTURE, "default/big"]);
+    assert_eq!(why.code, 0, "{}", why.err);
+    assert_eq!(
+        why.out,
+        format!("PodGroup default/big: failed: {MESSAGE}\n")
+    );
+}
+
+/// `v` survives the round trip through its `k8s-openapi` type (which drops unknown
+/// fields, so a misspelt one would show).
+fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) -> Value {
+    let typed: T = serde_json::from_value(v.clone()).expect("deserializes");
+    serde_json::to_value(typed).expect("serializes")
+}
+
+#[test]
+fn the_fixtures_use_upstream_field_names() {
+    let mut docs = 0;
+    for file in ["cluster.yaml", "workloads.yaml"] {
+        let path = root().join(FIXTURE).join(file);
+        let text = std::fs::read_to_string(&path).expect("readable");
+        for doc in serde_norway::Deserializer::from_str(&text) {
+            let v = Value::deserialize(doc).expect("YAML");
+            let back = match (v["apiVersion"].as_str(), v["kind"].as_str()) {
+                (Some("v1"), Some("Node")) => round_trip::<Node>(&v),
+                (Some("v1"), Some("Pod")) => round_trip::<Pod>(&v),
+                (Some("scheduling.k8s.io/v1beta1"), Some("PodGroup")) => round_trip::<PodGroup>(&v),
+                (Some("resource.k8s.io/v1"), Some("DeviceClass")) => round_trip::<DeviceClass>(&v),
+                (Some("resource.k8s.io/v1"), Some("ResourceClaim")) => {
+                    round_trip::<ResourceClaim>(&v)
+                }
+                (Some("resource.k8s.io/v1"), Some("ResourceSlice")) => {
+                    round_trip::<ResourceSlice>(&v)
+                }
+                other => panic!("{file}: unexpected {other:?}"),
+            };
+            assert_eq!(back, v, "{file}: a field is lost or changed");
+            docs += 1;
+        }
+    }
+    assert_eq!(docs, 13);
+}

@@ -1,0 +1,172 @@
+//! Issue 12 part 4 from manifests: the placer revisits the device choices other nodes'
+//! pods see, so gangs that fit only when an earlier choice is taken back are placed —
+//! a pod's own network-attached fabric port (`network-gang.yaml`) and a PodGroup-level
+//! claim's port (`group-claim-gang.yaml`), both on `cluster.yaml`'s fabric of two
+//! ports every node reaches.
+//!
+//! Runs from the workspace root, so paths are `cli/tests/fixtures/...`.
+
+use std::path::PathBuf;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
+use k8s_openapi::api::scheduling::v1beta1::PodGroup;
+use serde::Deserialize as _;
+use serde_json::Value;
+
+const DIR: &str = "cli/tests/fixtures/placer-limits";
+
+struct Run {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+impl Run {
+    /// Whether some line of stdout is `words`, split on whitespace.
+    fn has_row(&self, words: &[&str]) -> bool {
+        self.out
+            .lines()
+            .any(|l| l.split_whitespace().eq(words.iter().copied()))
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cli/ is in the workspace")
+        .to_path_buf()
+}
+
+/// `gangpack plan` on the cluster and one workload file, with `rest`.
+fn plan(workload: &str, rest: &[&str]) -> Run {
+    let cluster = format!("{DIR}/cluster.yaml");
+    let workload = format!("{DIR}/{workload}");
+    let output = cargo_bin_cmd!("gangpack")
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .args(["plan", "-f", &cluster, "-f", &workload])
+        .args(rest)
+        .output()
+        .expect("gangpack runs");
+    Run {
+        code: output.status.code().expect("exited"),
+        out: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        err: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+/// The objects `plan -o json` prints.
+fn objects(workload: &str) -> Vec<Value> {
+    let r = plan(workload, &["-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let list: Value = serde_json::from_str(&r.out).expect("stdout is JSON");
+    list["items"].as_array().expect("items").clone()
+}
+
+fn find<'a>(items: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    items
+        .iter()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("{kind} {name} not in the output"))
+}
+
+/// The devices (`pool/device`) of claim `name`'s `status.allocation`.
+fn allocated(items: &[Value], name: &str) -> Vec<String> {
+    find(items, "ResourceClaim", name)["status"]["allocation"]["devices"]["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("ResourceClaim {name} is not allocated"))
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}",
+                r["pool"].as_str().unwrap(),
+                r["device"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_pods_network_attached_choice_is_revisited_for_another_node() {
+    let r = plan("network-gang.yaml", &[]);
+    assert_eq!(r.code, 0, "placed: {}{}", r.out, r.err);
+    assert!(
+        r.has_row(&[
+            "PodGroup",
+            "default/train",
+            "placed",
+            "2",
+            "6",
+            "gpu-a",
+            "gpu-b"
+        ]),
+        "{}",
+        r.out
+    );
+    let items = objects("network-gang.yaml");
+    assert_eq!(allocated(&items, "train-a-port"), ["fabric/switch-1"]);
+    assert_eq!(allocated(&items, "train-b-port"), ["fabric/switch-0"]);
+    let a = find(&items, "Pod", "train-a")["spec"]["nodeName"].clone();
+    let b = find(&items, "Pod", "train-b")["spec"]["nodeName"].clone();
+    assert!(a.is_string() && b.is_string() && a != b, "{a} {b}");
+}
+
+#[test]
+fn a_group_claims_choice_is_revisited() {
+    let r = plan("group-claim-gang.yaml", &[]);
+    assert_eq!(r.code, 0, "placed: {}{}", r.out, r.err);
+    assert!(
+        r.out.ends_with(
+            "1 unit: 1 placed, 0 preempted, 0 pending, 0 invalid, 0 failed; 2 pods bound, 0 \
+                 nominated, 4 GPUs allocated\n"
+        ),
+        "{}",
+        r.out
+    );
+    let items = objects("group-claim-gang.yaml");
+    assert_eq!(allocated(&items, "ring-fabric"), ["fabric/switch-1"]);
+    assert_eq!(allocated(&items, "ring-b-port"), ["fabric/switch-0"]);
+    for pod in ["ring-a", "ring-b"] {
+        assert!(
+            find(&items, "Pod", pod)["spec"]["nodeName"].is_string(),
+            "{pod} is not bound"
+        );
+    }
+}
+
+/// `v` survives the round trip through its `k8s-openapi` type (which drops unknown
+/// fields, so a misspelt one would show).
+fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) -> Value {
+    let typed: T = serde_json::from_value(v.clone()).expect("deserializes");
+    serde_json::to_value(typed).expect("serializes")
+}
+
+#[test]
+fn the_fixtures_use_upstream_field_names() {
+    let mut docs = 0;
+    for file in ["cluster.yaml", "network-gang.yaml", "group-claim-gang.yaml"] {
+        let path = root().join(DIR).join(file);
+        let text = std::fs::read_to_string(&path).expect("readable");
+        for doc in serde_norway::Deserializer::from_str(&text) {
+            let v = Value::deserialize(doc).expect("YAML");
+            let back = match (v["apiVersion"].as_str(), v["kind"].as_str()) {
+                (Some("v1"), Some("Node")) => round_trip::<Node>(&v),
+                (Some("v1"), Some("Pod")) => round_trip::<Pod>(&v),
+                (Some("scheduling.k8s.io/v1beta1"), Some("PodGroup")) => round_trip::<PodGroup>(&v),
+                (Some("resource.k8s.io/v1"), Some("DeviceClass")) => round_trip::<DeviceClass>(&v),
+                (Some("resource.k8s.io/v1"), Some("ResourceClaim")) => {
+                    round_trip::<ResourceClaim>(&v)
+                }
+                (Some("resource.k8s.io/v1"), Some("ResourceSlice")) => {
+                    round_trip::<ResourceSlice>(&v)
+                }
+                other => panic!("{file}: unexpected {other:?}"),
+            };
+            assert_eq!(back, v, "{file}: a field is lost or changed");
+            docs += 1;
+        }
+    }
+    assert_eq!(docs, 7 + 7 + 6);
+}
