@@ -1,4 +1,4 @@
-//! The example manifests (and the demo's) spell every field as Kubernetes does: each
+//! The example manifests (and the demo's, and the CLI tests' scenarios) spell every field as Kubernetes does: each
 //! object goes through its `k8s-openapi` 1.37 type and back without losing anything
 //! (the types ignore unknown fields, so a misspelt field would be dropped).
 
@@ -89,6 +89,23 @@ fn examples_use_upstream_field_names() {
         docs += check_text(&text, &f.display().to_string());
     }
     assert!(docs > 20, "{docs} documents");
+}
+
+/// The scenario manifests of the CLI tests (`cli/tests/fixtures/`) likewise.
+#[test]
+fn scenario_fixtures_use_upstream_field_names() {
+    let mut files = Vec::new();
+    yaml_files(&root().join("cli/tests/fixtures"), &mut files);
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("readable");
+        assert!(
+            check_text(&text, &f.display().to_string()) > 0,
+            "{}",
+            f.display()
+        );
+    }
 }
 
 #[test]
