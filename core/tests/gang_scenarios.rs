@@ -1641,3 +1641,82 @@ fn pending_members_use_the_group_claim_already_allocated() {
     assert_eq!(d.bindings.len(), 2);
     assert!(d.group_claims.is_empty());
 }
+
+/// A PodGroup claim binds only the members that name it (KEP-5729: a pod uses a group
+/// claim by naming it with the same name and source) and is allocated with the first
+/// of them that is bound. Here only `p0` names the group's `fabric` claim and cannot be
+/// placed (8 GPUs, no node has them); `p1` does not name it and fits, which is enough
+/// for `minCount` 1. The decision binds `p1` alone and leaves the claim unallocated
+/// (for `p0` to allocate when it is scheduled), and the validator accepts it.
+#[test]
+fn a_group_claim_only_unplaced_members_name_is_left_for_them() {
+    let mut c = cluster(&[("n1", "r1", 4)]);
+    add_fabric(&mut c, NodeAccess::AllNodes);
+    let (mut g, mut pods, mut claims) = fabric_gang(1, 2, 2);
+    g.policy = SchedulingPolicy::Gang { min_count: 1 };
+    // p0 wants 8 GPUs and names the group claim; p1 does not name it.
+    claims[0] = gpu_claim("p0-gpus", 8);
+    pods[1].resource_claims.retain(|c| c.name != "fabric");
+    for policy in policies() {
+        // `place_with` validates the decision.
+        let d = placed(place_with(&c, &g, &pods, &claims, policy.clone()));
+        assert_eq!(assignment(&d).len(), 1, "{}: {d:#?}", policy.name());
+        assert_eq!(node_of(&d, "p1"), "n1");
+        assert!(d.group_claims.is_empty(), "{}: {d:#?}", policy.name());
+    }
+    let d = placed(place(&c, &g, &pods, &claims));
+    // Committing it leaves the fabric device free.
+    c.apply_decision(&d, &pods).unwrap();
+    assert!(
+        c.allocations(&DeviceRef::new(FABRIC_DRIVER, "fabric", "switch-0"))
+            .is_empty()
+    );
+    // Once p0's claim fits (p1 running), p0 is placed with the group claim.
+    let mut later = pods.clone();
+    later[1].node_name = Some("n1".into());
+    claims[0] = gpu_claim("p0-gpus", 2);
+    let d2 = placed(place(&c, &g, &later, &claims));
+    assert_eq!(node_of(&d2, "p0"), "n1");
+    assert_eq!(d2.group_claims.len(), 1, "{d2:#?}");
+    assert_eq!(d2.group_claims[0].claim, "ns/fabric");
+}
+
+/// The same rule for a group claim allocated already (`status.allocation`) on a device
+/// with an untolerated `NoExecute` taint: members that name it may not reserve it
+/// (they would be evicted), members that do not name it are not bound by it. `p0`
+/// names it and is not placed; `p1` does not and is placed, which is valid.
+#[test]
+fn a_tainted_group_claim_binds_only_the_members_that_name_it() {
+    let mut c = cluster(&[("n1", "r1", 4)]);
+    add_fabric(&mut c, NodeAccess::AllNodes);
+    let (mut g, mut pods, mut claims) = fabric_gang(1, 2, 2);
+    g.policy = SchedulingPolicy::Gang { min_count: 1 };
+    // Allocate the group claim with p0 first, as if it ran and finished.
+    let first = placed(place(&c, &g, &pods[..1], &claims));
+    assert_eq!(first.group_claims.len(), 1, "{first:#?}");
+    c.apply_decision(
+        &PlacementDecision {
+            bindings: vec![],
+            group_claims: first.group_claims.clone(),
+        },
+        &[],
+    )
+    .unwrap();
+    claims[2].allocation = Some(first.group_claims[0].result.clone());
+    let switch = DeviceRef::new(FABRIC_DRIVER, "fabric", "switch-0");
+    c.taint_device(&switch, taint("xid", "79", DeviceTaintEffect::NoExecute, 1))
+        .unwrap();
+    pods[1].resource_claims.retain(|c| c.name != "fabric");
+    // `place` validates the decision.
+    let d = placed(place(&c, &g, &pods, &claims));
+    assert_eq!(assignment(&d).len(), 1, "{d:#?}");
+    assert_eq!(node_of(&d, "p1"), "n1");
+    assert!(d.group_claims.is_empty());
+    // p0 alone cannot reserve it.
+    let mut alone = g.clone();
+    alone.policy = SchedulingPolicy::Gang { min_count: 2 };
+    assert!(matches!(
+        place(&c, &alone, &pods, &claims),
+        GangOutcome::Unschedulable { .. }
+    ));
+}

@@ -1377,3 +1377,88 @@ fn new_pods_may_not_reserve_a_claim_with_an_untolerated_no_execute_device() {
     }
     assert!(validate_placement(&committed, Some(&g), &pods, &tolerating, &without).is_empty());
 }
+
+/// A PodGroup claim binds only the members that name it (KEP-5729). Once any pod is
+/// bound it must be allocated when a bound member names it, or when no pending member
+/// does; when only pending members left unbound name it, the first of them to be
+/// scheduled allocates it, and the decision may leave it unallocated. Likewise, an
+/// allocated group claim on a `NoExecute`-tainted device is reserved only by the
+/// members that name it.
+#[test]
+fn a_group_claim_binds_only_the_members_that_name_it() {
+    let mut c = cluster();
+    c.add_slice(ResourceSlice {
+        name: "fabric".into(),
+        driver: NIC.into(),
+        pool: ResourcePool::single("fabric"),
+        node_selection: SliceNodeSelection::Slice(NodeAccess::AllNodes),
+        devices: vec![Device::new("nic-0")],
+        shared_counters: vec![],
+    })
+    .unwrap();
+    let mut g = gang(1);
+    g.resource_claims.push(PodGroupResourceClaim {
+        name: "fabric".into(),
+        source: ClaimSource::ClaimName("train-fabric".into()),
+    });
+    let (mut pods, mut claims) = workers(2);
+    // Only w0 names the group claim.
+    pods[0].resource_claims.push(PodResourceClaim {
+        name: "fabric".into(),
+        source: ClaimSource::ClaimName("train-fabric".into()),
+    });
+    let mut nic = ResourceClaim::new("ns", "train-fabric");
+    nic.spec
+        .requests
+        .push(DeviceRequest::exactly("nic", ExactDeviceRequest::new(NIC)));
+    claims.push(nic);
+
+    // w1 alone, the group claim allocated with it (eagerly) or not at all: both valid.
+    let eager = place(&c, Some(&g), &pods, &claims, &[(1, "n1")]);
+    assert_eq!(eager.group_claims.len(), 1);
+    assert!(validate_placement(&c, Some(&g), &pods, &claims, &eager).is_empty());
+    let mut deferred = eager.clone();
+    deferred.group_claims.clear();
+    assert!(validate_placement(&c, Some(&g), &pods, &claims, &deferred).is_empty());
+    // w0 bound: the claim it names must be allocated.
+    let mut w0 = place(&c, Some(&g), &pods, &claims, &[(0, "n1")]);
+    assert!(validate_placement(&c, Some(&g), &pods, &claims, &w0).is_empty());
+    w0.group_claims.clear();
+    assert_eq!(
+        validate_placement(&c, Some(&g), &pods, &claims, &w0),
+        vec![Violation::MissingAllocation {
+            claim: "ns/train-fabric".into()
+        }]
+    );
+    // w0 running (not pending): no pending member names the claim, so it is allocated
+    // with the first pod bound.
+    let mut running = pods.clone();
+    running[0].node_name = Some("n2".into());
+    assert_only!(
+        validate_placement(&c, Some(&g), &running, &claims, &deferred),
+        Violation::MissingAllocation { claim } if claim == "ns/train-fabric"
+    );
+
+    // Allocated already, on a NoExecute-tainted NIC.
+    let mut committed = c.clone();
+    commit(
+        &mut committed,
+        &PlacementDecision {
+            bindings: vec![],
+            group_claims: eager.group_claims.clone(),
+        },
+    );
+    claims[2].allocation = Some(eager.group_claims[0].result.clone());
+    let nic0 = DeviceRef::new(NIC, "fabric", "nic-0");
+    let xid = taint("xid", "79", DeviceTaintEffect::NoExecute, 1);
+    committed.taint_device(&nic0, xid.clone()).unwrap();
+    assert!(validate_placement(&committed, Some(&g), &pods, &claims, &deferred).is_empty());
+    assert_eq!(
+        validate_placement(&committed, Some(&g), &pods, &claims, &w0),
+        vec![Violation::ReservesTaintedClaim {
+            claim: "ns/train-fabric".into(),
+            device: nic0,
+            taint: xid,
+        }]
+    );
+}

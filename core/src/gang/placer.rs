@@ -15,7 +15,12 @@
 //!    PodGroup-level claim, is *shared*: allocated once, with the first pod that uses
 //!    it (a group claim no pending pod names: with the first pod bound), and it must be
 //!    usable from the node of every later pod that uses it (a pod uses a group claim by
-//!    naming it with the same name and source, KEP-5729). A claim with
+//!    naming it with the same name and source, KEP-5729). A group claim binds only the
+//!    members that name it: when pending pods name it but none of them is placed (the
+//!    gang reaches `minCount` without them), the decision leaves it unallocated, for
+//!    the first of them to allocate when it is scheduled, as upstream allocates a
+//!    claim with the first pod that references it (`validate_placement` accepts
+//!    exactly this). A claim with
 //!    `status.allocation` set is not allocated again: pods using it must run where its
 //!    result's node selector admits. A claim that needs more devices than upstream's
 //!    per-claim limit (32) whatever the node — counts, and for `firstAvailable` the
@@ -186,7 +191,9 @@ pub(crate) struct SharedClaim<'a> {
     /// only where it is usable matters.
     pub(crate) allocated: Option<&'a crate::model::claim::AllocationResult>,
     /// Some pending pod uses it. A claim no pending pod uses (a group claim of a gang
-    /// whose pods do not name it) is allocated with the first pod bound.
+    /// whose pods do not name it) is allocated with the first pod bound; one that
+    /// pending pods use is allocated only with the first of them bound, so it stays
+    /// unallocated when none of them is placed.
     pub(crate) used: bool,
 }
 

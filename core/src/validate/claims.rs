@@ -2,6 +2,13 @@
 //! (already, in a binding or in the group's claims), its allocation is usable from every
 //! user's node, and each result matches its claim's requests (names, counts per
 //! allocation mode, admin access, copied tolerations).
+//!
+//! A PodGroup claim binds only the members that name it (same name and source,
+//! [`PodGroup::group_claim_for`]). Once any pod is bound it must be allocated when a
+//! bound member names it, or when no pending member does (the placer then allocates it
+//! with the first pod bound); when only pending members that stay unbound name it, it
+//! is left for the first of them to be scheduled (as upstream allocates a claim with
+//! the first pod that references it) and may stay unallocated.
 
 use crate::alloc_prelude::*;
 use crate::cel::Selector;
@@ -12,12 +19,12 @@ use crate::model::claim::{
     MAX_ALLOCATION_RESULTS, ResourceClaim,
 };
 use crate::model::decision::{ClaimAllocation, PlacementDecision};
-use crate::model::workload::{ClaimSource, PodGroup};
+use crate::model::workload::{ClaimSource, Pod, PodGroup};
 use crate::{DeviceSet, Node, Quantity};
 
 use super::devices::{Compiled, check_all, check_constraints, check_device, check_sharing};
 use super::violation::{Holder, Violation};
-use super::{Bound, key};
+use super::{Bound, is_member, key};
 
 /// One share in the decision: the claim and what it consumes.
 type Share<'a> = (&'a str, &'a BTreeMap<String, Quantity>);
@@ -106,6 +113,11 @@ struct Use<'a> {
     group: bool,
     referrers: Vec<Holder>,
     nodes: Vec<&'a Node>,
+    /// A bound pod names it (for a group claim: a bound member names it).
+    named: bool,
+    /// It must be allocated: a bound pod names it or, for a group claim, no pending
+    /// member does (see the module docs).
+    required: bool,
 }
 
 impl<'a> Use<'a> {
@@ -130,6 +142,7 @@ pub(super) struct Record<'a> {
 pub(super) fn check_claims<'a>(
     env: &Env<'a>,
     group: Option<&PodGroup>,
+    pods: &[Pod],
     claims: &BTreeMap<String, &'a ResourceClaim>,
     bound: &[Bound<'a>],
     decision: &'a PlacementDecision,
@@ -150,6 +163,8 @@ pub(super) fn check_claims<'a>(
                         group: false,
                         referrers: Vec::new(),
                         nodes: Vec::new(),
+                        named: true,
+                        required: true,
                     });
                     u.referrers.push(Holder::Pod(b.key.to_owned()));
                     u.add_node(b.node);
@@ -170,20 +185,29 @@ pub(super) fn check_claims<'a>(
                         group: true,
                         referrers: Vec::new(),
                         nodes: Vec::new(),
+                        named: false,
+                        required: false,
                     });
                     u.group = true;
                     u.referrers.push(Holder::Group(group_key.clone()));
+                    let names = |p: &Pod| {
+                        p.resource_claims
+                            .iter()
+                            .any(|prc| g.group_claim_for(prc) == Some(gc))
+                    };
                     // Its users: the members that name it (same name and source).
                     for b in bound {
-                        let uses = b
-                            .pod
-                            .resource_claims
-                            .iter()
-                            .any(|prc| g.group_claim_for(prc) == Some(gc));
-                        if uses {
+                        if names(b.pod) {
+                            u.named = true;
                             u.add_node(b.node);
                         }
                     }
+                    // Required when a bound member names it, or no pending member
+                    // does; otherwise it is left for the first of those to be bound.
+                    let pending_user = pods
+                        .iter()
+                        .any(|p| p.node_name.is_none() && is_member(p, g) && names(p));
+                    u.required |= u.named || !pending_user;
                 }
                 ClaimSource::Template(_) => {
                     template_sites.insert(Holder::Group(group_key.clone()));
@@ -288,7 +312,10 @@ pub(super) fn check_claims<'a>(
         if counts.contains_key(k.as_str()) {
             continue;
         }
-        if let Some(result) = &claim.allocation
+        // Only pods that name a claim reserve it (a group claim binds the members that
+        // name it, not the others).
+        if u.named
+            && let Some(result) = &claim.allocation
             && let Some((device, taint)) = env.cluster.untolerated_no_execute(result)
         {
             out.push(Violation::ReservesTaintedClaim {
@@ -312,7 +339,7 @@ pub(super) fn check_claims<'a>(
                     }
                 }
             }
-        } else if !claim.spec.requests.is_empty() {
+        } else if u.required && !claim.spec.requests.is_empty() {
             out.push(Violation::MissingAllocation { claim: k.clone() });
         }
     }

@@ -70,7 +70,13 @@ use nodes::{check_node_fit, check_node_resources};
 ///    not the group's, see [`PodGroup::group_claim_for`]) has exactly one allocation,
 ///    in the binding of a pod that references it, unless it is allocated already — in
 ///    the cluster, or by its `status.allocation` — (then none); the group's claims, once any pod is bound, likewise
-///    in `group_claims`. Every allocation is checked against the node of every pod
+///    in `group_claims`. A group claim binds only the members that name it (KEP-5729):
+///    it is required when a bound member names it or when no pending member does (the
+///    placer allocates such a claim with the first pod bound); a group claim that only
+///    pending members left unbound name may stay unallocated (the first of them to be
+///    scheduled allocates it, as upstream allocates a claim with the first pod that
+///    references it), and an allocation of it in `group_claims` is checked all the
+///    same. Every allocation is checked against the node of every pod
 ///    using the claim (for a group claim, the bound members that name it): devices reachable
 ///    ([`Cluster::devices_reachable_from`]), `nodeSelector` matching. Its results name
 ///    requests of the claim (one subrequest per `firstAvailable` request, every request
@@ -80,7 +86,10 @@ use nodes::{check_node_fit, check_node_resources};
 ///    and request selectors, has no untolerated `NoSchedule` / `NoExecute` taint
 ///    ([`Cluster::device_taints`]), and serves the capacity requests; the result copies
 ///    the request's tolerations and admin access. Claims allocated in the cluster
-///    already must have their devices reachable from their users' nodes.
+///    already must have their devices reachable from their users' nodes, and a claim
+///    allocated already that a bound pod names (a group claim: that a bound member
+///    names; other members are not bound by it) may not hold a device with a
+///    `NoExecute` taint its allocation does not tolerate.
 /// 5. **Sharing.** A device without `allowMultipleAllocations` is allocated at most once
 ///    (not for admin access) across the decision and the cluster's holders; admin
 ///    results do not repeat a device within a claim. Each share of a shareable device
@@ -149,7 +158,7 @@ pub fn validate_placement(
     check_node_resources(cluster, &bound, &mut out);
     check_topology(cluster, group, pods, &bound, &mut out);
     let env = Env::new(cluster, decision, &claim_index);
-    check_claims(&env, group, &claim_index, &bound, decision, &mut out);
+    check_claims(&env, group, pods, &claim_index, &bound, decision, &mut out);
     out
 }
 

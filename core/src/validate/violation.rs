@@ -343,7 +343,8 @@ pub enum Violation {
     },
     /// Pods of the decision use a claim that is allocated already and holds a device
     /// with a `NoExecute` taint its allocation does not tolerate: new pods may not
-    /// reserve such a claim.
+    /// reserve such a claim. For a PodGroup claim, only bound members that name it use
+    /// it; binding other members does not.
     ReservesTaintedClaim {
         /// The claim.
         claim: String,
