@@ -7,11 +7,15 @@ mod common;
 
 use common::*;
 use gangpack::{
-    AllocationMode, ClaimSource, Cluster, DeviceAllocation, DeviceClass, DeviceRequest,
-    DeviceTaintEffect, DeviceToleration, DeviceTolerationOperator, ExactDeviceRequest, Explanation,
-    Fact, GangOptions, GangStatus, Pod, PodGroup, PodResourceClaim, Quantity, Resolution,
-    ResourceClaim, SchedulingPolicy, Taint, TaintEffect, TopologyConstraint, validate_placement,
+    AllocationMode, ClaimSource, Cluster, Device, DeviceAllocation, DeviceClass, DeviceRef,
+    DeviceRequest, DeviceTaintEffect, DeviceToleration, DeviceTolerationOperator,
+    ExactDeviceRequest, Explanation, Fact, GangOptions, GangStatus, Node, NodeAccess, NodeSelector,
+    NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodGroup,
+    PodGroupResourceClaim, PodResourceClaim, Quantity, Resolution, ResourceClaim, ResourcePool,
+    ResourceSlice, SchedulingPolicy, SliceNodeSelection, Taint, TaintEffect, TopologyConstraint,
+    validate_placement,
 };
+use proptest::prelude::*;
 
 const CLASS: &str = "gpu";
 
@@ -367,4 +371,573 @@ fn too_few_nodes_even_with_every_fact_lifted_says_how_few() {
         ),
         "{ex}"
     );
+}
+
+/// A claim `ns/<name>` for `count` devices of `class`.
+fn claim_for(name: &str, class: &str, count: u32) -> ResourceClaim {
+    let mut claim = ResourceClaim::new("ns", name);
+    claim.spec.requests.push(DeviceRequest::exactly(
+        "devices",
+        ExactDeviceRequest::new(class).with_mode(AllocationMode::ExactCount(count)),
+    ));
+    claim
+}
+
+/// Makes `pod` name claim `claim` as `name`.
+fn name_claim(pod: &mut Pod, name: &str, claim: &str) {
+    pod.resource_claims.push(PodResourceClaim {
+        name: name.into(),
+        source: ClaimSource::ClaimName(claim.into()),
+    });
+}
+
+/// `n` pods `ns/w-<i>` in group `g` with 1 cpu and no claims.
+fn bare_workers(n: usize) -> Vec<Pod> {
+    (0..n)
+        .map(|i| {
+            let mut pod = Pod::new("ns", format!("w-{i}"));
+            pod.scheduling_group = Some("g".into());
+            pod.requests.insert("cpu".into(), Quantity::from_int(1));
+            pod
+        })
+        .collect()
+}
+
+#[test]
+fn a_group_claim_for_a_gpu_in_use_is_resolvable() {
+    // The only GPU is held by another workload; the PodGroup claims one GPU (which its
+    // pod names, or which no pod names): freeing the GPU lets it fit.
+    let mut c = cluster(&[("n1", "r1", 1)]);
+    c.allocate(
+        &dref("n1", "gpu-0"),
+        DeviceAllocation::new("other/job", vec![]),
+    )
+    .unwrap();
+    for named in [true, false] {
+        let mut g = gang(1, false);
+        g.resource_claims.push(PodGroupResourceClaim {
+            name: "gpu".into(),
+            source: ClaimSource::ClaimName("g-gpu".into()),
+        });
+        let mut pods = bare_workers(1);
+        if named {
+            name_claim(&mut pods[0], "gpu", "g-gpu");
+        }
+        let claims = vec![claim_for("g-gpu", CLASS, 1)];
+        let ex = explain(&c, &g, &pods, &claims);
+        assert_eq!(ex.status, GangStatus::Unschedulable, "named: {named}\n{ex}");
+        assert_eq!(
+            blocking(&ex),
+            [&Fact::DevicesInUse {
+                devices: 1,
+                nodes: vec!["n1".into()],
+            }],
+            "named: {named}\n{ex}"
+        );
+        assert!(ex.minimal, "{ex}");
+    }
+}
+
+#[test]
+fn a_claim_shared_by_pods_whose_only_gpu_is_tainted_is_unresolvable() {
+    // Two pods name one claim for a GPU; the cluster's only GPU carries an ECC taint
+    // the claim does not tolerate: only tolerating it helps.
+    let mut c = cluster(&[("n1", "r1", 1)]);
+    c.taint_device(
+        &dref("n1", "gpu-0"),
+        taint(
+            "gpu.example.com/ecc",
+            "fatal",
+            DeviceTaintEffect::NoSchedule,
+            5,
+        ),
+    )
+    .unwrap();
+    let mut pods = bare_workers(2);
+    for p in &mut pods {
+        name_claim(p, "gpu", "both-gpu");
+    }
+    let claims = vec![claim_for("both-gpu", CLASS, 1)];
+    let ex = explain(&c, &gang(2, false), &pods, &claims);
+    assert_eq!(ex.status, GangStatus::UnschedulableAndUnresolvable, "{ex}");
+    let b = blocking(&ex);
+    assert_eq!(b.len(), 1, "{ex}");
+    assert!(
+        matches!(b[0], Fact::DeviceTaint { taint, devices: 1, nodes }
+            if taint.key == "gpu.example.com/ecc" && nodes == &["n1"]),
+        "{ex}"
+    );
+}
+
+#[test]
+fn cpu_and_a_gpu_others_hold_on_one_node_are_both_facts() {
+    // Freeing the cpu alone, or the GPU alone, does not let the pod in: both are
+    // reported, and both are the blocking set.
+    let mut c = cluster(&[("n1", "r1", 1)]);
+    c.allocate(
+        &dref("n1", "gpu-0"),
+        DeviceAllocation::new("other/job", vec![]),
+    )
+    .unwrap();
+    let mut hog = std::collections::BTreeMap::new();
+    hog.insert("cpu".to_string(), Quantity::from_int(16));
+    c.reserve_node_resources("n1", "other/hog", hog).unwrap();
+    let (pods, claims) = workers(1, 1);
+    let ex = explain(&c, &gang(1, false), &pods, &claims);
+    assert_eq!(ex.status, GangStatus::Unschedulable, "{ex}");
+    let mut b = blocking(&ex);
+    b.sort_by_key(ToString::to_string);
+    assert_eq!(
+        b,
+        [
+            &Fact::DevicesInUse {
+                devices: 1,
+                nodes: vec!["n1".into()],
+            },
+            &Fact::ResourceInUse {
+                resource: "cpu".into(),
+                nodes: vec!["n1".into()],
+            },
+        ],
+        "{ex}"
+    );
+}
+
+#[test]
+fn a_network_attached_device_in_use_is_resolvable() {
+    // A pod's own claim wants the one network-attached device (reachable from every
+    // node), which another workload holds: freeing it lets the pod fit.
+    let mut c = cluster(&[("n1", "r1", 0), ("n2", "r1", 0)]);
+    c.put_class(DeviceClass::with_cel(
+        "net",
+        format!("device.driver == \"{NET_DRIVER}\""),
+    ))
+    .unwrap();
+    c.add_slice(net_slice("net-all", NodeAccess::AllNodes, 1))
+        .unwrap();
+    c.allocate(
+        &DeviceRef::new(NET_DRIVER, "net-all", "net-0"),
+        DeviceAllocation::new("other/job", vec![]),
+    )
+    .unwrap();
+    let mut pods = bare_workers(1);
+    name_claim(&mut pods[0], "net", "w-0-net");
+    let claims = vec![claim_for("w-0-net", "net", 1)];
+    let ex = explain(&c, &gang(1, false), &pods, &claims);
+    assert_eq!(ex.status, GangStatus::Unschedulable, "{ex}");
+    // Both nodes reach it; it is counted once.
+    assert_eq!(
+        blocking(&ex),
+        [&Fact::DevicesInUse {
+            devices: 1,
+            nodes: vec!["n1".into(), "n2".into()],
+        }],
+        "{ex}"
+    );
+    assert!(
+        !ex.facts
+            .iter()
+            .any(|f| matches!(f, Fact::TooFewDevices { .. })),
+        "{ex}"
+    );
+}
+
+// A property: the explanation's status against a brute-force oracle on instances with
+// claims several pods name, PodGroup claims (named by every pod) and network-attached
+// devices (reachable from every node or from one rack), some held by another workload,
+// some tainted, and cpu others use. The oracle knows nothing of the engine.
+
+const NET_DRIVER: &str = "net.example.com";
+
+/// A slice `<pool>` of `n` network devices `net-<i>` with the given reach.
+fn net_slice(pool: &str, access: NodeAccess, n: usize) -> ResourceSlice {
+    ResourceSlice {
+        name: pool.into(),
+        driver: NET_DRIVER.into(),
+        pool: ResourcePool::single(pool),
+        node_selection: SliceNodeSelection::Slice(access),
+        devices: (0..n).map(|i| Device::new(format!("net-{i}"))).collect(),
+        shared_counters: vec![],
+    }
+}
+
+#[derive(Clone, Debug)]
+struct NodeX {
+    rack: u8,
+    gpus: usize,
+    /// GPUs with an untolerated `NoSchedule` taint (the first ones).
+    tainted: usize,
+    /// Untainted GPUs another workload holds (the next ones).
+    in_use: usize,
+    cpu: i64,
+    /// Cpu another workload uses.
+    cpu_used: i64,
+}
+
+#[derive(Clone, Debug)]
+struct NetX {
+    /// `None`: every node (`allNodes`); `Some(r)`: the nodes of rack `r<r>`
+    /// (`nodeSelector`).
+    rack: Option<u8>,
+    in_use: bool,
+    tainted: bool,
+}
+
+#[derive(Clone, Debug)]
+struct PodX {
+    gpus: u32,
+    cpu: i64,
+    /// Network devices its own claim asks for.
+    nets: u32,
+    /// Which non-group shared claims it names (bit `j`: claim `s<j>`).
+    uses: u8,
+}
+
+#[derive(Clone, Debug)]
+struct SharedX {
+    /// One GPU, else one network device.
+    gpu: bool,
+    /// A PodGroup claim every pod names, else one the pods of `uses` name.
+    group: bool,
+}
+
+#[derive(Clone, Debug)]
+struct InstanceX {
+    nodes: Vec<NodeX>,
+    nets: Vec<NetX>,
+    pods: Vec<PodX>,
+    shared: Vec<SharedX>,
+}
+
+impl InstanceX {
+    fn uses(&self, p: usize, j: usize) -> bool {
+        self.shared[j].group || self.pods[p].uses & (1 << j) != 0
+    }
+}
+
+fn instance_x() -> impl Strategy<Value = InstanceX> {
+    let node = (
+        0..2u8,
+        0..=3usize,
+        0..=1usize,
+        0..=2usize,
+        1..=3i64,
+        prop::sample::select(vec![0i64, 0, 0, 1, 3]),
+    )
+        .prop_map(|(rack, gpus, tainted, in_use, cpu, cpu_used)| {
+            let tainted = tainted.min(gpus);
+            NodeX {
+                rack,
+                gpus,
+                tainted,
+                in_use: in_use.min(gpus - tainted),
+                cpu,
+                cpu_used: cpu_used.min(cpu),
+            }
+        });
+    let net = (
+        prop::option::of(0..2u8),
+        prop::bool::weighted(0.3),
+        prop::bool::weighted(0.15),
+    )
+        .prop_map(|(rack, in_use, tainted)| NetX {
+            rack,
+            in_use,
+            tainted,
+        });
+    let pod = (
+        0..=2u32,
+        0..=2i64,
+        prop::sample::select(vec![0u32, 0, 1, 2]),
+        0..4u8,
+    )
+        .prop_map(|(gpus, cpu, nets, uses)| PodX {
+            gpus,
+            cpu,
+            nets,
+            uses,
+        });
+    let shared =
+        (any::<bool>(), prop::bool::weighted(0.4)).prop_map(|(gpu, group)| SharedX { gpu, group });
+    (
+        prop::collection::vec(node, 1..=3),
+        prop::collection::vec(net, 0..=3),
+        prop::collection::vec(pod, 1..=3),
+        prop::collection::vec(shared, 0..=2),
+    )
+        .prop_map(|(nodes, nets, pods, shared)| {
+            let mask = (1u8 << shared.len()) - 1;
+            let pods = pods
+                .into_iter()
+                .map(|mut p| {
+                    p.uses &= mask;
+                    p
+                })
+                .collect();
+            InstanceX {
+                nodes,
+                nets,
+                pods,
+                shared,
+            }
+        })
+}
+
+fn rack_selector(rack: u8) -> NodeSelector {
+    NodeSelector {
+        terms: vec![NodeSelectorTerm {
+            match_expressions: vec![NodeSelectorRequirement::new(
+                "rack",
+                NodeSelectorOperator::In,
+                [format!("r{rack}")],
+            )],
+            match_fields: vec![],
+        }],
+    }
+}
+
+fn build_x(
+    x: &InstanceX,
+    min: usize,
+    rack: bool,
+) -> (Cluster, PodGroup, Vec<Pod>, Vec<ResourceClaim>) {
+    let ecc = || taint("ecc", "", DeviceTaintEffect::NoSchedule, 1);
+    let mut c = Cluster::new();
+    c.put_class(DeviceClass::with_cel(
+        CLASS,
+        format!("device.driver == \"{DRIVER}\""),
+    ))
+    .unwrap();
+    c.put_class(DeviceClass::with_cel(
+        "net",
+        format!("device.driver == \"{NET_DRIVER}\""),
+    ))
+    .unwrap();
+    for (i, n) in x.nodes.iter().enumerate() {
+        let name = format!("n{i}");
+        c.add_node(
+            Node::new(&name)
+                .with_label("rack", format!("r{}", n.rack))
+                .with_allocatable("cpu", Quantity::from_int(n.cpu))
+                .with_allocatable("pods", Quantity::from_int(110)),
+        )
+        .unwrap();
+        if n.cpu_used > 0 {
+            let mut used = std::collections::BTreeMap::new();
+            used.insert("cpu".to_string(), Quantity::from_int(n.cpu_used));
+            c.reserve_node_resources(&name, "other/hog", used).unwrap();
+        }
+        if n.gpus > 0 {
+            let mut s = gpus(&name, n.gpus);
+            for d in s.devices.iter_mut().take(n.tainted) {
+                d.taints.push(ecc());
+            }
+            c.add_slice(s).unwrap();
+            for g in n.tainted..n.tainted + n.in_use {
+                c.allocate(
+                    &dref(&name, &format!("gpu-{g}")),
+                    DeviceAllocation::new("other/job", vec![]),
+                )
+                .unwrap();
+            }
+        }
+    }
+    // One slice per reach; device `net-<i>` is `x.nets[i]`.
+    for reach in [None, Some(0u8), Some(1)] {
+        let pool = reach.map_or_else(|| "net-all".to_owned(), |r| format!("net-r{r}"));
+        let mine: Vec<usize> = (0..x.nets.len())
+            .filter(|&i| x.nets[i].rack == reach)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let access = match reach {
+            None => NodeAccess::AllNodes,
+            Some(r) => NodeAccess::NodeSelector(rack_selector(r)),
+        };
+        let mut s = net_slice(&pool, access, 0);
+        for &i in &mine {
+            let mut d = Device::new(format!("net-{i}"));
+            if x.nets[i].tainted {
+                d.taints.push(ecc());
+            }
+            s.devices.push(d);
+        }
+        c.add_slice(s).unwrap();
+        for &i in mine.iter().filter(|&&i| x.nets[i].in_use) {
+            c.allocate(
+                &DeviceRef::new(NET_DRIVER, &pool, format!("net-{i}")),
+                DeviceAllocation::new("other/job", vec![]),
+            )
+            .unwrap();
+        }
+    }
+    let mut g = gang(min as u32, rack);
+    let mut claims = Vec::new();
+    for (j, s) in x.shared.iter().enumerate() {
+        let name = format!("s{j}");
+        claims.push(claim_for(&name, if s.gpu { CLASS } else { "net" }, 1));
+        if s.group {
+            g.resource_claims.push(PodGroupResourceClaim {
+                name: name.clone(),
+                source: ClaimSource::ClaimName(name),
+            });
+        }
+    }
+    let mut pods = Vec::new();
+    for (i, p) in x.pods.iter().enumerate() {
+        let mut pod = Pod::new("ns", format!("p{i}"));
+        pod.scheduling_group = Some("g".into());
+        pod.requests.insert("cpu".into(), Quantity::from_int(p.cpu));
+        if p.gpus > 0 {
+            let name = format!("p{i}-gpus");
+            claims.push(claim_for(&name, CLASS, p.gpus));
+            name_claim(&mut pod, "gpus", &name);
+        }
+        if p.nets > 0 {
+            let name = format!("p{i}-net");
+            claims.push(claim_for(&name, "net", p.nets));
+            name_claim(&mut pod, "net", &name);
+        }
+        for j in 0..x.shared.len() {
+            if x.uses(i, j) {
+                let name = format!("s{j}");
+                name_claim(&mut pod, &name, &name);
+            }
+        }
+        pods.push(pod);
+    }
+    (c, g, pods, claims)
+}
+
+/// Whether some assignment of pods to nodes (or to none) places at least `min` of them:
+/// cpu (what others leave, or all with `freed`), untainted GPUs (free ones, or all with
+/// `freed`), a GPU claim shared by pods
+/// pins them to one node and takes one of its GPUs, and every claim for network
+/// devices gets distinct untainted (free, or any with `freed`) devices reachable from
+/// the node of each placed pod that uses it.
+fn oracle_x(x: &InstanceX, min: usize, rack: bool, freed: bool) -> bool {
+    let n = x.nodes.len();
+    let total = (n + 1).pow(x.pods.len() as u32);
+    (0..total).any(|mut code| {
+        let at: Vec<Option<usize>> = x
+            .pods
+            .iter()
+            .map(|_| {
+                let choice = code % (n + 1);
+                code /= n + 1;
+                (choice < n).then_some(choice)
+            })
+            .collect();
+        let placed: Vec<usize> = at.iter().flatten().copied().collect();
+        if placed.len() < min
+            || (rack
+                && placed
+                    .iter()
+                    .any(|&a| x.nodes[a].rack != x.nodes[placed[0]].rack))
+        {
+            return false;
+        }
+        let mut gpus = vec![0usize; n];
+        let mut cpu = vec![0i64; n];
+        // One entry per network device needed: the nodes it must reach.
+        let mut nets: Vec<Vec<usize>> = Vec::new();
+        for (p, a) in x.pods.iter().zip(&at) {
+            if let Some(a) = *a {
+                gpus[a] += p.gpus as usize;
+                cpu[a] += p.cpu;
+                for _ in 0..p.nets {
+                    nets.push(vec![a]);
+                }
+            }
+        }
+        for (j, s) in x.shared.iter().enumerate() {
+            let users: Vec<usize> = (0..x.pods.len())
+                .filter(|&p| x.uses(p, j))
+                .filter_map(|p| at[p])
+                .collect();
+            if users.is_empty() {
+                continue;
+            }
+            if s.gpu {
+                if users.iter().any(|&u| u != users[0]) {
+                    return false;
+                }
+                gpus[users[0]] += 1;
+            } else {
+                nets.push(users);
+            }
+        }
+        let room = x.nodes.iter().enumerate().all(|(i, node)| {
+            let (busy, cpu_busy) = if freed {
+                (0, 0)
+            } else {
+                (node.in_use, node.cpu_used)
+            };
+            gpus[i] <= node.gpus - node.tainted - busy && cpu[i] <= node.cpu - cpu_busy
+        });
+        room && match_nets(x, &nets, freed, &mut vec![false; x.nets.len()])
+    })
+}
+
+/// Whether each entry gets its own network device reaching all its nodes.
+fn match_nets(x: &InstanceX, wants: &[Vec<usize>], freed: bool, taken: &mut [bool]) -> bool {
+    let Some((users, rest)) = wants.split_first() else {
+        return true;
+    };
+    (0..x.nets.len()).any(|d| {
+        let net = &x.nets[d];
+        let ok = !taken[d]
+            && !net.tainted
+            && (freed || !net.in_use)
+            && users
+                .iter()
+                .all(|&u| net.rack.is_none_or(|r| x.nodes[u].rack == r));
+        if !ok {
+            return false;
+        }
+        taken[d] = true;
+        let found = match_nets(x, rest, freed, taken);
+        taken[d] = false;
+        found
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Scheduled when a placement exists now; `Unschedulable` when one exists once the
+    /// devices others hold are free; otherwise unresolvable — with shared claims,
+    /// PodGroup claims and network-attached devices. A blocking set is always named,
+    /// and an `Unschedulable` gang has a resolvable fact.
+    #[test]
+    fn explanation_status_agrees_with_the_oracle_with_shared_and_network_claims(
+        x in instance_x(),
+        min_seed in 0..3usize,
+        rack in any::<bool>(),
+    ) {
+        let min = 1 + min_seed % x.pods.len();
+        let (c, g, pods, claims) = build_x(&x, min, rack);
+        let ex = explain(&c, &g, &pods, &claims);
+        let again = c.explain_gang(Some(&g), &pods, &claims, &GangOptions::default()).unwrap();
+        prop_assert_eq!(&ex, &again, "not deterministic");
+        let want = if oracle_x(&x, min, rack, false) {
+            GangStatus::Scheduled
+        } else if oracle_x(&x, min, rack, true) {
+            GangStatus::Unschedulable
+        } else {
+            GangStatus::UnschedulableAndUnresolvable
+        };
+        prop_assert_eq!(ex.status, want, "{}", ex);
+        if want != GangStatus::Scheduled {
+            prop_assert!(!ex.blocking.is_empty(), "no blocking set: {}", ex);
+            prop_assert!(ex.blocking.iter().all(|&i| i < ex.facts.len()));
+        }
+        if want == GangStatus::Unschedulable {
+            prop_assert!(
+                ex.facts.iter().any(|f| f.resolution() == Resolution::WaitOrPreempt),
+                "{}", ex
+            );
+        }
+    }
 }

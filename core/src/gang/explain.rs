@@ -3,7 +3,11 @@
 //!
 //! [`Cluster::explain_gang`] places the gang like [`Cluster::place_gang`]; when it does
 //! not fit, it diagnoses every node for every pod shape (the first filter that rejects
-//! it, as kube-scheduler reports per node) and turns the rejections into **facts**:
+//! it, as kube-scheduler reports per node; but capacity others hold — scalars and
+//! devices — is reported in full, since freeing only part of it may not help) against
+//! every claim a pod may have to allocate there (its own, the shared claims it uses and
+//! the PodGroup claims no pod names; node-local and network-attached devices alike),
+//! and turns the rejections into **facts**:
 //! leaf statements such as "12 devices on nodes n3, n7 carry
 //! `gpu.example.com/ecc=fatal:NoSchedule`, not tolerated" or "rack r2 can host 7 of the
 //! 8 pods". Each fact is classed as *resolvable* (capacity held by other workloads:
@@ -23,8 +27,9 @@ use core::fmt;
 
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
+use crate::cluster::bits::{DeviceSet, SparseDeviceSet};
 use crate::gang::placer::{Gang, GangError, GangOptions, GangOutcome};
-use crate::model::claim::{AllocationMode, DeviceRequestKind, ResourceClaim};
+use crate::model::claim::{AllocationMode, DeviceRequestKind, ResourceClaim, ResourceClaimSpec};
 use crate::model::decision::PlacementDecision;
 use crate::model::toleration::first_untolerated_taint;
 use crate::model::workload::{Pod, PodGroup};
@@ -862,10 +867,15 @@ impl Cluster {
                         let Some(id) = cluster.node_id(n) else {
                             continue;
                         };
-                        let devices: Vec<_> = cluster
-                            .node_devices(id)
-                            .map(|d| d.iter().collect())
-                            .unwrap_or_default();
+                        // Its own devices and the network-attached ones it reaches.
+                        let devices: Vec<_> = if cluster.has_shared_devices() {
+                            cluster.devices_reachable_from(id).iter().collect()
+                        } else {
+                            cluster
+                                .node_devices(id)
+                                .map(|d| d.iter().collect())
+                                .unwrap_or_default()
+                        };
                         for d in devices {
                             let Some(r) = cluster.device(d).map(|v| v.device_ref()) else {
                                 continue;
@@ -889,7 +899,10 @@ impl Cluster {
     /// Fills the shapes and facts: each node's first rejection, per shape.
     fn diagnose(&self, gang: &Gang<'_>, options: &GangOptions, ex: &mut Explanation) {
         let mut facts: Vec<Fact> = Vec::new();
-        let mut add = |fact: Fact, shape_facts: &mut Vec<usize>| {
+        // Per fact, the network-attached devices its count includes: they are reached
+        // from several nodes, and counted once.
+        let mut nets: Vec<Option<DeviceSet>> = Vec::new();
+        let mut add = |fact: Fact, net: Option<DeviceSet>, shape_facts: &mut Vec<usize>| {
             let at = if let Some(at) = facts.iter().position(|f| f.same_subject(&fact)) {
                 // A node seen before (for another shape) is not counted twice.
                 let mut new_node = false;
@@ -899,22 +912,47 @@ impl Cluster {
                     have.push(more.clone());
                     new_node = true;
                 }
-                if new_node {
-                    match (&mut facts[at], &fact) {
-                        (
-                            Fact::DeviceTaint { devices: a, .. },
-                            Fact::DeviceTaint { devices: b, .. },
-                        )
-                        | (
-                            Fact::DevicesInUse { devices: a, .. },
-                            Fact::DevicesInUse { devices: b, .. },
-                        ) => *a += b,
-                        _ => {}
+                // Of the network-attached devices, those not counted yet.
+                let net_len = net.as_ref().map_or(0, DeviceSet::len);
+                let mut unseen = 0;
+                if let Some(net) = net {
+                    match &mut nets[at] {
+                        Some(seen) => {
+                            let mut fresh = net.clone();
+                            fresh.difference_with(seen);
+                            unseen = fresh.len();
+                            seen.union_with(&net);
+                        }
+                        none @ None => {
+                            unseen = net_len;
+                            *none = Some(net);
+                        }
                     }
+                }
+                let unseen = u32::try_from(unseen).unwrap_or(u32::MAX);
+                let net_len = u32::try_from(net_len).unwrap_or(u32::MAX);
+                match (&mut facts[at], &fact) {
+                    (
+                        Fact::DeviceTaint { devices: a, .. },
+                        Fact::DeviceTaint { devices: b, .. },
+                    )
+                    | (
+                        Fact::DevicesInUse { devices: a, .. },
+                        Fact::DevicesInUse { devices: b, .. },
+                    ) => {
+                        let local = if new_node {
+                            b.saturating_sub(net_len)
+                        } else {
+                            0
+                        };
+                        *a = a.saturating_add(local).saturating_add(unseen);
+                    }
+                    _ => {}
                 }
                 at
             } else {
                 facts.push(fact);
+                nets.push(net);
                 facts.len() - 1
             };
             if !shape_facts.contains(&at) {
@@ -926,7 +964,11 @@ impl Cluster {
             && !self.nodes().any(|n| n.labels.contains_key(k))
         {
             let mut none = Vec::new();
-            add(Fact::TopologyKeyAbsent { key: k.to_owned() }, &mut none);
+            add(
+                Fact::TopologyKeyAbsent { key: k.to_owned() },
+                None,
+                &mut none,
+            );
         }
         for (si, shape) in gang.shapes.iter().enumerate() {
             let mut shape_facts = Vec::new();
@@ -942,7 +984,7 @@ impl Cluster {
                 .collect();
             let blocked = !tainted.is_empty();
             for f in tainted {
-                add(f, &mut shape_facts);
+                add(f, None, &mut shape_facts);
             }
             let pod = shape.rep;
             let mut counted = BTreeSet::new();
@@ -950,14 +992,8 @@ impl Cluster {
                 counted.insert(c.node);
             }
             // Claims of the shape that name a class without devices at all.
-            for (name, claim) in gang
-                .pods
-                .iter()
-                .find(|p| p.shape == si)
-                .map(|p| p.own.as_slice())
-                .unwrap_or_default()
-            {
-                for r in &claim.spec.requests {
+            for (name, spec) in shape_claims(gang, si) {
+                for r in &spec.requests {
                     for view in r.alternatives() {
                         let empty = self
                             .class_devices(view.device_class_name)
@@ -965,10 +1001,11 @@ impl Cluster {
                         if empty {
                             add(
                                 Fact::NoDeviceOfClass {
-                                    claim: name.clone(),
+                                    claim: name.to_owned(),
                                     request: view.request.to_owned(),
                                     class: view.device_class_name.to_owned(),
                                 },
+                                None,
                                 &mut shape_facts,
                             );
                         }
@@ -982,7 +1019,9 @@ impl Cluster {
                 }
                 if counted.contains(&id) {
                     // It can host a pod; what others hold there may still matter.
-                    self.held_by_others(shape, id, &node.name, &mut |f| add(f, &mut shape_facts));
+                    self.held_by_others(gang, si, id, &node.name, &mut |f, net| {
+                        add(f, net, &mut shape_facts);
+                    });
                     continue;
                 }
                 let name = node.name.clone();
@@ -1003,11 +1042,15 @@ impl Cluster {
                     }
                 }
                 if node.unschedulable {
-                    add(Fact::Cordoned { nodes: vec![name] }, &mut shape_facts);
+                    add(Fact::Cordoned { nodes: vec![name] }, None, &mut shape_facts);
                     continue;
                 }
                 if !pod.fits_node(node) {
-                    add(Fact::NodeSelector { nodes: vec![name] }, &mut shape_facts);
+                    add(
+                        Fact::NodeSelector { nodes: vec![name] },
+                        None,
+                        &mut shape_facts,
+                    );
                     continue;
                 }
                 if let Some(t) = first_untolerated_taint(&node.taints, &pod.tolerations, |e| {
@@ -1018,11 +1061,11 @@ impl Cluster {
                             taint: t.clone(),
                             nodes: vec![name],
                         },
+                        None,
                         &mut shape_facts,
                     );
                     continue;
                 }
-                let mut rejected = false;
                 let mut requests: Vec<(&str, Quantity)> = shape
                     .rep
                     .requests
@@ -1033,36 +1076,50 @@ impl Cluster {
                 if node.allocatable.contains_key("pods") {
                     requests.push(("pods", Quantity::from_int(1)));
                 }
+                // A resource too small rejects the node for good.
+                if let Some((r, _)) = requests
+                    .iter()
+                    .find(|(r, q)| node.allocatable.get(*r).copied().unwrap_or(Quantity::ZERO) < *q)
+                {
+                    add(
+                        Fact::ResourceTooSmall {
+                            resource: (*r).to_owned(),
+                            nodes: vec![name.clone()],
+                        },
+                        None,
+                        &mut shape_facts,
+                    );
+                    continue;
+                }
+                // What others hold is reported in full, resources and devices alike:
+                // freeing only part of it would not let a pod in.
+                let mut held = false;
                 for (r, q) in requests {
+                    let free = self.node_free_of(id, r);
                     let total = node.allocatable.get(r).copied().unwrap_or(Quantity::ZERO);
-                    if total < q {
-                        add(
-                            Fact::ResourceTooSmall {
-                                resource: r.to_owned(),
-                                nodes: vec![name.clone()],
-                            },
-                            &mut shape_facts,
-                        );
-                        rejected = true;
-                        break;
-                    }
-                    if self.node_free_of(id, r) < q {
+                    // Too little for one pod, or for the gang's pods together (which
+                    // may all want the node once its other facts are lifted).
+                    if free < q || (free < total && free < self.gang_wants(gang, id, r)) {
                         add(
                             Fact::ResourceInUse {
                                 resource: r.to_owned(),
                                 nodes: vec![name.clone()],
                             },
+                            None,
                             &mut shape_facts,
                         );
-                        rejected = true;
-                        break;
+                        held = true;
                     }
                 }
-                if rejected {
-                    continue;
-                }
-                if !self.diagnose_devices(gang, si, id, &name, &mut |f| add(f, &mut shape_facts)) {
-                    add(Fact::NoCombination { nodes: vec![name] }, &mut shape_facts);
+                let devices_why = self.diagnose_devices(gang, si, id, &name, &mut |f, net| {
+                    add(f, net, &mut shape_facts);
+                });
+                if !devices_why && !held {
+                    add(
+                        Fact::NoCombination { nodes: vec![name] },
+                        None,
+                        &mut shape_facts,
+                    );
                 }
             }
             ex.shapes.push(ShapeReport {
@@ -1102,6 +1159,7 @@ impl Cluster {
                         hosts,
                         needed: gang.required,
                     },
+                    None,
                     &mut none,
                 );
             }
@@ -1114,16 +1172,19 @@ impl Cluster {
         ex.facts = facts;
     }
 
-    /// Reports what reduces the capacity of a node that can host a pod of `shape`:
-    /// requested resources partly used by others, devices of the requested classes
-    /// allocated or carrying untolerated taints.
+    /// Reports what reduces the capacity of a node that can host a pod of shape `si`:
+    /// requested resources partly used by others, devices of the classes its claims
+    /// (own and shared, node-local and network-attached) request allocated or carrying
+    /// untolerated taints.
     fn held_by_others(
         &self,
-        shape: &crate::gang::placer::Shape<'_>,
+        gang: &Gang<'_>,
+        si: usize,
         id: crate::NodeId,
         name: &str,
-        add: &mut dyn FnMut(Fact),
+        add: &mut dyn FnMut(Fact, Option<DeviceSet>),
     ) {
+        let shape = &gang.shapes[si];
         let Some(node) = self.node_by_id(id) else {
             return;
         };
@@ -1141,25 +1202,33 @@ impl Cluster {
         };
         for (r, q) in &shape.rep.requests {
             let total = node.allocatable.get(r).copied().unwrap_or(Quantity::ZERO);
+            let free = self.node_free_of(id, r);
             // Reported when what others use of it is the limit: with it free the node
-            // would host more pods of the shape, and it allows no more than the cap.
-            if q.is_positive()
-                && short
-                && fit(self.node_free_of(id, r), *q) <= cap
-                && fit(total, *q) > cap
-            {
-                add(Fact::ResourceInUse {
-                    resource: r.clone(),
-                    nodes: vec![name.to_owned()],
-                });
+            // would host more pods of the shape, and it allows no more than the cap;
+            // with several shapes, which compete for the node (once other facts are
+            // lifted, if not now), when it does not cover all their pods.
+            let limits = if !q.is_positive() {
+                false
+            } else if gang.shapes.len() > 1 {
+                free < self.gang_wants(gang, id, r) && free < total
+            } else {
+                short && fit(free, *q) <= cap && fit(total, *q) > cap
+            };
+            if limits {
+                add(
+                    Fact::ResourceInUse {
+                        resource: r.clone(),
+                        nodes: vec![name.to_owned()],
+                    },
+                    None,
+                );
             }
         }
-        let Some(devices) = self.node_devices(id) else {
-            return;
-        };
-        let mut in_use = 0;
-        let mut tainted: Vec<(DeviceTaint, u32)> = Vec::new();
-        for spec in &shape.own_specs {
+        let devices = self.reach(id);
+        // The most held of one requested kind, with its network-attached part.
+        let mut in_use: (u32, Option<DeviceSet>) = (0, None);
+        let mut tainted: Vec<(DeviceTaint, u32, Option<DeviceSet>)> = Vec::new();
+        for spec in shape_claims(gang, si).into_iter().map(|(_, s)| s) {
             for r in &spec.requests {
                 for view in r.alternatives() {
                     if let Some(class) = self.class_devices(view.device_class_name) {
@@ -1167,34 +1236,43 @@ impl Cluster {
                         present.intersect_with(self.usable_devices());
                         let mut held = present.clone();
                         held.difference_with(self.free_devices());
-                        in_use = in_use.max(devices.count_in(&held) as u32);
+                        let n = devices.count(&held);
+                        if n > in_use.0 {
+                            in_use = (n, devices.net_part(&held));
+                        }
                         for (taint, members) in self.untolerated_taints(view.tolerations) {
                             let mut hit = present.clone();
                             hit.intersect_with(members);
-                            let n = devices.count_in(&hit) as u32;
-                            if n > 0 && !tainted.iter().any(|(t, _)| t == taint) {
-                                tainted.push((taint.clone(), n));
+                            let n = devices.count(&hit);
+                            if n > 0 && !tainted.iter().any(|(t, _, _)| t == taint) {
+                                tainted.push((taint.clone(), n, devices.net_part(&hit)));
                             }
                         }
                     }
                 }
             }
         }
-        for (taint, n) in tainted {
-            add(Fact::DeviceTaint {
-                taint: DeviceTaint {
-                    time_added: None,
-                    ..taint
+        for (taint, n, net) in tainted {
+            add(
+                Fact::DeviceTaint {
+                    taint: DeviceTaint {
+                        time_added: None,
+                        ..taint
+                    },
+                    devices: n,
+                    nodes: vec![name.to_owned()],
                 },
-                devices: n,
-                nodes: vec![name.to_owned()],
-            });
+                net,
+            );
         }
-        if in_use > 0 {
-            add(Fact::DevicesInUse {
-                devices: in_use,
-                nodes: vec![name.to_owned()],
-            });
+        if in_use.0 > 0 {
+            add(
+                Fact::DevicesInUse {
+                    devices: in_use.0,
+                    nodes: vec![name.to_owned()],
+                },
+                in_use.1,
+            );
         }
     }
 
@@ -1206,17 +1284,14 @@ impl Cluster {
         si: usize,
         id: crate::NodeId,
         name: &str,
-        add: &mut dyn FnMut(Fact),
+        add: &mut dyn FnMut(Fact, Option<DeviceSet>),
     ) -> bool {
-        let shape = &gang.shapes[si];
-        let Some(devices) = self.node_devices(id) else {
-            return false;
-        };
+        let devices = self.reach(id);
         let mut found = false;
-        for spec in &shape.own_specs {
+        for spec in shape_claims(gang, si).into_iter().map(|(_, s)| s) {
             for r in &spec.requests {
                 // The alternative with the most usable devices speaks for the request.
-                let mut worst: Option<(u32, Vec<Fact>)> = None;
+                let mut worst: Option<(u32, Vec<DeviceFact>)> = None;
                 for view in r.alternatives() {
                     if view.admin_access {
                         continue;
@@ -1235,46 +1310,68 @@ impl Cluster {
                     };
                     let mut present = class.clone();
                     present.intersect_with(self.usable_devices());
-                    let have = devices.count_in(&present) as u32;
-                    let mut why = Vec::new();
+                    let have = devices.count(&present);
+                    let mut why: Vec<DeviceFact> = Vec::new();
                     if have < need {
-                        why.push(Fact::TooFewDevices {
-                            class: view.device_class_name.to_owned(),
-                            needed: need,
-                            nodes: vec![name.to_owned()],
-                        });
+                        why.push((
+                            Fact::TooFewDevices {
+                                class: view.device_class_name.to_owned(),
+                                needed: need,
+                                nodes: vec![name.to_owned()],
+                            },
+                            None,
+                        ));
                     } else {
                         let mut usable = present.clone();
                         self.restrict_usable(&mut usable, view.tolerations);
-                        let ok = devices.count_in(&usable) as u32;
-                        if ok >= need {
-                            continue;
-                        }
+                        let ok = devices.count(&usable);
                         let mut free = present.clone();
                         free.intersect_with(self.free_devices());
-                        let in_use = have - devices.count_in(&free) as u32;
+                        let in_use = have - devices.count(&free);
+                        let mut held = present.clone();
+                        held.difference_with(self.free_devices());
+                        if ok >= need {
+                            // Enough for this request alone, but the node's other
+                            // requests may compete for them: what others hold counts.
+                            if in_use > 0 {
+                                add(
+                                    Fact::DevicesInUse {
+                                        devices: in_use,
+                                        nodes: vec![name.to_owned()],
+                                    },
+                                    devices.net_part(&held),
+                                );
+                            }
+                            continue;
+                        }
                         // Tainted devices count whether or not they are in use: both
                         // facts must go for such a device to serve.
                         for (taint, members) in self.untolerated_taints(view.tolerations) {
                             let mut hit = present.clone();
                             hit.intersect_with(members);
-                            let n = devices.count_in(&hit) as u32;
+                            let n = devices.count(&hit);
                             if n > 0 {
-                                why.push(Fact::DeviceTaint {
-                                    taint: DeviceTaint {
-                                        time_added: None,
-                                        ..taint.clone()
+                                why.push((
+                                    Fact::DeviceTaint {
+                                        taint: DeviceTaint {
+                                            time_added: None,
+                                            ..taint.clone()
+                                        },
+                                        devices: n,
+                                        nodes: vec![name.to_owned()],
                                     },
-                                    devices: n,
-                                    nodes: vec![name.to_owned()],
-                                });
+                                    devices.net_part(&hit),
+                                ));
                             }
                         }
                         if in_use > 0 {
-                            why.push(Fact::DevicesInUse {
-                                devices: in_use,
-                                nodes: vec![name.to_owned()],
-                            });
+                            why.push((
+                                Fact::DevicesInUse {
+                                    devices: in_use,
+                                    nodes: vec![name.to_owned()],
+                                },
+                                devices.net_part(&held),
+                            ));
                         }
                     }
                     if worst.as_ref().is_none_or(|(w, _)| have > *w) {
@@ -1285,13 +1382,97 @@ impl Cluster {
                     && !why.is_empty()
                 {
                     found = true;
-                    for f in why {
-                        add(f);
+                    for (f, net) in why {
+                        add(f, net);
                     }
                 }
             }
         }
         found
+    }
+}
+
+/// The devices a pod on one node can reach: its node-local devices, and the
+/// network-attached ones whose node selection admits the node (only looked up when the
+/// cluster has any).
+struct Reach<'c> {
+    local: Option<&'c SparseDeviceSet>,
+    /// The network-attached devices within reach.
+    net: Option<DeviceSet>,
+}
+
+impl Reach<'_> {
+    /// How many devices of `set` are within reach.
+    fn count(&self, set: &DeviceSet) -> u32 {
+        let local = self.local.map_or(0, |d| d.count_in(set));
+        let net = self.net_part(set).map_or(0, |n| n.len());
+        u32::try_from(local + net).unwrap_or(u32::MAX)
+    }
+
+    /// The network-attached devices of `set` within reach, if any.
+    fn net_part(&self, set: &DeviceSet) -> Option<DeviceSet> {
+        let mut part = self.net.as_ref()?.clone();
+        part.intersect_with(set);
+        (!part.is_empty()).then_some(part)
+    }
+}
+
+impl Cluster {
+    fn reach(&self, id: crate::NodeId) -> Reach<'_> {
+        Reach {
+            local: self.node_devices(id),
+            net: self.has_shared_devices().then(|| {
+                let mut net = self.devices_reachable_from(id);
+                net.intersect_with(self.shared_devices());
+                net
+            }),
+        }
+    }
+}
+
+/// A device fact and the network-attached devices its count includes.
+type DeviceFact = (Fact, Option<DeviceSet>);
+
+/// The claims (`namespace/name`, spec) a pod of shape `si` may have to allocate on its
+/// node: its own, the shared claims its pods use, and the PodGroup claims no pending pod
+/// names (allocated with the first pod bound); claims allocated already are not.
+fn shape_claims<'g>(gang: &'g Gang<'_>, si: usize) -> Vec<(&'g str, &'g ResourceClaimSpec)> {
+    let mut out: Vec<(&str, &ResourceClaimSpec)> = gang
+        .pods
+        .iter()
+        .find(|p| p.shape == si)
+        .map(|p| p.own.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|(name, claim)| (name.as_str(), &claim.spec))
+        .collect();
+    let uses = &gang.shapes[si].uses;
+    for (i, s) in gang.shared.iter().enumerate() {
+        if s.allocated.is_none() && (uses.contains(&i) || (s.group && !s.used)) {
+            out.push((s.name.as_str(), &s.claim.spec));
+        }
+    }
+    out
+}
+
+impl Cluster {
+    /// How much of resource `r` the gang's pending pods could want on node `id`
+    /// together (`pods`: one each): per shape, its pods, but no more than the node's
+    /// devices could serve (ignoring what others hold).
+    fn gang_wants(&self, gang: &Gang<'_>, id: crate::NodeId, r: &str) -> Quantity {
+        let usable = u64::from(self.reach(id).count(self.usable_devices()));
+        gang.shapes.iter().fold(Quantity::ZERO, |sum, s| {
+            let each = if r == "pods" {
+                Quantity::from_int(1)
+            } else {
+                s.rep.requests.get(r).copied().unwrap_or(Quantity::ZERO)
+            };
+            let mut pods = s.pods as u64;
+            if let Some(fit) = usable.checked_div(s.min_devices) {
+                pods = pods.min(fit);
+            }
+            (0..pods).fold(sum, |sum, _| sum.saturating_add(each))
+        })
     }
 }
 
