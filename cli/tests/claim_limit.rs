@@ -5,9 +5,9 @@
 //! Runs from the workspace root, so paths (and the file names in messages) are
 //! `cli/tests/fixtures/...`.
 
-use std::path::PathBuf;
+mod common;
 
-use assert_cmd::cargo::cargo_bin_cmd;
+use common::run;
 use serde_json::Value;
 
 const FIXTURE: &str = "cli/tests/fixtures/claim-limit";
@@ -15,42 +15,6 @@ const FIXTURE: &str = "cli/tests/fixtures/claim-limit";
 /// What upstream's allocator says, plus the request it counted.
 const MESSAGE: &str = "claim default/big-1-gpus: number of requested devices 33 exceeds the \
                        claim limit of 32 (request gpus: 33)";
-
-struct Run {
-    code: i32,
-    out: String,
-    err: String,
-}
-
-impl Run {
-    /// Whether some line of stdout is `words`, split on whitespace.
-    fn has_row(&self, words: &[&str]) -> bool {
-        self.out
-            .lines()
-            .any(|l| l.split_whitespace().eq(words.iter().copied()))
-    }
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("cli/ is in the workspace")
-        .to_path_buf()
-}
-
-fn run(args: &[&str]) -> Run {
-    let output = cargo_bin_cmd!("gangpack")
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .expect("gangpack runs");
-    Run {
-        code: output.status.code().expect("exited"),
-        out: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        err: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    }
-}
 
 #[test]
 fn plan_fails_the_gang_over_the_claim_limit_and_places_the_other() {

@@ -6,37 +6,17 @@
 //! `NAME.at-TIME.plan` with `--now`); `GANGPACK_BLESS=1 cargo test -p gangpack-cli --test
 //! evictions` rewrites them. The YAML output is checked field by field.
 
-use std::path::PathBuf;
+mod common;
 
-use assert_cmd::cargo::cargo_bin_cmd;
+use common::root;
 use serde_json::Value;
 
 const DIR: &str = "cli/tests/fixtures/evictions";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("cli/ is in the workspace")
-        .to_path_buf()
-}
-
 /// Runs `gangpack ARGS` from the workspace root: (exit code, stdout).
 fn run(args: &[&str]) -> (i32, String) {
-    let output = cargo_bin_cmd!("gangpack")
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .expect("gangpack runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !stderr.contains("panicked"),
-        "gangpack {args:?} panicked: {stderr}"
-    );
-    (
-        output.status.code().expect("exited"),
-        String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-    )
+    let r = common::run(args);
+    (r.code, r.out)
 }
 
 fn fixture(name: &str) -> String {

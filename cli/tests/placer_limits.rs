@@ -6,51 +6,20 @@
 //!
 //! Runs from the workspace root, so paths are `cli/tests/fixtures/...`.
 
-use std::path::PathBuf;
+mod common;
 
-use assert_cmd::cargo::cargo_bin_cmd;
+use common::{Run, run};
 use serde_json::Value;
 
 const DIR: &str = "cli/tests/fixtures/placer-limits";
-
-struct Run {
-    code: i32,
-    out: String,
-    err: String,
-}
-
-impl Run {
-    /// Whether some line of stdout is `words`, split on whitespace.
-    fn has_row(&self, words: &[&str]) -> bool {
-        self.out
-            .lines()
-            .any(|l| l.split_whitespace().eq(words.iter().copied()))
-    }
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("cli/ is in the workspace")
-        .to_path_buf()
-}
 
 /// `gangpack plan` on the cluster and one workload file, with `rest`.
 fn plan(workload: &str, rest: &[&str]) -> Run {
     let cluster = format!("{DIR}/cluster.yaml");
     let workload = format!("{DIR}/{workload}");
-    let output = cargo_bin_cmd!("gangpack")
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .args(["plan", "-f", &cluster, "-f", &workload])
-        .args(rest)
-        .output()
-        .expect("gangpack runs");
-    Run {
-        code: output.status.code().expect("exited"),
-        out: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        err: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    }
+    let mut args = vec!["plan", "-f", &cluster, "-f", &workload];
+    args.extend_from_slice(rest);
+    run(&args)
 }
 
 /// The objects `plan -o json` prints.

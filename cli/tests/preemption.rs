@@ -6,36 +6,21 @@
 //!
 //! Runs from the workspace root, so paths are as in the fixtures' comments.
 
-use std::path::PathBuf;
+mod common;
 
-use assert_cmd::cargo::cargo_bin_cmd;
+use common::run;
 use serde_json::Value;
 
 const CLUSTER: &str = "cli/tests/fixtures/preemption/cluster.yaml";
 const FEWEST_PODS: &str = "cli/tests/fixtures/preemption/fewest-pods.yaml";
 const LOWEST_PRIORITY: &str = "cli/tests/fixtures/preemption/lowest-priority.yaml";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("cli/ is in the workspace")
-        .to_path_buf()
-}
-
 /// Runs `gangpack plan -f CLUSTER -f scenario <rest>`: (exit code, stdout, stderr).
 fn plan(scenario: &str, rest: &[&str]) -> (i32, String, String) {
-    let output = cargo_bin_cmd!("gangpack")
-        .current_dir(root())
-        .env_remove("NO_COLOR")
-        .args(["plan", "-f", CLUSTER, "-f", scenario])
-        .args(rest)
-        .output()
-        .expect("gangpack runs");
-    (
-        output.status.code().expect("exited"),
-        String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    )
+    let mut args = vec!["plan", "-f", CLUSTER, "-f", scenario];
+    args.extend_from_slice(rest);
+    let r = run(&args);
+    (r.code, r.out, r.err)
 }
 
 /// The objects of a `-o json` plan, by `kind/name`.
