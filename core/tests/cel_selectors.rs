@@ -463,9 +463,9 @@ fn compile_errors() {
     );
     rejects("{'a': 1}.a", 0, "map literals are not supported");
     rejects(
-        "device.attributes['d'].x.split(',').size() == 2",
+        "device.attributes['d'].x.reverse() == ''",
         25,
-        "unsupported function \"split\": this string function is not supported",
+        "unsupported function \"reverse\": this string function is not supported",
     );
     rejects(
         "[1, 2].map(x, x * 2).size() == 2",
@@ -616,4 +616,68 @@ device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
     // A comprehension over every attribute domain, as upstream's tests write it.
     let src = r#"device.attributes.exists_one(x, x == "dra.example.com")"#;
     assert_eq!(compile(src).eval("dra.example.com", &d), Ok(true));
+}
+
+/// The CEL strings extension Kubernetes enables: code-point indices, Go's split and
+/// replace semantics, cel-go's errors.
+#[test]
+fn strings_extension() {
+    let d = h100();
+    let cases: &[(&str, Want)] = &[
+        (r#""héllo".charAt(1) == "é""#, T),
+        (r#""abc".charAt(3) == """#, T),
+        (r#""abc".charAt(4) == """#, E("index out of range: 4")),
+        (r#""abc".charAt(-1) == """#, E("index out of range: -1")),
+        (r#""hello mellow".indexOf("ello") == 1"#, T),
+        (r#""hello mellow".indexOf("ello", 2) == 7"#, T),
+        (r#""hello".indexOf("") == 0"#, T),
+        (r#""hello".indexOf("x") == -1"#, T),
+        (r#""ab".indexOf("abc") == -1"#, T),
+        (
+            r#""hello".indexOf("l", 5) == 0"#,
+            E("index out of range: 5"),
+        ),
+        (r#""héllo héllo".indexOf("llo") == 2"#, T),
+        (r#""hello mellow".lastIndexOf("ello") == 7"#, T),
+        (r#""hello mellow".lastIndexOf("ello", 6) == 1"#, T),
+        (r#""hello".lastIndexOf("") == 5"#, T),
+        (r#""ab".lastIndexOf("abc") == -1"#, T),
+        (r#""a-b-c".replace("-", "+") == "a+b+c""#, T),
+        (r#""a-b-c".replace("-", "+", 1) == "a+b-c""#, T),
+        (r#""abc".replace("", "-") == "-a-b-c-""#, T),
+        (r#""a,b,c".split(",") == ["a", "b", "c"]"#, T),
+        (r#""a,b,c".split(",", 2) == ["a", "b,c"]"#, T),
+        (r#""a,b,c".split(",", 0).size() == 0"#, T),
+        (r#""abc".split("") == ["a", "b", "c"]"#, T),
+        (r#""abc".split("", 2) == ["a", "bc"]"#, T),
+        (r#""".split(",") == [""]"#, T),
+        (r#""héllo".substring(1) == "éllo""#, T),
+        (r#""héllo".substring(1, 3) == "él""#, T),
+        (r#""abc".substring(3) == """#, T),
+        (r#""abc".substring(4) == """#, E("index out of range: 4")),
+        (
+            r#""abc".substring(2, 1) == """#,
+            E("invalid substring range. start: 2, end: 1"),
+        ),
+        ("' \\t padded \\n'.trim() == 'padded'", T),
+        (r#"["a", "b"].join() == "ab""#, T),
+        (r#"["a", "b"].join(", ") == "a, b""#, T),
+        (r#"[].join("-") == """#, T),
+        // On attributes: the model's suffix, a list attribute's members.
+        (
+            r#"device.attributes["gpu.nvidia.com"].productName.split(" ")[1] == "H100""#,
+            T,
+        ),
+        (
+            r#"device.attributes["dra.example.com"].links.join("+") == "nvlink+pcie""#,
+            T,
+        ),
+        (
+            r#"device.attributes["gpu.nvidia.com"].uuid.substring(0, 4).lowerAscii() == "gpu-""#,
+            T,
+        ),
+    ];
+    for (src, want) in cases {
+        check(src, NV, &d, want);
+    }
 }

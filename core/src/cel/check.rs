@@ -159,6 +159,15 @@ fn builtin_named(name: &str) -> Option<(Builtin, Form)> {
         "orValue" => (B::OrValue, Form::Method),
         "hasValue" => (B::HasValue, Form::Method),
         "value" => (B::Value, Form::Method),
+        // The CEL strings extension (ext.Strings, as Kubernetes enables it).
+        "charAt" => (B::CharAt, Form::Method),
+        "indexOf" => (B::IndexOf, Form::Method),
+        "lastIndexOf" => (B::LastIndexOf, Form::Method),
+        "replace" => (B::Replace, Form::Method),
+        "split" => (B::Split, Form::Method),
+        "substring" => (B::Substring, Form::Method),
+        "trim" => (B::Trim, Form::Method),
+        "join" => (B::Join, Form::Method),
         _ => return None,
     })
 }
@@ -168,7 +177,7 @@ fn signatures(f: Builtin) -> Vec<Sig> {
     use Builtin as B;
     match f {
         B::StartsWith | B::EndsWith | B::Contains => vec![(&[P::Str, P::Str], Ty::Bool)],
-        B::LowerAscii | B::UpperAscii => vec![(&[P::Str], Ty::Str)],
+        B::LowerAscii | B::UpperAscii | B::Trim => vec![(&[P::Str], Ty::Str)],
         B::Size => vec![
             (&[P::Str], Ty::Int),
             (&[P::List], Ty::Int),
@@ -195,6 +204,24 @@ fn signatures(f: Builtin) -> Vec<Sig> {
             (&[P::Quantity, P::Int], Ty::Quantity),
         ],
         B::HasValue => vec![(&[P::Opt], Ty::Bool)],
+        B::CharAt => vec![(&[P::Str, P::Int], Ty::Str)],
+        B::IndexOf | B::LastIndexOf => vec![
+            (&[P::Str, P::Str], Ty::Int),
+            (&[P::Str, P::Str, P::Int], Ty::Int),
+        ],
+        B::Replace => vec![
+            (&[P::Str, P::Str, P::Str], Ty::Str),
+            (&[P::Str, P::Str, P::Str, P::Int], Ty::Str),
+        ],
+        B::Split => vec![
+            (&[P::Str, P::Str], Ty::List(Box::new(Ty::Str))),
+            (&[P::Str, P::Str, P::Int], Ty::List(Box::new(Ty::Str))),
+        ],
+        B::Substring => vec![
+            (&[P::Str, P::Int], Ty::Str),
+            (&[P::Str, P::Int, P::Int], Ty::Str),
+        ],
+        B::Join => vec![(&[P::List], Ty::Str), (&[P::List, P::Str], Ty::Str)],
         // Typed in `Checker::builtin` because their result depends on the argument.
         B::OrValue | B::Value | B::OptionalOf => Vec::new(),
     }
@@ -212,8 +239,7 @@ fn unsupported_reason(name: &str) -> Option<&'static str> {
         | "timestamp" => "type conversions are not supported",
         "asApproximateFloat" => "floating-point values are not supported",
         "mul" | "div" | "divInt" => "quantity multiplication and division are not supported",
-        "charAt" | "indexOf" | "lastIndexOf" | "replace" | "split" | "substring" | "trim"
-        | "join" | "format" | "quote" | "reverse" => "this string function is not supported",
+        "format" | "quote" | "reverse" => "this string function is not supported",
         "url" | "isURL" | "ip" | "isIP" | "cidr" | "isCIDR" => {
             "network and URL functions are not supported"
         }

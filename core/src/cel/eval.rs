@@ -833,6 +833,58 @@ fn call_values<'a>(
         }
         (B::OrValue, [V::Optional(None), _]) => args.swap_remove(1),
         (B::OptionalOf, [_]) => V::Optional(args.pop().map(Box::new)),
+        (B::CharAt, [V::Str(s), V::Int(i)]) => V::Str(Shared::Owned(strings::char_at(s, *i)?)),
+        (B::IndexOf, [V::Str(s), V::Str(sub)]) => {
+            if sub.chars().count() > s.chars().count() {
+                V::Int(-1)
+            } else {
+                V::Int(strings::index_of(s, sub, 0)?)
+            }
+        }
+        (B::IndexOf, [V::Str(s), V::Str(sub), V::Int(off)]) => {
+            V::Int(strings::index_of(s, sub, *off)?)
+        }
+        (B::LastIndexOf, [V::Str(s), V::Str(sub)]) => {
+            let end = len_i64(s.chars().count()).saturating_sub(1).max(0);
+            // An empty needle answers the string's length (its last offset).
+            if sub.is_empty() {
+                V::Int(len_i64(s.chars().count()))
+            } else if sub.chars().count() > s.chars().count() {
+                V::Int(-1)
+            } else {
+                V::Int(strings::last_index_of(s, sub, end)?)
+            }
+        }
+        (B::LastIndexOf, [V::Str(s), V::Str(sub), V::Int(off)]) => {
+            V::Int(strings::last_index_of(s, sub, *off)?)
+        }
+        (B::Replace, [V::Str(s), V::Str(old), V::Str(new)]) => {
+            let out = strings::replace(s, old, new, -1);
+            cx.charge_text(out.len())?;
+            V::Str(Shared::Owned(out))
+        }
+        (B::Replace, [V::Str(s), V::Str(old), V::Str(new), V::Int(n)]) => {
+            let out = strings::replace(s, old, new, *n);
+            cx.charge_text(out.len())?;
+            V::Str(Shared::Owned(out))
+        }
+        (B::Split, [V::Str(s), V::Str(sep)]) => strings::split(s, sep, -1),
+        (B::Split, [V::Str(s), V::Str(sep), V::Int(n)]) => strings::split(s, sep, *n),
+        (B::Substring, [V::Str(s), V::Int(start)]) => {
+            V::Str(Shared::Owned(strings::substring(s, *start, None)?))
+        }
+        (B::Substring, [V::Str(s), V::Int(start), V::Int(end)]) => {
+            V::Str(Shared::Owned(strings::substring(s, *start, Some(*end))?))
+        }
+        (B::Trim, [V::Str(s)]) => V::Str(Shared::Owned(String::from(s.trim()))),
+        (B::Join, [V::List(items)]) if items.iter().all(|v| matches!(v, V::Str(_))) => {
+            V::Str(Shared::Owned(strings::join(items, "", cx)?))
+        }
+        (B::Join, [V::List(items), V::Str(sep)])
+            if items.iter().all(|v| matches!(v, V::Str(_))) =>
+        {
+            V::Str(Shared::Owned(strings::join(items, sep, cx)?))
+        }
         _ => {
             let refs: Vec<&Value<'_>> = args.iter().collect();
             return Err(overload(f.name(), &refs));
@@ -853,4 +905,135 @@ fn semver_flag(rest: &[Value<'_>]) -> Option<bool> {
 
 fn len_i64(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// The CEL strings extension (cel-go `ext.Strings`, which Kubernetes enables for DRA
+/// selectors): indices are code points, errors are cel-go's.
+mod strings {
+    use super::{Ctx, EvalError, Shared, Value, len_i64};
+    use crate::alloc_prelude::*;
+
+    fn index(i: i64, len: usize) -> Result<usize, EvalError> {
+        usize::try_from(i)
+            .ok()
+            .filter(|&u| u <= len)
+            .ok_or(EvalError::StringIndexOutOfRange { index: i })
+    }
+
+    /// `s.charAt(i)`: the code point at `i`; `""` at the length; an error beyond.
+    pub(super) fn char_at(s: &str, i: i64) -> Result<String, EvalError> {
+        let chars: Vec<char> = s.chars().collect();
+        let at = index(i, chars.len())?;
+        Ok(chars.get(at).map(|c| String::from(*c)).unwrap_or_default())
+    }
+
+    /// `s.indexOf(sub, offset)`: the first code-point index at or after `offset`, or -1;
+    /// an empty `sub` answers `offset`; `offset` must be inside the string.
+    pub(super) fn index_of(s: &str, sub: &str, offset: i64) -> Result<i64, EvalError> {
+        if sub.is_empty() {
+            return Ok(offset);
+        }
+        let hay: Vec<char> = s.chars().collect();
+        let needle: Vec<char> = sub.chars().collect();
+        let off = usize::try_from(offset)
+            .ok()
+            .filter(|&o| o < hay.len())
+            .ok_or(EvalError::StringIndexOutOfRange { index: offset })?;
+        if needle.len() > hay.len() {
+            return Ok(-1);
+        }
+        Ok((off..=hay.len() - needle.len())
+            .find(|&i| hay[i..i + needle.len()] == needle[..])
+            .map_or(-1, len_i64))
+    }
+
+    /// `s.lastIndexOf(sub, offset)`: the last code-point index at or before `offset`,
+    /// or -1; an empty `sub` answers `offset`; `offset` must be inside the string.
+    pub(super) fn last_index_of(s: &str, sub: &str, offset: i64) -> Result<i64, EvalError> {
+        if sub.is_empty() {
+            return Ok(offset);
+        }
+        let hay: Vec<char> = s.chars().collect();
+        let needle: Vec<char> = sub.chars().collect();
+        let off = usize::try_from(offset)
+            .ok()
+            .filter(|&o| o < hay.len())
+            .ok_or(EvalError::StringIndexOutOfRange { index: offset })?;
+        if needle.len() > hay.len() {
+            return Ok(-1);
+        }
+        let last = off.min(hay.len() - needle.len());
+        Ok((0..=last)
+            .rev()
+            .find(|&i| hay[i..i + needle.len()] == needle[..])
+            .map_or(-1, len_i64))
+    }
+
+    /// `s.replace(old, new, n)`: the first `n` non-overlapping `old` replaced (all when
+    /// `n < 0`), as Go's `strings.Replace` (an empty `old` matches before every code
+    /// point and at the end).
+    pub(super) fn replace(s: &str, old: &str, new: &str, n: i64) -> String {
+        match usize::try_from(n) {
+            Err(_) => s.replace(old, new),
+            Ok(n) => s.replacen(old, new, n),
+        }
+    }
+
+    /// `s.split(sep, n)`: as Go's `strings.SplitN`: `n < 0` all, `n == 0` none, else at
+    /// most `n` parts (the last holding the rest); an empty `sep` splits into code
+    /// points.
+    pub(super) fn split<'a>(s: &str, sep: &str, n: i64) -> Value<'a> {
+        let parts: Vec<String> = match usize::try_from(n) {
+            Ok(0) => Vec::new(),
+            Ok(n) if sep.is_empty() => {
+                let chars: Vec<char> = s.chars().collect();
+                let mut out: Vec<String> =
+                    chars.iter().take(n - 1).map(|c| String::from(*c)).collect();
+                if chars.len() >= n {
+                    out.push(chars[n - 1..].iter().collect());
+                }
+                out
+            }
+            Ok(n) => s.splitn(n, sep).map(String::from).collect(),
+            Err(_) if sep.is_empty() => s.chars().map(String::from).collect(),
+            Err(_) => s.split(sep).map(String::from).collect(),
+        };
+        Value::List(Shared::Owned(
+            parts
+                .into_iter()
+                .map(|p| Value::Str(Shared::Owned(p)))
+                .collect(),
+        ))
+    }
+
+    /// `s.substring(start[, end])`, in code points.
+    pub(super) fn substring(s: &str, start: i64, end: Option<i64>) -> Result<String, EvalError> {
+        let chars: Vec<char> = s.chars().collect();
+        if let Some(end) = end
+            && start > end
+        {
+            return Err(EvalError::InvalidSubstringRange { start, end });
+        }
+        let from = index(start, chars.len())?;
+        let to = match end {
+            Some(e) => index(e, chars.len())?,
+            None => chars.len(),
+        };
+        Ok(chars[from..to].iter().collect())
+    }
+
+    /// `list.join(sep)` of a list of strings.
+    pub(super) fn join(items: &[Value<'_>], sep: &str, cx: &Ctx<'_>) -> Result<String, EvalError> {
+        let mut out = String::new();
+        for (i, v) in items.iter().enumerate() {
+            if i > 0 {
+                out.push_str(sep);
+            }
+            if let Value::Str(s) = v {
+                out.push_str(s);
+            }
+        }
+        cx.charge_text(out.len())?;
+        Ok(out)
+    }
 }

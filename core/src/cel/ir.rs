@@ -305,6 +305,14 @@ pub(super) enum Builtin {
     HasValue,
     Value,
     OptionalOf,
+    CharAt,
+    IndexOf,
+    LastIndexOf,
+    Replace,
+    Split,
+    Substring,
+    Trim,
+    Join,
 }
 
 impl Builtin {
@@ -337,6 +345,14 @@ impl Builtin {
             Builtin::HasValue => "hasValue",
             Builtin::Value => "value",
             Builtin::OptionalOf => "optional.of",
+            Builtin::CharAt => "charAt",
+            Builtin::IndexOf => "indexOf",
+            Builtin::LastIndexOf => "lastIndexOf",
+            Builtin::Replace => "replace",
+            Builtin::Split => "split",
+            Builtin::Substring => "substring",
+            Builtin::Trim => "trim",
+            Builtin::Join => "join",
         }
     }
 }

@@ -70,6 +70,7 @@ const MAX_LEN: usize = crate::model::class::MAX_CEL_LEN;
 /// | `&& \|\| !`, `c ? a : b` | `&&` / `\|\|` absorb errors when the other side decides |
 /// | `x in [..]`, `x in list`, `k in map` | list membership, map key presence |
 /// | `s.startsWith(p)`, `.endsWith(p)`, `.contains(p)`, `.lowerAscii()`, `.upperAscii()` | strings |
+/// | `s.charAt(i)`, `.indexOf(t[, i])`, `.lastIndexOf(t[, i])`, `.substring(i[, j])`, `.replace(a, b[, n])`, `.split(sep[, n])`, `.trim()`, `list.join([sep])` | the CEL strings extension: code-point indices, Go's `strings.SplitN` / `Replace` semantics, cel-go's errors ("index out of range: 4", "invalid substring range. start: 2, end: 1") |
 /// | `size(x)`, `x.size()` | string (code points), list, map |
 /// | `quantity(s)`, `isQuantity(s)`, `q.compareTo(q)`, `.isGreaterThan(q)`, `.isLessThan(q)`, `.asInteger()`, `.isInteger()`, `.add(q\|int)`, `.sub(q\|int)`, `sign(q)` | Kubernetes quantity library; `sign` is global only, as upstream declares it |
 /// | `semver(s)`, `semver(s, true)`, `isSemver(s[, true])`, `v.compareTo(v)`, `.isGreaterThan(v)`, `.isLessThan(v)`, `.major()`, `.minor()`, `.patch()` | Kubernetes semver library (`true` normalises `v1.2` to `1.2.0`) |
@@ -85,8 +86,8 @@ const MAX_LEN: usize = crate::model::class::MAX_CEL_LEN;
 /// # Rejected at compile time
 ///
 /// * `matches`, `find`, `findAll` (regular expressions), the `map` / `filter` macros,
-///   type conversions (`int()`, `string()`, …), other string / list / network library
-///   functions, quantity `mul` / `div` / `asApproximateFloat`: "unsupported function".
+///   type conversions (`int()`, `string()`, …), `format`, `quote`, `reverse`, list and
+///   network library functions, quantity `mul` / `div` / `asApproximateFloat`: "unsupported function".
 /// * Double, unsigned and bytes literals, map and message literals.
 /// * Operations whose static types cannot match (`device.driver == 1`, `"a" < 1`,
 ///   `quantity("1") > quantity("2")`), unknown variables and `device` fields, a result
@@ -495,6 +496,19 @@ pub enum EvalError {
         /// The list's length.
         len: usize,
     },
+    /// A string function's index outside the string (`charAt`, `indexOf`,
+    /// `lastIndexOf`, `substring`; counted in code points).
+    StringIndexOutOfRange {
+        /// The index.
+        index: i64,
+    },
+    /// `substring(start, end)` with `start > end`.
+    InvalidSubstringRange {
+        /// The start.
+        start: i64,
+        /// The end.
+        end: i64,
+    },
     /// `quantity(s)` on a computed string that is not a quantity.
     InvalidQuantity {
         /// The text.
@@ -558,6 +572,12 @@ impl fmt::Display for EvalError {
             EvalError::ModulusByZero => f.write_str("modulus by zero"),
             EvalError::IndexOutOfRange { index, len } => {
                 write!(f, "index out of range: {index} (list size {len})")
+            }
+            EvalError::StringIndexOutOfRange { index } => {
+                write!(f, "index out of range: {index}")
+            }
+            EvalError::InvalidSubstringRange { start, end } => {
+                write!(f, "invalid substring range. start: {start}, end: {end}")
             }
             EvalError::InvalidQuantity { value, error } => {
                 write!(f, "invalid quantity {value:?}: {error}")
