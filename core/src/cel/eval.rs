@@ -834,29 +834,13 @@ fn call_values<'a>(
         (B::OrValue, [V::Optional(None), _]) => args.swap_remove(1),
         (B::OptionalOf, [_]) => V::Optional(args.pop().map(Box::new)),
         (B::CharAt, [V::Str(s), V::Int(i)]) => V::Str(Shared::Owned(strings::char_at(s, *i)?)),
-        (B::IndexOf, [V::Str(s), V::Str(sub)]) => {
-            if sub.chars().count() > s.chars().count() {
-                V::Int(-1)
-            } else {
-                V::Int(strings::index_of(s, sub, 0)?)
-            }
-        }
+        (B::IndexOf, [V::Str(s), V::Str(sub)]) => V::Int(strings::find(s, sub, None, false)?),
         (B::IndexOf, [V::Str(s), V::Str(sub), V::Int(off)]) => {
-            V::Int(strings::index_of(s, sub, *off)?)
+            V::Int(strings::find(s, sub, Some(*off), false)?)
         }
-        (B::LastIndexOf, [V::Str(s), V::Str(sub)]) => {
-            let end = len_i64(s.chars().count()).saturating_sub(1).max(0);
-            // An empty needle answers the string's length (its last offset).
-            if sub.is_empty() {
-                V::Int(len_i64(s.chars().count()))
-            } else if sub.chars().count() > s.chars().count() {
-                V::Int(-1)
-            } else {
-                V::Int(strings::last_index_of(s, sub, end)?)
-            }
-        }
+        (B::LastIndexOf, [V::Str(s), V::Str(sub)]) => V::Int(strings::find(s, sub, None, true)?),
         (B::LastIndexOf, [V::Str(s), V::Str(sub), V::Int(off)]) => {
-            V::Int(strings::last_index_of(s, sub, *off)?)
+            V::Int(strings::find(s, sub, Some(*off), true)?)
         }
         (B::Replace, [V::Str(s), V::Str(old), V::Str(new)]) => {
             let out = strings::replace(s, old, new, -1);
@@ -927,46 +911,40 @@ mod strings {
         Ok(chars.get(at).map(|c| String::from(*c)).unwrap_or_default())
     }
 
-    /// `s.indexOf(sub, offset)`: the first code-point index at or after `offset`, or -1;
-    /// an empty `sub` answers `offset`; `offset` must be inside the string.
-    pub(super) fn index_of(s: &str, sub: &str, offset: i64) -> Result<i64, EvalError> {
-        if sub.is_empty() {
-            return Ok(offset);
-        }
+    /// `s.indexOf(sub[, offset])` (`last == false`: the first code-point index at or
+    /// after `offset`, default 0) and `s.lastIndexOf(sub[, offset])` (`last`: the last
+    /// at or before `offset`, default the end), or -1. An empty `sub` answers the
+    /// offset (by default 0, or the length for `lastIndexOf`); a given `offset` must be
+    /// inside the string; a `sub` longer than the string answers -1.
+    pub(super) fn find(
+        s: &str,
+        sub: &str,
+        offset: Option<i64>,
+        last: bool,
+    ) -> Result<i64, EvalError> {
         let hay: Vec<char> = s.chars().collect();
+        if sub.is_empty() {
+            return Ok(offset.unwrap_or(if last { len_i64(hay.len()) } else { 0 }));
+        }
         let needle: Vec<char> = sub.chars().collect();
-        let off = usize::try_from(offset)
-            .ok()
-            .filter(|&o| o < hay.len())
-            .ok_or(EvalError::StringIndexOutOfRange { index: offset })?;
+        let off = match offset {
+            Some(o) => usize::try_from(o)
+                .ok()
+                .filter(|&u| u < hay.len())
+                .ok_or(EvalError::StringIndexOutOfRange { index: o })?,
+            None if last => hay.len().saturating_sub(1),
+            None => 0,
+        };
         if needle.len() > hay.len() {
             return Ok(-1);
         }
-        Ok((off..=hay.len() - needle.len())
-            .find(|&i| hay[i..i + needle.len()] == needle[..])
-            .map_or(-1, len_i64))
-    }
-
-    /// `s.lastIndexOf(sub, offset)`: the last code-point index at or before `offset`,
-    /// or -1; an empty `sub` answers `offset`; `offset` must be inside the string.
-    pub(super) fn last_index_of(s: &str, sub: &str, offset: i64) -> Result<i64, EvalError> {
-        if sub.is_empty() {
-            return Ok(offset);
-        }
-        let hay: Vec<char> = s.chars().collect();
-        let needle: Vec<char> = sub.chars().collect();
-        let off = usize::try_from(offset)
-            .ok()
-            .filter(|&o| o < hay.len())
-            .ok_or(EvalError::StringIndexOutOfRange { index: offset })?;
-        if needle.len() > hay.len() {
-            return Ok(-1);
-        }
-        let last = off.min(hay.len() - needle.len());
-        Ok((0..=last)
-            .rev()
-            .find(|&i| hay[i..i + needle.len()] == needle[..])
-            .map_or(-1, len_i64))
+        let at = |i: &usize| hay[*i..*i + needle.len()] == needle[..];
+        let found = if last {
+            (0..=off.min(hay.len() - needle.len())).rev().find(at)
+        } else {
+            (off..=hay.len() - needle.len()).find(at)
+        };
+        Ok(found.map_or(-1, len_i64))
     }
 
     /// `s.replace(old, new, n)`: the first `n` non-overlapping `old` replaced (all when
