@@ -137,6 +137,15 @@ struct Alternatives {
 }
 
 impl Alternatives {
+    /// Records that `choice`, made under `bounds`, failed (a choice that took nothing
+    /// revisitable leaves nothing to revisit).
+    fn record(this: &mut Option<Alternatives>, bounds: &Counts, choice: Choice, dominated: bool) {
+        if !choice.counts.is_empty() {
+            this.get_or_insert_with(Alternatives::default)
+                .fail(bounds, choice, dominated);
+        }
+    }
+
     /// Whether `choice` takes at least as many devices of every class as a choice
     /// whose subtree failed: it leaves the others less, so it fails too.
     fn dominated(&self, choice: &Choice) -> bool {
@@ -368,6 +377,13 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         true
     }
 
+    /// The next bounds to revisit a failed choice under, taking a step for it; `None`
+    /// when none is left (or the budget is spent).
+    fn next_bounds(&mut self, alternatives: &mut Option<Alternatives>) -> Option<Counts> {
+        let next = alternatives.as_mut()?.todo.pop()?;
+        self.tick().then_some(next)
+    }
+
     /// Places `required - placed` more pods among pods `k..` jointly; true when
     /// enough are placed (their bindings stay recorded).
     fn place(&mut self, k: usize, placed: usize) -> bool {
@@ -581,20 +597,13 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 if self.halted() || !revisit {
                     return false;
                 }
-                if !choice.counts.is_empty() {
-                    alternatives
-                        .get_or_insert_with(Alternatives::default)
-                        .fail(&bounds, choice, dominated);
-                }
+                Alternatives::record(&mut alternatives, &bounds, choice, dominated);
             } else if self.halted() {
                 return false;
             }
-            let Some(next) = alternatives.as_mut().and_then(|a| a.todo.pop()) else {
+            let Some(next) = self.next_bounds(&mut alternatives) else {
                 return false;
             };
-            if !self.tick() {
-                return false;
-            }
             bounds = next;
         }
     }
@@ -650,20 +659,13 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 if self.halted() {
                     return false;
                 }
-                if !choice.counts.is_empty() {
-                    alternatives
-                        .get_or_insert_with(Alternatives::default)
-                        .fail(&bounds, choice, dominated);
-                }
+                Alternatives::record(&mut alternatives, &bounds, choice, dominated);
             } else if self.halted() {
                 return false;
             }
-            let Some(next) = alternatives.as_mut().and_then(|a| a.todo.pop()) else {
+            let Some(next) = self.next_bounds(&mut alternatives) else {
                 return false;
             };
-            if !self.tick() {
-                return false;
-            }
             bounds = next;
         }
     }
