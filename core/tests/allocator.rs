@@ -429,7 +429,7 @@ fn selector_errors_are_errors_not_mismatches() {
     let c = cluster_with(vec![eight_gpus()]);
     let mut e = ExactDeviceRequest::new(CLASS);
     e.selectors.push(DeviceSelector {
-        cel: "device.attributes[\"gpu.example.com\"].productName.matches(\"H.*\")".into(),
+        cel: "device.attributes[\"gpu.example.com\"].productName.reverse() == \"H\"".into(),
     });
     let err = c
         .allocate_claims(

@@ -560,6 +560,32 @@ fn token_soup() -> impl Strategy<Value = String> {
         "dyn",
         "includes",
         "compareTo",
+        "find",
+        "findAll",
+        "'[a-z]+'",
+        "format",
+        "'%s %d %.2f %e %x %b'",
+        "map",
+        "filter",
+        "transformList",
+        "transformMap",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "type",
+        "ip",
+        "cidr",
+        "'10.0.0.0/8'",
+        "url",
+        "'https://a.example.com:80/p?q=1'",
+        "getQuery",
+        "sum",
+        "min",
+        "isSorted",
+        "sets",
+        "contains",
+        "validate",
         " ",
     ];
     prop::collection::vec(prop::sample::select(tokens), 0..40).prop_map(|t| t.concat())
@@ -604,6 +630,31 @@ proptest! {
         if let Err(e) = Selector::compile(&src) {
             let _ = e.render(&src);
             let _ = e.to_string();
+        }
+    }
+
+    #[test]
+    fn regex_format_and_url_never_panic(
+        pattern in "[a-z()|*+?{}\\[\\]^$\\\\.0-9,:&~=%#/-]{0,14}",
+        text in ".{0,24}",
+    ) {
+        let (p, t) = (quote(&pattern), quote(&text));
+        let sources = [
+            format!("{t}.matches({p})"),
+            format!("{t}.findAll({p}).size() >= 0 && {t}.find({p}).size() >= 0"),
+            format!("cel.bind(p, {p} + '', {t}.findAll(p, 2).size() >= 0)"),
+            format!("{p}.format([1, 'a', 2.5, [true], {{'k': 1u}}]).size() >= 0"),
+            format!("{t}.format([{t}]).size() >= 0"),
+            format!("isURL({t}) || isIP({t}) || isCIDR({t})"),
+            format!("cel.bind(u, url({t}), u.getHost() + u.getPort() + u.getEscapedPath() != '' || size(u.getQuery()) > 0)"),
+            format!("format.qualifiedName().validate({t}).hasValue() || format.datetime().validate({t}).hasValue()"),
+            format!("int({t}) > 0 || double({t}) > 0.0 || bool({t})"),
+            format!("duration({t}) > duration('0') || timestamp({t}).getDayOfWeek({p}) > 0"),
+        ];
+        for src in sources {
+            if let Ok(selector) = Selector::compile(&src) {
+                let _ = selector.eval(DOMAINS[0], &Device::new("d"));
+            }
         }
     }
 

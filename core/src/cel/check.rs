@@ -10,6 +10,7 @@ use super::eval::parse_semver;
 use super::ir::{Access, ArithOp, Builtin, CmpOp, Expr, FoldKind, Key, MapKind, Shared, Ty, Value};
 use super::parser::{BinOp, Kind, Node, UnOp};
 use super::{CelError, CelErrorKind};
+use super::{formats, net, regex, time, url};
 use crate::Quantity;
 use crate::alloc_prelude::*;
 
@@ -68,6 +69,20 @@ fn lit_str(e: &Expr) -> Option<&str> {
     }
 }
 
+/// Whether two constant map keys are equal (numbers by value, as `==`).
+#[allow(clippy::cast_sign_loss)] // only for non-negative ints
+fn same_constant(a: &Expr, b: &Expr) -> bool {
+    match (a, b) {
+        (Expr::Lit(Value::Str(x)), Expr::Lit(Value::Str(y))) => **x == **y,
+        (Expr::Lit(Value::Bool(x)), Expr::Lit(Value::Bool(y))) => x == y,
+        (Expr::Lit(Value::Int(x)), Expr::Lit(Value::Int(y))) => x == y,
+        (Expr::Lit(Value::Uint(x)), Expr::Lit(Value::Uint(y))) => x == y,
+        (Expr::Lit(Value::Int(i)), Expr::Lit(Value::Uint(u)))
+        | (Expr::Lit(Value::Uint(u)), Expr::Lit(Value::Int(i))) => *i >= 0 && *i as u64 == *u,
+        _ => false,
+    }
+}
+
 /// `HasAttr` / `HasCap` when `map` is `device.attributes["d"]` / `device.capacity["d"]`
 /// with a constant domain: the presence test of `id` resolved at compile time.
 fn constant_presence(map: &Expr, id: &str) -> Option<Expr> {
@@ -88,7 +103,15 @@ fn type_list(types: &[Ty]) -> String {
 enum P {
     Str,
     Int,
+    Uint,
+    Double,
     Bool,
+    Ip,
+    Cidr,
+    Url,
+    Format,
+    Duration,
+    Timestamp,
     Quantity,
     Semver,
     List,
@@ -105,11 +128,19 @@ impl P {
                 | (_, Ty::Dyn)
                 | (P::Str, Ty::Str)
                 | (P::Int, Ty::Int)
+                | (P::Uint, Ty::Uint)
+                | (P::Double, Ty::Double)
                 | (P::Bool, Ty::Bool)
+                | (P::Ip, Ty::Ip)
+                | (P::Cidr, Ty::Cidr)
+                | (P::Url, Ty::Url)
+                | (P::Format, Ty::Format)
+                | (P::Duration, Ty::Duration)
+                | (P::Timestamp, Ty::Timestamp)
                 | (P::Quantity, Ty::Quantity)
                 | (P::Semver, Ty::Semver)
                 | (P::List, Ty::List(_))
-                | (P::Map, Ty::Map(_))
+                | (P::Map, Ty::Map(_) | Ty::Dict(..))
                 | (P::Opt, Ty::Optional(_))
         )
     }
@@ -154,9 +185,11 @@ fn builtin_named(name: &str) -> Option<(Builtin, Form)> {
         "sign" => (B::Sign, Form::Global),
         "asInteger" => (B::AsInteger, Form::Method),
         "isInteger" => (B::IsInteger, Form::Method),
+        "asApproximateFloat" => (B::AsApproximateFloat, Form::Method),
         "add" => (B::Add, Form::Method),
         "sub" => (B::Sub, Form::Method),
         "orValue" => (B::OrValue, Form::Method),
+        "or" => (B::Or, Form::Method),
         "hasValue" => (B::HasValue, Form::Method),
         "value" => (B::Value, Form::Method),
         // The CEL strings extension (ext.Strings, as Kubernetes enables it).
@@ -168,6 +201,80 @@ fn builtin_named(name: &str) -> Option<(Builtin, Form)> {
         "substring" => (B::Substring, Form::Method),
         "trim" => (B::Trim, Form::Method),
         "join" => (B::Join, Form::Method),
+        "format" => (B::Format, Form::Method),
+        // Regular expressions: `matches` is standard CEL (method and global), `find`
+        // and `findAll` the Kubernetes regex library.
+        "matches" => (B::Matches, Form::Both),
+        "find" => (B::Find, Form::Method),
+        "findAll" => (B::FindAll, Form::Method),
+        // The Kubernetes lists library.
+        "isSorted" => (B::IsSorted, Form::Method),
+        "sum" => (B::Sum, Form::Method),
+        "min" => (B::Min, Form::Method),
+        "max" => (B::Max, Form::Method),
+        // Standard type conversions.
+        "int" => (B::ToInt, Form::Global),
+        "uint" => (B::ToUint, Form::Global),
+        "double" => (B::ToDouble, Form::Global),
+        "string" => (B::ToString, Form::Global),
+        "bool" => (B::ToBool, Form::Global),
+        "type" => (B::TypeOf, Form::Global),
+        // The Kubernetes IP and CIDR libraries (`cidr.ip()` is resolved by the caller).
+        "ip" => (B::Ip, Form::Global),
+        "isIP" => (B::IsIp, Form::Global),
+        "family" => (B::Family, Form::Method),
+        "isUnspecified" => (B::IsUnspecified, Form::Method),
+        "isLoopback" => (B::IsLoopback, Form::Method),
+        "isLinkLocalMulticast" => (B::IsLinkLocalMulticast, Form::Method),
+        "isLinkLocalUnicast" => (B::IsLinkLocalUnicast, Form::Method),
+        "isGlobalUnicast" => (B::IsGlobalUnicast, Form::Method),
+        "cidr" => (B::Cidr, Form::Global),
+        "isCIDR" => (B::IsCidr, Form::Global),
+        "containsIP" => (B::ContainsIp, Form::Method),
+        "containsCIDR" => (B::ContainsCidr, Form::Method),
+        "masked" => (B::Masked, Form::Method),
+        "prefixLength" => (B::PrefixLength, Form::Method),
+        // The Kubernetes URL library.
+        "url" => (B::Url, Form::Global),
+        "isURL" => (B::IsUrl, Form::Global),
+        "getScheme" => (B::GetScheme, Form::Method),
+        "getHost" => (B::GetHost, Form::Method),
+        "getHostname" => (B::GetHostname, Form::Method),
+        "getPort" => (B::GetPort, Form::Method),
+        "getEscapedPath" => (B::GetEscapedPath, Form::Method),
+        "getQuery" => (B::GetQuery, Form::Method),
+        // The Kubernetes format library (`format.named()` is resolved by the caller).
+        "validate" => (B::Validate, Form::Method),
+        // Durations and timestamps.
+        "duration" => (B::ToDuration, Form::Global),
+        "timestamp" => (B::ToTimestamp, Form::Global),
+        "getFullYear" => (B::GetFullYear, Form::Method),
+        "getMonth" => (B::GetMonth, Form::Method),
+        "getDate" => (B::GetDate, Form::Method),
+        "getDayOfMonth" => (B::GetDayOfMonth, Form::Method),
+        "getDayOfWeek" => (B::GetDayOfWeek, Form::Method),
+        "getDayOfYear" => (B::GetDayOfYear, Form::Method),
+        "getHours" => (B::GetHours, Form::Method),
+        "getMinutes" => (B::GetMinutes, Form::Method),
+        "getSeconds" => (B::GetSeconds, Form::Method),
+        "getMilliseconds" => (B::GetMilliseconds, Form::Method),
+        _ => return None,
+    })
+}
+
+/// The type values CEL names by identifier (`type(x) == string`).
+fn type_named(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "bool" => "bool",
+        "int" => "int",
+        "uint" => "uint",
+        "double" => "double",
+        "string" => "string",
+        "bytes" => "bytes",
+        "list" => "list",
+        "map" => "map",
+        "null_type" => "null_type",
+        "type" => "type",
         _ => return None,
     })
 }
@@ -176,8 +283,10 @@ fn builtin_named(name: &str) -> Option<(Builtin, Form)> {
 fn signatures(f: Builtin) -> Vec<Sig> {
     use Builtin as B;
     match f {
-        B::StartsWith | B::EndsWith | B::Contains => vec![(&[P::Str, P::Str], Ty::Bool)],
-        B::LowerAscii | B::UpperAscii | B::Trim => vec![(&[P::Str], Ty::Str)],
+        B::StartsWith | B::EndsWith | B::Contains | B::Matches => {
+            vec![(&[P::Str, P::Str], Ty::Bool)]
+        }
+        B::LowerAscii | B::UpperAscii | B::Trim | B::Quote => vec![(&[P::Str], Ty::Str)],
         B::Size => vec![
             (&[P::Str], Ty::Int),
             (&[P::List], Ty::Int),
@@ -185,7 +294,9 @@ fn signatures(f: Builtin) -> Vec<Sig> {
         ],
         B::Includes => vec![(&[P::Any, P::Any], Ty::Bool)],
         B::Quantity => vec![(&[P::Str], Ty::Quantity)],
-        B::IsQuantity => vec![(&[P::Str], Ty::Bool)],
+        B::IsQuantity | B::IsIp | B::IpIsCanonical | B::IsCidr | B::IsUrl => {
+            vec![(&[P::Str], Ty::Bool)]
+        }
         B::Semver => vec![(&[P::Str], Ty::Semver), (&[P::Str, P::Bool], Ty::Semver)],
         B::IsSemver => vec![(&[P::Str], Ty::Bool), (&[P::Str, P::Bool], Ty::Bool)],
         B::IsGreaterThan | B::IsLessThan => vec![
@@ -208,12 +319,13 @@ fn signatures(f: Builtin) -> Vec<Sig> {
         B::IndexOf | B::LastIndexOf => vec![
             (&[P::Str, P::Str], Ty::Int),
             (&[P::Str, P::Str, P::Int], Ty::Int),
+            (&[P::List, P::Any], Ty::Int),
         ],
         B::Replace => vec![
             (&[P::Str, P::Str, P::Str], Ty::Str),
             (&[P::Str, P::Str, P::Str, P::Int], Ty::Str),
         ],
-        B::Split => vec![
+        B::Split | B::FindAll => vec![
             (&[P::Str, P::Str], Ty::List(Box::new(Ty::Str))),
             (&[P::Str, P::Str, P::Int], Ty::List(Box::new(Ty::Str))),
         ],
@@ -222,8 +334,107 @@ fn signatures(f: Builtin) -> Vec<Sig> {
             (&[P::Str, P::Int, P::Int], Ty::Str),
         ],
         B::Join => vec![(&[P::List], Ty::Str), (&[P::List, P::Str], Ty::Str)],
-        // Typed in `Checker::builtin` because their result depends on the argument.
-        B::OrValue | B::Value | B::OptionalOf => Vec::new(),
+        B::Find => vec![(&[P::Str, P::Str], Ty::Str)],
+        B::Format => vec![(&[P::Str, P::List], Ty::Str)],
+        B::IsSorted => vec![(&[P::List], Ty::Bool)],
+        B::SetsContains | B::SetsEquivalent | B::SetsIntersects => {
+            vec![(&[P::List, P::List], Ty::Bool)]
+        }
+        B::ToInt => vec![
+            (&[P::Int], Ty::Int),
+            (&[P::Uint], Ty::Int),
+            (&[P::Double], Ty::Int),
+            (&[P::Str], Ty::Int),
+            (&[P::Duration], Ty::Int),
+            (&[P::Timestamp], Ty::Int),
+        ],
+        B::ToDuration => vec![(&[P::Str], Ty::Duration), (&[P::Duration], Ty::Duration)],
+        B::ToTimestamp => vec![
+            (&[P::Str], Ty::Timestamp),
+            (&[P::Timestamp], Ty::Timestamp),
+            (&[P::Int], Ty::Timestamp),
+        ],
+        B::GetFullYear
+        | B::GetMonth
+        | B::GetDate
+        | B::GetDayOfMonth
+        | B::GetDayOfWeek
+        | B::GetDayOfYear => vec![
+            (&[P::Timestamp], Ty::Int),
+            (&[P::Timestamp, P::Str], Ty::Int),
+        ],
+        B::GetHours | B::GetMinutes | B::GetSeconds | B::GetMilliseconds => vec![
+            (&[P::Timestamp], Ty::Int),
+            (&[P::Timestamp, P::Str], Ty::Int),
+            (&[P::Duration], Ty::Int),
+        ],
+        B::ToUint => vec![
+            (&[P::Int], Ty::Uint),
+            (&[P::Uint], Ty::Uint),
+            (&[P::Double], Ty::Uint),
+            (&[P::Str], Ty::Uint),
+        ],
+        B::ToDouble => vec![
+            (&[P::Int], Ty::Double),
+            (&[P::Uint], Ty::Double),
+            (&[P::Double], Ty::Double),
+            (&[P::Str], Ty::Double),
+        ],
+        B::ToString => vec![
+            (&[P::Int], Ty::Str),
+            (&[P::Uint], Ty::Str),
+            (&[P::Double], Ty::Str),
+            (&[P::Str], Ty::Str),
+            (&[P::Bool], Ty::Str),
+            (&[P::Ip], Ty::Str),
+            (&[P::Cidr], Ty::Str),
+            (&[P::Duration], Ty::Str),
+            (&[P::Timestamp], Ty::Str),
+        ],
+        B::ToBool => vec![(&[P::Bool], Ty::Bool), (&[P::Str], Ty::Bool)],
+        B::TypeOf => vec![(&[P::Any], Ty::Type)],
+        B::Ip => vec![(&[P::Str], Ty::Ip)],
+        B::CidrIp => vec![(&[P::Cidr], Ty::Ip)],
+        B::Family => vec![(&[P::Ip], Ty::Int)],
+        B::IsUnspecified
+        | B::IsLoopback
+        | B::IsLinkLocalMulticast
+        | B::IsLinkLocalUnicast
+        | B::IsGlobalUnicast => vec![(&[P::Ip], Ty::Bool)],
+        B::Cidr => vec![(&[P::Str], Ty::Cidr)],
+        B::ContainsIp => vec![
+            (&[P::Cidr, P::Ip], Ty::Bool),
+            (&[P::Cidr, P::Str], Ty::Bool),
+        ],
+        B::ContainsCidr => vec![
+            (&[P::Cidr, P::Cidr], Ty::Bool),
+            (&[P::Cidr, P::Str], Ty::Bool),
+        ],
+        B::Masked => vec![(&[P::Cidr], Ty::Cidr)],
+        B::PrefixLength => vec![(&[P::Cidr], Ty::Int)],
+        B::Url => vec![(&[P::Str], Ty::Url)],
+        B::AsApproximateFloat => vec![(&[P::Quantity], Ty::Double)],
+        B::FormatNamed => vec![(&[P::Str], Ty::Optional(Box::new(Ty::Format)))],
+        B::Validate => vec![(
+            &[P::Format, P::Str],
+            Ty::Optional(Box::new(Ty::List(Box::new(Ty::Str)))),
+        )],
+        B::GetScheme | B::GetHost | B::GetHostname | B::GetPort | B::GetEscapedPath => {
+            vec![(&[P::Url], Ty::Str)]
+        }
+        B::GetQuery => vec![(
+            &[P::Url],
+            Ty::Dict(Box::new(Ty::Str), Box::new(Ty::List(Box::new(Ty::Str)))),
+        )],
+        // Typed in `builtin_typed` because their result depends on the argument.
+        B::OrValue
+        | B::Or
+        | B::Value
+        | B::OptionalOf
+        | B::OfNonZeroValue
+        | B::Sum
+        | B::Min
+        | B::Max => Vec::new(),
     }
 }
 
@@ -231,24 +442,19 @@ fn signatures(f: Builtin) -> Vec<Sig> {
 /// the reason shown to the user.
 fn unsupported_reason(name: &str) -> Option<&'static str> {
     Some(match name {
-        "matches" | "find" | "findAll" => "regular expressions are not supported",
-        "map" | "filter" | "transformList" | "transformMap" | "transformMapEntry" | "sortBy" => {
-            "only the all, exists and exists_one macros are supported"
+        "bytes" => "bytes are not supported",
+        "mul" | "div" | "divInt" => {
+            "quantity multiplication and division are not in the Kubernetes quantity library"
         }
-        "int" | "uint" | "double" | "string" | "bytes" | "bool" | "type" | "duration"
-        | "timestamp" => "type conversions are not supported",
-        "asApproximateFloat" => "floating-point values are not supported",
-        "mul" | "div" | "divInt" => "quantity multiplication and division are not supported",
-        "format" | "quote" | "reverse" => "this string function is not supported",
-        "url" | "isURL" | "ip" | "isIP" | "cidr" | "isCIDR" => {
-            "network and URL functions are not supported"
+        "image" | "isImage" | "containsDigest" | "registry" | "repository" | "identifier"
+        | "tag" | "digest" => "the Kubernetes image library is not supported",
+        "reverse" => {
+            "not in the CEL environment Kubernetes gives DRA selectors (it needs version 3 \
+             of the strings extension)"
         }
-        "max" | "min" | "sum" | "isSorted" | "distinct" | "flatten" | "slice" | "range" => {
-            "list library functions are not supported"
-        }
-        "or" | "ofNonZeroValue" => {
-            "only optional.of, optional.none, hasValue, value and \
-                                    orValue are supported"
+        "sortBy" | "slice" | "flatten" | "distinct" | "range" | "sort" | "first" | "last" => {
+            "not in the CEL environment Kubernetes gives DRA selectors (cel-go's lists \
+             extension is not enabled)"
         }
         _ => return None,
     })
@@ -275,6 +481,8 @@ impl Checker {
     fn check(&mut self, n: &Node) -> Result<(Expr, Ty), CelError> {
         match &n.kind {
             Kind::Int(i) => Ok((Expr::Lit(Value::Int(*i)), Ty::Int)),
+            Kind::Uint(u) => Ok((Expr::Lit(Value::Uint(*u)), Ty::Uint)),
+            Kind::Double(bits) => Ok((Expr::Lit(Value::Double(f64::from_bits(*bits))), Ty::Double)),
             Kind::Str(s) => Ok((Expr::Lit(Value::Str(Shared::Owned(s.clone()))), Ty::Str)),
             Kind::Bool(b) => Ok((Expr::Lit(Value::Bool(*b)), Ty::Bool)),
             Kind::Null => Ok((Expr::Lit(Value::Null), Ty::Null)),
@@ -291,6 +499,7 @@ impl Checker {
             } => self.index(n, base, key, *optional),
             Kind::Call { target, name, args } => self.call(n, target.as_deref(), name, args),
             Kind::List(items) => self.list(items),
+            Kind::Map(entries) => self.map_literal(entries),
             Kind::Unary { op, arg } => self.unary(n, *op, arg),
             Kind::Binary { op, lhs, rhs } => self.binary(n, *op, lhs, rhs),
             Kind::And(items) => self.logic(n, items, true),
@@ -306,6 +515,9 @@ impl Checker {
     fn ident(&self, n: &Node, name: &str) -> Result<(Expr, Ty), CelError> {
         if let Some((_, slot, ty)) = self.lookup(name) {
             return Ok((Expr::Local(*slot), ty.clone()));
+        }
+        if let Some(type_name) = type_named(name) {
+            return Ok((Expr::Lit(Value::Type(type_name)), Ty::Type));
         }
         if name == "device" {
             return Err(err(
@@ -355,9 +567,19 @@ impl Checker {
         let mut item_ty: Option<Ty> = None;
         for item in items {
             let (e, t) = self.check(item)?;
+            // Kubernetes enables cel-go's HomogeneousAggregateLiterals: every item must
+            // have the type of the others (`dyn` fits any).
             item_ty = Some(match item_ty {
                 None => t,
-                Some(prev) => prev.join(&t).unwrap_or(Ty::Dyn),
+                Some(prev) => prev.join(&t).ok_or_else(|| {
+                    err(
+                        item.start,
+                        CelErrorKind::TypeMismatch {
+                            expected: prev.to_string(),
+                            found: t.to_string(),
+                        },
+                    )
+                })?,
             });
             exprs.push(e);
         }
@@ -373,6 +595,65 @@ impl Checker {
             return Ok((Expr::Lit(Value::List(Shared::Owned(values))), ty));
         }
         Ok((Expr::List(exprs), ty))
+    }
+
+    /// `{k: v, ...}`: keys of one type among int, uint, bool and string, values of one
+    /// type (homogeneous, as lists); folded to a constant when every entry is constant
+    /// and the keys are distinct.
+    fn map_literal(&mut self, entries: &[(Node, Node)]) -> Result<(Expr, Ty), CelError> {
+        let mut exprs = Vec::with_capacity(entries.len());
+        let mut key_ty: Option<Ty> = None;
+        let mut value_ty: Option<Ty> = None;
+        for (k, v) in entries {
+            let (ke, kt) = self.check(k)?;
+            if !matches!(kt, Ty::Int | Ty::Uint | Ty::Bool | Ty::Str | Ty::Dyn) {
+                return Err(err(
+                    k.start,
+                    CelErrorKind::UnsupportedSyntax {
+                        what: "map keys other than int, uint, bool and string",
+                    },
+                ));
+            }
+            let (ve, vt) = self.check(v)?;
+            for (slot, t, node) in [(&mut key_ty, kt, k), (&mut value_ty, vt, v)] {
+                *slot = Some(match slot.take() {
+                    None => t,
+                    Some(prev) => prev.join(&t).ok_or_else(|| {
+                        err(
+                            node.start,
+                            CelErrorKind::TypeMismatch {
+                                expected: prev.to_string(),
+                                found: t.to_string(),
+                            },
+                        )
+                    })?,
+                });
+            }
+            exprs.push((ke, ve));
+        }
+        let ty = Ty::Dict(
+            Box::new(key_ty.unwrap_or(Ty::Dyn)),
+            Box::new(value_ty.unwrap_or(Ty::Dyn)),
+        );
+        let constant = exprs
+            .iter()
+            .all(|(k, v)| matches!((k, v), (Expr::Lit(_), Expr::Lit(_))));
+        let distinct = exprs
+            .iter()
+            .enumerate()
+            .all(|(i, (k, _))| exprs[..i].iter().all(|(other, _)| !same_constant(k, other)));
+        if constant && distinct {
+            let values = exprs
+                .into_iter()
+                .filter_map(|e| match e {
+                    (Expr::Lit(k), Expr::Lit(v)) => Some((k, v)),
+                    _ => None,
+                })
+                .collect();
+            let map = super::ir::MapRef::Literal(Shared::Owned(values));
+            return Ok((Expr::Lit(Value::Map(map)), ty));
+        }
+        Ok((Expr::MapLit(exprs), ty))
     }
 
     fn unary(&mut self, n: &Node, op: UnOp, arg: &Node) -> Result<(Expr, Ty), CelError> {
@@ -424,6 +705,9 @@ impl Checker {
         };
         let value_ty = match &inner {
             Ty::Map(kind) if matches!(key_ty, Ty::Str | Ty::Dyn) => kind.value_ty(),
+            Ty::Dict(k, v) if k.comparable(key_ty) || (k.is_numeric() && key_ty.is_numeric()) => {
+                (**v).clone()
+            }
             Ty::List(item) if field.is_none() && matches!(key_ty, Ty::Int | Ty::Dyn) => {
                 (**item).clone()
             }
@@ -502,7 +786,7 @@ impl Checker {
             return Ok((presence, Ty::Bool));
         }
         let expr = match (b, &bt) {
-            (b, Ty::Map(_) | Ty::Dyn) => Expr::Has {
+            (b, Ty::Map(_) | Ty::Dict(..) | Ty::Dyn) => Expr::Has {
                 base: Box::new(b),
                 key: field.clone(),
             },
@@ -582,24 +866,61 @@ impl Checker {
         if self.is_global(target, "cel") && name == "bind" {
             return self.bind(n, args);
         }
-        if self.is_global(target, "optional") && matches!(name, "of" | "none") {
+        let namespaced = match name {
+            "quote" if self.is_global(target, "strings") => Some(Builtin::Quote),
+            "contains" if self.is_global(target, "sets") => Some(Builtin::SetsContains),
+            "equivalent" if self.is_global(target, "sets") => Some(Builtin::SetsEquivalent),
+            "intersects" if self.is_global(target, "sets") => Some(Builtin::SetsIntersects),
+            "isCanonical" if self.is_global(target, "ip") => Some(Builtin::IpIsCanonical),
+            _ => None,
+        };
+        if let Some(f) = namespaced {
+            return self.builtin(n, f, false, None, args);
+        }
+        if self.is_global(target, "format") {
+            if name == "named" {
+                return self.builtin(n, Builtin::FormatNamed, false, None, args);
+            }
+            return match (formats::named(name), args) {
+                (Some(format), []) => Ok((Expr::Lit(Value::Format(format)), Ty::Format)),
+                (Some(_), _) => Err(arg_count(n, &format!("format.{name}"), 0, args.len())),
+                (None, _) => Err(err(
+                    n.pos,
+                    CelErrorKind::UnknownFunction {
+                        name: format!("format.{name}"),
+                    },
+                )),
+            };
+        }
+        if name == "ip" {
+            return self.builtin(n, Builtin::CidrIp, false, Some(target), args);
+        }
+        if matches!(name, "transformMap" | "transformMapEntry") {
+            return self.transform_map(n, name, target, args);
+        }
+        if matches!(name, "map" | "filter" | "transformList") {
+            return self.comprehend(n, name, target, args);
+        }
+        if self.is_global(target, "optional") && matches!(name, "of" | "none" | "ofNonZeroValue") {
             return match (name, args) {
                 ("none", []) => Ok((
                     Expr::Lit(Value::Optional(None)),
                     Ty::Optional(Box::new(Ty::Dyn)),
                 )),
-                ("of", [arg]) => {
+                ("of" | "ofNonZeroValue", [arg]) => {
                     let (e, t) = self.check(arg)?;
-                    let call = Expr::Call {
-                        f: Builtin::OptionalOf,
-                        args: vec![e],
+                    let f = if name == "of" {
+                        Builtin::OptionalOf
+                    } else {
+                        Builtin::OfNonZeroValue
                     };
+                    let call = Expr::Call { f, args: vec![e] };
                     Ok((call, Ty::Optional(Box::new(t))))
                 }
                 _ => Err(arg_count(
                     n,
                     &format!("optional.{name}"),
-                    usize::from(name == "of"),
+                    usize::from(name != "none"),
                     args.len(),
                 )),
             };
@@ -607,7 +928,7 @@ impl Checker {
         let fold = match name {
             "all" => Some(FoldKind::All),
             "exists" => Some(FoldKind::Exists),
-            "exists_one" => Some(FoldKind::ExistsOne),
+            "exists_one" | "existsOne" => Some(FoldKind::ExistsOne),
             _ => None,
         };
         if let Some(kind) = fold {
@@ -673,7 +994,9 @@ impl Checker {
         ))
     }
 
-    /// `range.all(x, pred)`, `range.exists(x, pred)`, `range.exists_one(x, pred)`.
+    /// `range.all(x, pred)`, `range.exists(x, pred)`, `range.exists_one(x, pred)`, and
+    /// the two-variable forms `all(i, v, pred)`, `exists(i, v, pred)`,
+    /// `existsOne(i, v, pred)` (index and item of a list, key and value of a map).
     fn fold(
         &mut self,
         n: &Node,
@@ -685,40 +1008,21 @@ impl Checker {
         let function = match kind {
             FoldKind::All => "all",
             FoldKind::Exists => "exists",
+            FoldKind::ExistsOne if name == "existsOne" => "existsOne",
             FoldKind::ExistsOne => "exists_one",
         };
-        let [var, pred] = args else {
-            return Err(arg_count(n, name, 2, args.len()));
-        };
-        let Kind::Ident(var_name) = &var.kind else {
-            return Err(err(
-                var.start,
-                CelErrorKind::InvalidMacroArgument {
-                    function,
-                    reason: "the first argument must be a simple name",
-                },
-            ));
-        };
-        let (range_expr, range_ty) = self.check(range)?;
-        let item_ty = match range_ty {
-            Ty::List(item) => *item,
-            Ty::Map(_) => Ty::Str,
-            Ty::Dyn => Ty::Dyn,
+        let (vars, pred) = match args {
+            [var, pred] if function != "existsOne" => (vec![var], pred),
+            [key, value, pred] => (vec![key, value], pred),
             _ => {
-                return Err(err(
-                    range.start,
-                    CelErrorKind::InvalidMacroArgument {
-                        function,
-                        reason: "the range must be a list or a map",
-                    },
-                ));
+                let expected = if function == "existsOne" { 3 } else { 2 };
+                return Err(arg_count(n, name, expected, args.len()));
             }
         };
-        let slot = self.slots;
-        self.slots += 1;
-        self.scopes.push((var_name.clone(), slot, item_ty));
+        let (range_expr, range_ty) = self.check(range)?;
+        let (slot, value_slot) = self.bind_vars(function, &vars, range, &range_ty)?;
         let checked = self.check(pred);
-        self.scopes.pop();
+        self.scopes.truncate(self.scopes.len() - vars.len());
         let (pred_expr, pred_ty) = checked?;
         if !is_bool(&pred_ty) {
             return Err(no_overload(
@@ -731,11 +1035,192 @@ impl Checker {
             Expr::Fold {
                 kind,
                 slot,
+                value_slot,
                 range: Box::new(range_expr),
                 pred: Box::new(pred_expr),
             },
             Ty::Bool,
         ))
+    }
+
+    /// Binds the variables of a comprehension over a range of type `range_ty`: one
+    /// variable (a list's items, a map's keys) or two (index and item, key and value).
+    /// Returns their slots; the caller pops the scopes.
+    fn bind_vars(
+        &mut self,
+        function: &'static str,
+        vars: &[&Node],
+        range: &Node,
+        range_ty: &Ty,
+    ) -> Result<(usize, Option<usize>), CelError> {
+        let mut names = Vec::with_capacity(vars.len());
+        for var in vars {
+            let Kind::Ident(name) = &var.kind else {
+                return Err(err(
+                    var.start,
+                    CelErrorKind::InvalidMacroArgument {
+                        function,
+                        reason: "the variables must be simple names",
+                    },
+                ));
+            };
+            names.push(name.clone());
+        }
+        let types = match (range_ty, vars.len()) {
+            (Ty::List(item), 1) => vec![(**item).clone()],
+            (Ty::List(item), _) => vec![Ty::Int, (**item).clone()],
+            (Ty::Map(_), 1) => vec![Ty::Str],
+            (Ty::Map(kind), _) => vec![Ty::Str, kind.value_ty()],
+            (Ty::Dict(k, _), 1) => vec![(**k).clone()],
+            (Ty::Dict(k, v), _) => vec![(**k).clone(), (**v).clone()],
+            (Ty::Dyn, count) => vec![Ty::Dyn; count],
+            _ => {
+                return Err(err(
+                    range.start,
+                    CelErrorKind::InvalidMacroArgument {
+                        function,
+                        reason: "the range must be a list or a map",
+                    },
+                ));
+            }
+        };
+        let first = self.slots;
+        for (name, ty) in names.into_iter().zip(types) {
+            self.scopes.push((name, self.slots, ty));
+            self.slots += 1;
+        }
+        Ok((first, (vars.len() == 2).then_some(first + 1)))
+    }
+
+    /// `range.map(x, e)`, `range.map(x, p, e)`, `range.filter(x, p)` and the
+    /// two-variable `range.transformList(i, v, e)`, `range.transformList(i, v, p, e)`.
+    fn comprehend(
+        &mut self,
+        n: &Node,
+        name: &str,
+        range: &Node,
+        args: &[Node],
+    ) -> Result<(Expr, Ty), CelError> {
+        let function = match name {
+            "map" => "map",
+            "filter" => "filter",
+            _ => "transformList",
+        };
+        let (vars, filter, transform) = match (function, args) {
+            ("map", [var, transform]) => (vec![var], None, Some(transform)),
+            ("map", [var, filter, transform]) => (vec![var], Some(filter), Some(transform)),
+            ("filter", [var, filter]) => (vec![var], Some(filter), None),
+            ("transformList", [i, v, transform]) => (vec![i, v], None, Some(transform)),
+            ("transformList", [i, v, filter, transform]) => {
+                (vec![i, v], Some(filter), Some(transform))
+            }
+            _ => {
+                let expected = if function == "transformList" { 3 } else { 2 };
+                return Err(arg_count(n, function, expected, args.len()));
+            }
+        };
+        let (range_expr, range_ty) = self.check(range)?;
+        let (slot, value_slot) = self.bind_vars(function, &vars, range, &range_ty)?;
+        let item_ty = self.scopes.last().map_or(Ty::Dyn, |(_, _, t)| t.clone());
+        let checked = self.comprehend_parts(filter, transform);
+        self.scopes.truncate(self.scopes.len() - vars.len());
+        let (filter, transform, out_ty) = checked?;
+        Ok((
+            Expr::Comprehend {
+                slot,
+                value_slot,
+                range: Box::new(range_expr),
+                filter: filter.map(Box::new),
+                transform: transform.map(Box::new),
+            },
+            Ty::List(Box::new(out_ty.unwrap_or(item_ty))),
+        ))
+    }
+
+    /// `range.transformMap(k, v, [p,] e)` and `range.transformMapEntry(k, v, [p,] m)`.
+    fn transform_map(
+        &mut self,
+        n: &Node,
+        name: &str,
+        range: &Node,
+        args: &[Node],
+    ) -> Result<(Expr, Ty), CelError> {
+        let (function, entries) = if name == "transformMap" {
+            ("transformMap", false)
+        } else {
+            ("transformMapEntry", true)
+        };
+        let (vars, filter, transform) = match args {
+            [k, v, transform] => (vec![k, v], None, transform),
+            [k, v, filter, transform] => (vec![k, v], Some(filter), transform),
+            _ => return Err(arg_count(n, function, 3, args.len())),
+        };
+        let (range_expr, range_ty) = self.check(range)?;
+        let (slot, value_slot) = self.bind_vars(function, &vars, range, &range_ty)?;
+        let key_ty = self
+            .scopes
+            .get(self.scopes.len() - 2)
+            .map_or(Ty::Dyn, |(_, _, t)| t.clone());
+        let checked = self.comprehend_parts(filter, Some(transform));
+        self.scopes.truncate(self.scopes.len() - vars.len());
+        let (filter, transform_expr, out_ty) = checked?;
+        let out_ty = out_ty.unwrap_or(Ty::Dyn);
+        let ty = if entries {
+            match out_ty {
+                Ty::Dict(..) | Ty::Dyn => out_ty,
+                Ty::Map(kind) => Ty::Dict(Box::new(Ty::Str), Box::new(kind.value_ty())),
+                other => {
+                    return Err(no_overload(
+                        transform.pos,
+                        function,
+                        type_list(&[range_ty, other]),
+                    ));
+                }
+            }
+        } else {
+            Ty::Dict(Box::new(key_ty), Box::new(out_ty))
+        };
+        let (Some(transform), Some(value_slot)) = (transform_expr, value_slot) else {
+            return Err(arg_count(n, function, 3, args.len()));
+        };
+        Ok((
+            Expr::TransformMap {
+                slot,
+                value_slot,
+                range: Box::new(range_expr),
+                filter: filter.map(Box::new),
+                transform: Box::new(transform),
+                entries,
+            },
+            ty,
+        ))
+    }
+
+    /// The filter and transform of a `map` / `filter`, checked with the variable bound.
+    #[allow(clippy::type_complexity)]
+    fn comprehend_parts(
+        &mut self,
+        filter: Option<&Node>,
+        transform: Option<&Node>,
+    ) -> Result<(Option<Expr>, Option<Expr>, Option<Ty>), CelError> {
+        let filter = match filter {
+            Some(node) => {
+                let (e, t) = self.check(node)?;
+                if !is_bool(&t) {
+                    return Err(no_overload(node.pos, "_&&_", type_list(&[Ty::Bool, t])));
+                }
+                Some(e)
+            }
+            None => None,
+        };
+        let (transform, ty) = match transform {
+            Some(node) => {
+                let (e, t) = self.check(node)?;
+                (Some(e), Some(t))
+            }
+            None => (None, None),
+        };
+        Ok((filter, transform, ty))
     }
 }
 
@@ -800,38 +1285,83 @@ fn fold_constant(f: Builtin, args: Vec<Expr>, starts: &[usize]) -> Result<Expr, 
         _ => None,
     };
     let position = starts.first().copied().unwrap_or(0);
+    if matches!(f, Builtin::Matches | Builtin::Find | Builtin::FindAll) {
+        return fold_pattern(f, args, starts);
+    }
+    // A constant that does not convert: the error at the literal.
+    let bad = |kind: CelErrorKind| err(position, kind);
     let folded = match (f, text, normalize) {
-        (Builtin::Quantity, Some(s), _) => match Quantity::parse(s) {
-            Ok(q) => Value::Quantity(q),
-            Err(error) => {
-                return Err(err(
-                    position,
-                    CelErrorKind::InvalidQuantity {
-                        value: s.to_owned(),
-                        error,
-                    },
-                ));
-            }
-        },
+        (Builtin::Ip, Some(s), _) => Value::Ip(net::parse_ip(s).map_err(|reason| {
+            bad(CelErrorKind::InvalidIp {
+                value: s.to_owned(),
+                reason,
+            })
+        })?),
+        (Builtin::Cidr, Some(s), _) => Value::Cidr(net::parse_cidr(s).map_err(|reason| {
+            bad(CelErrorKind::InvalidCidr {
+                value: s.to_owned(),
+                reason,
+            })
+        })?),
+        (Builtin::Url, Some(s), _) => Value::Url(Box::new(url::parse(s).map_err(|reason| {
+            bad(CelErrorKind::InvalidUrl {
+                value: s.to_owned(),
+                reason,
+            })
+        })?)),
+        (Builtin::IsUrl, Some(s), _) => Value::Bool(url::is_url(s)),
+        (Builtin::ToDuration, Some(s), _) => Value::Duration(
+            time::parse_duration(s).map_err(|reason| bad(CelErrorKind::InvalidTime { reason }))?,
+        ),
+        (Builtin::ToTimestamp, Some(s), _) => Value::Timestamp(
+            time::parse_timestamp(s).map_err(|reason| bad(CelErrorKind::InvalidTime { reason }))?,
+        ),
+        (Builtin::IsIp, Some(s), _) => Value::Bool(net::parse_ip(s).is_ok()),
+        (Builtin::IsCidr, Some(s), _) => Value::Bool(net::parse_cidr(s).is_ok()),
+        (Builtin::Quantity, Some(s), _) => {
+            Value::Quantity(Quantity::parse(s).map_err(|error| {
+                bad(CelErrorKind::InvalidQuantity {
+                    value: s.to_owned(),
+                    error,
+                })
+            })?)
+        }
         (Builtin::IsQuantity, Some(s), _) => Value::Bool(Quantity::parse(s).is_ok()),
-        (Builtin::Semver, Some(s), Some(normalize)) => match parse_semver(s, normalize) {
-            Ok(v) => Value::Semver(Shared::Owned(v)),
-            Err(error) => {
-                return Err(err(
-                    position,
-                    CelErrorKind::InvalidSemver {
-                        value: s.to_owned(),
-                        error,
-                    },
-                ));
-            }
-        },
+        (Builtin::Semver, Some(s), Some(normalize)) => Value::Semver(Shared::Owned(
+            parse_semver(s, normalize).map_err(|error| {
+                bad(CelErrorKind::InvalidSemver {
+                    value: s.to_owned(),
+                    error,
+                })
+            })?,
+        )),
         (Builtin::IsSemver, Some(s), Some(normalize)) => {
             Value::Bool(parse_semver(s, normalize).is_ok())
         }
         _ => return Ok(Expr::Call { f, args }),
     };
     Ok(Expr::Lit(folded))
+}
+
+/// Compiles a constant pattern of `matches` / `find` / `findAll` once, at compile
+/// time (an invalid one is a compile error pointing at it); other patterns compile at
+/// run time.
+fn fold_pattern(f: Builtin, mut args: Vec<Expr>, starts: &[usize]) -> Result<Expr, CelError> {
+    if let Some(pattern) = args.get(1).and_then(lit_str) {
+        match regex::compile(pattern) {
+            Ok(re) => args[1] = Expr::Lit(Value::Regex(Shared::Owned(re))),
+            Err(reason) => {
+                return Err(err(
+                    starts.get(1).copied().unwrap_or(0),
+                    CelErrorKind::InvalidRegex {
+                        pattern: pattern.to_owned(),
+                        reason,
+                    },
+                ));
+            }
+        }
+    }
+    Ok(Expr::Call { f, args })
 }
 
 /// Types a binary operator whose operands are checked.
@@ -852,7 +1382,11 @@ fn binary_typed(
             Ty::Bool,
         ))
     };
-    let ordered = |t: &Ty| matches!(t, Ty::Int | Ty::Str | Ty::Bool | Ty::Dyn);
+    // Numbers compare across int, uint and double (cel-go's
+    // CrossTypeNumericComparisons, which Kubernetes enables); other types with themselves.
+    let orderable = |a: &Ty, b: &Ty| {
+        (a.is_numeric() && b.is_numeric()) || (a.is_ordered() && b.is_ordered() && a.comparable(b))
+    };
     match op {
         BinOp::Eq | BinOp::Ne => {
             if !lt.comparable(&rt) {
@@ -869,7 +1403,7 @@ fn binary_typed(
             )
         }
         BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-            if !(ordered(&lt) && ordered(&rt) && lt.comparable(&rt)) {
+            if !orderable(&lt, &rt) {
                 return Err(mismatch());
             }
             let op = match op {
@@ -884,6 +1418,7 @@ fn binary_typed(
             let ok = match &rt {
                 Ty::List(item) => lt.comparable(item),
                 Ty::Map(_) => matches!(lt, Ty::Str | Ty::Dyn),
+                Ty::Dict(k, _) => k.comparable(&lt) || (k.is_numeric() && lt.is_numeric()),
                 Ty::Dyn => true,
                 _ => false,
             };
@@ -903,9 +1438,24 @@ fn binary_typed(
         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
             let ty = match (op, &lt, &rt) {
                 (_, Ty::Int, Ty::Int | Ty::Dyn) | (_, Ty::Dyn, Ty::Int) => Ty::Int,
+                (_, Ty::Uint, Ty::Uint | Ty::Dyn) | (_, Ty::Dyn, Ty::Uint) => Ty::Uint,
+                (BinOp::Add | BinOp::Sub, Ty::Timestamp, Ty::Duration)
+                | (BinOp::Add, Ty::Duration, Ty::Timestamp) => Ty::Timestamp,
+                (BinOp::Sub, Ty::Timestamp, Ty::Timestamp)
+                | (BinOp::Add | BinOp::Sub, Ty::Duration, Ty::Duration) => Ty::Duration,
+                (
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div,
+                    Ty::Double,
+                    Ty::Double | Ty::Dyn,
+                )
+                | (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, Ty::Dyn, Ty::Double) => {
+                    Ty::Double
+                }
                 (_, Ty::Dyn, Ty::Dyn)
                 | (BinOp::Add, Ty::List(_), Ty::Dyn)
-                | (BinOp::Add, Ty::Dyn, Ty::List(_)) => Ty::Dyn,
+                | (BinOp::Add, Ty::Dyn, Ty::List(_))
+                | (BinOp::Add | BinOp::Sub, Ty::Duration | Ty::Timestamp, Ty::Dyn)
+                | (BinOp::Add | BinOp::Sub, Ty::Dyn, Ty::Duration | Ty::Timestamp) => Ty::Dyn,
                 (BinOp::Add, Ty::Str, Ty::Str | Ty::Dyn) | (BinOp::Add, Ty::Dyn, Ty::Str) => {
                     Ty::Str
                 }
@@ -998,9 +1548,38 @@ fn builtin_typed(
             [Ty::Dyn, _] => Ty::Dyn,
             _ => return Err(mismatch()),
         },
+        Builtin::Or => match types.as_slice() {
+            [Ty::Optional(a), Ty::Optional(b)] => {
+                Ty::Optional(Box::new(a.join(b).ok_or_else(mismatch)?))
+            }
+            [Ty::Optional(_) | Ty::Dyn, Ty::Optional(_) | Ty::Dyn] => {
+                Ty::Optional(Box::new(Ty::Dyn))
+            }
+            _ => return Err(mismatch()),
+        },
         Builtin::Value => match types.as_slice() {
             [Ty::Optional(inner)] => (**inner).clone(),
             [Ty::Dyn] => Ty::Dyn,
+            _ => return Err(mismatch()),
+        },
+        Builtin::Sum => match types.as_slice() {
+            [Ty::List(item)] if item.is_numeric() || **item == Ty::Duration => (**item).clone(),
+            [Ty::Dyn] => Ty::Dyn,
+            _ => return Err(mismatch()),
+        },
+        Builtin::Min | Builtin::Max => match types.as_slice() {
+            [Ty::List(item)] if item.is_ordered() => (**item).clone(),
+            [Ty::Dyn] => Ty::Dyn,
+            _ => return Err(mismatch()),
+        },
+        // `list.indexOf(x)`: `x` must have the list's item type (upstream's `list(A), A`).
+        Builtin::IndexOf | Builtin::LastIndexOf if matches!(types.as_slice(), [Ty::List(item), needle] if !item.comparable(needle)) =>
+        {
+            return Err(mismatch());
+        }
+        Builtin::IsSorted => match types.as_slice() {
+            [Ty::List(item)] if item.is_ordered() => Ty::Bool,
+            [Ty::Dyn] => Ty::Bool,
             _ => return Err(mismatch()),
         },
         _ => {
@@ -1059,6 +1638,12 @@ fn unary_typed(pos: usize, op: UnOp, (e, t): (Expr, Ty)) -> Result<(Expr, Ty), C
             Ok((Expr::Not(Box::new(e)), Ty::Bool))
         }
         UnOp::Neg => {
+            if t == Ty::Double {
+                if let Expr::Lit(Value::Double(d)) = e {
+                    return Ok((Expr::Lit(Value::Double(-d)), Ty::Double));
+                }
+                return Ok((Expr::Neg(Box::new(e)), Ty::Double));
+            }
             if !matches!(t, Ty::Int | Ty::Dyn) {
                 return Err(no_overload(pos, "-_", type_list(&[t])));
             }
@@ -1067,7 +1652,7 @@ fn unary_typed(pos: usize, op: UnOp, (e, t): (Expr, Ty)) -> Result<(Expr, Ty), C
             {
                 return Ok((Expr::Lit(Value::Int(neg)), Ty::Int));
             }
-            Ok((Expr::Neg(Box::new(e)), Ty::Int))
+            Ok((Expr::Neg(Box::new(e)), t))
         }
     }
 }

@@ -3,10 +3,13 @@
 use core::cell::Cell;
 use core::cmp::Ordering;
 
+use regex_automata::meta::Regex;
+
 use super::EvalError;
 use super::ir::{
     Access, ArithOp, Builtin, CmpOp, Expr, FoldKind, Key, MapRef, Shared, Text, Value,
 };
+use super::{formats, net, regex, time, url};
 use crate::alloc_prelude::*;
 use crate::model::names::qualify;
 use crate::{Device, DeviceAttribute, Quantity, Version, VersionError};
@@ -80,6 +83,22 @@ pub(super) fn eval<'a>(e: &'a Expr, cx: &mut Ctx<'a>) -> Result<Value<'a>, EvalE
         Expr::Index { base, key, access } => index(base, key, *access, cx),
         Expr::Has { base, key } => has(base, key, cx),
         Expr::List(items) => list_literal(items, cx),
+        Expr::MapLit(entries) => map_literal(entries, cx),
+        Expr::TransformMap {
+            slot,
+            value_slot,
+            range,
+            filter,
+            transform,
+            entries,
+        } => transform_map(
+            (*slot, Some(*value_slot)),
+            range,
+            filter.as_deref(),
+            transform,
+            *entries,
+            cx,
+        ),
         Expr::Not(arg) => not(arg, cx),
         Expr::Neg(arg) => neg(arg, cx),
         Expr::And(items) => logic(items, false, "_&&_", cx),
@@ -97,9 +116,23 @@ pub(super) fn eval<'a>(e: &'a Expr, cx: &mut Ctx<'a>) -> Result<Value<'a>, EvalE
         Expr::Fold {
             kind,
             slot,
+            value_slot,
             range,
             pred,
-        } => fold(*kind, *slot, range, pred, cx),
+        } => fold(*kind, (*slot, *value_slot), range, pred, cx),
+        Expr::Comprehend {
+            slot,
+            value_slot,
+            range,
+            filter,
+            transform,
+        } => comprehend(
+            (*slot, *value_slot),
+            range,
+            filter.as_deref(),
+            transform.as_deref(),
+            cx,
+        ),
     }
 }
 
@@ -170,6 +203,41 @@ fn list_literal<'a>(items: &'a [Expr], cx: &mut Ctx<'a>) -> Result<Value<'a>, Ev
     Ok(list(values))
 }
 
+fn map_literal<'a>(entries: &'a [(Expr, Expr)], cx: &mut Ctx<'a>) -> Result<Value<'a>, EvalError> {
+    let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        let key = eval(k, cx)?;
+        let value = eval(v, cx)?;
+        insert_entry(&mut out, key, value, cx)?;
+    }
+    Ok(Value::Map(MapRef::Literal(Shared::Owned(out))))
+}
+
+/// Adds an entry to a map being built; a key already there is an error (as cel-go).
+fn insert_entry<'a>(
+    entries: &mut Vec<(Value<'a>, Value<'a>)>,
+    key: Value<'a>,
+    value: Value<'a>,
+    cx: &Ctx<'a>,
+) -> Result<(), EvalError> {
+    if !matches!(
+        key,
+        Value::Int(_) | Value::Uint(_) | Value::Bool(_) | Value::Str(_)
+    ) {
+        return Err(overload("{_:_}", &[&key]));
+    }
+    cx.charge(entries.len() + 2 * ITEM_COST)?;
+    for (k, _) in entries.iter() {
+        if equal(k, &key, cx)? {
+            return Err(EvalError::DuplicateMapKey {
+                key: display_key(&key),
+            });
+        }
+    }
+    entries.push((key, value));
+    Ok(())
+}
+
 fn not<'a>(arg: &'a Expr, cx: &mut Ctx<'a>) -> Result<Value<'a>, EvalError> {
     match eval(arg, cx)? {
         Value::Bool(b) => Ok(Value::Bool(!b)),
@@ -179,6 +247,7 @@ fn not<'a>(arg: &'a Expr, cx: &mut Ctx<'a>) -> Result<Value<'a>, EvalError> {
 
 fn neg<'a>(arg: &'a Expr, cx: &mut Ctx<'a>) -> Result<Value<'a>, EvalError> {
     match eval(arg, cx)? {
+        Value::Double(d) => Ok(Value::Double(-d)),
         Value::Int(i) => i
             .checked_neg()
             .map(Value::Int)
@@ -198,10 +267,10 @@ fn compare<'a>(
     Ok(Value::Bool(match op {
         CmpOp::Eq => equal(&a, &b, cx)?,
         CmpOp::Ne => !equal(&a, &b, cx)?,
-        CmpOp::Lt => order(&a, &b, op)?.is_lt(),
-        CmpOp::Le => order(&a, &b, op)?.is_le(),
-        CmpOp::Gt => order(&a, &b, op)?.is_gt(),
-        CmpOp::Ge => order(&a, &b, op)?.is_ge(),
+        CmpOp::Lt => order(&a, &b, op)?.is_some_and(Ordering::is_lt),
+        CmpOp::Le => order(&a, &b, op)?.is_some_and(Ordering::is_le),
+        CmpOp::Gt => order(&a, &b, op)?.is_some_and(Ordering::is_gt),
+        CmpOp::Ge => order(&a, &b, op)?.is_some_and(Ordering::is_ge),
     }))
 }
 
@@ -240,11 +309,36 @@ fn conditional<'a>(
 }
 
 fn call<'a>(f: Builtin, args: &'a [Expr], cx: &mut Ctx<'a>) -> Result<Value<'a>, EvalError> {
+    if let (Builtin::Or | Builtin::OrValue, [first, alternative]) = (f, args) {
+        return optional_or(f, first, alternative, cx);
+    }
     let mut values = Vec::with_capacity(args.len());
     for arg in args {
         values.push(eval(arg, cx)?);
     }
     call_values(f, values, cx)
+}
+
+/// `a.or(b)` / `a.orValue(v)`: the alternative is evaluated only when `a` is empty
+/// (cel-go plans both as short-circuiting calls).
+fn optional_or<'a>(
+    f: Builtin,
+    first: &'a Expr,
+    alternative: &'a Expr,
+    cx: &mut Ctx<'a>,
+) -> Result<Value<'a>, EvalError> {
+    match eval(first, cx)? {
+        Value::Optional(Some(inner)) if f == Builtin::OrValue => Ok(*inner),
+        present @ Value::Optional(Some(_)) => Ok(present),
+        Value::Optional(None) => {
+            let alt = eval(alternative, cx)?;
+            match (f, alt) {
+                (Builtin::Or, alt @ Value::Optional(_)) | (Builtin::OrValue, alt) => Ok(alt),
+                (_, other) => Err(overload(f.name(), &[&Value::Optional(None), &other])),
+            }
+        }
+        other => Err(overload(f.name(), &[&other])),
+    }
 }
 
 fn bind<'a>(
@@ -389,7 +483,50 @@ fn map_get<'a>(
         },
         MapRef::CapDomain(domain) => find(&device.capacity, cx.driver, domain, &key, None)
             .map(|(_, cap)| Value::Quantity(cap.value)),
+        MapRef::Literal(_) => literal_get(m, &Value::Str(key), cx)?,
     })
+}
+
+/// The value under `key` in a map built by the expression (keys compare as `==` does,
+/// so `{1: 'a'}[1u]` finds it). `None` for other maps.
+fn literal_get<'a>(
+    m: &MapRef<'a>,
+    key: &Value<'_>,
+    cx: &Ctx<'a>,
+) -> Result<Option<Value<'a>>, EvalError> {
+    let MapRef::Literal(entries) = m else {
+        return Ok(None);
+    };
+    cx.charge(entries.len())?;
+    for (k, v) in entries.iter() {
+        if equal(k, key, cx)? {
+            return Ok(Some(v.clone()));
+        }
+    }
+    Ok(None)
+}
+
+/// A map's entries, keys sorted for the device's maps and in insertion order for maps
+/// built by the expression.
+fn map_entries<'a>(m: &MapRef<'a>, cx: &Ctx<'a>) -> Result<Vec<(Value<'a>, Value<'a>)>, EvalError> {
+    if let MapRef::Literal(entries) = m {
+        cx.charge(entries.len() * ITEM_COST)?;
+        return Ok(entries.to_vec());
+    }
+    let mut out = Vec::new();
+    for key in map_keys(m, cx)? {
+        let value = map_get(m, Shared::Borrowed(key), cx)?.unwrap_or(Value::Null);
+        out.push((Value::Str(Shared::Borrowed(key)), value));
+    }
+    Ok(out)
+}
+
+/// How many entries a map has.
+fn map_len(m: &MapRef<'_>, cx: &Ctx<'_>) -> Result<usize, EvalError> {
+    match m {
+        MapRef::Literal(entries) => Ok(entries.len()),
+        _ => Ok(map_keys(m, cx)?.len()),
+    }
 }
 
 /// Whether `key` is present in a map (`in`, `has`).
@@ -408,6 +545,9 @@ fn map_contains(m: &MapRef<'_>, key: &str, cx: &Ctx<'_>) -> bool {
             find(&device.attributes, cx.driver, domain, key, None).is_some()
         }
         MapRef::CapDomain(domain) => find(&device.capacity, cx.driver, domain, key, None).is_some(),
+        MapRef::Literal(entries) => entries
+            .iter()
+            .any(|(k, _)| matches!(k, Value::Str(s) if &**s == key)),
     }
 }
 
@@ -440,6 +580,8 @@ fn map_keys<'a>(m: &MapRef<'a>, cx: &Ctx<'a>) -> Result<Vec<&'a str>, EvalError>
             .filter(|(d, _)| d == &&**domain)
             .map(|(_, id)| id)
             .collect(),
+        // Maps built by the expression have keys of any type: see `map_entries`.
+        MapRef::Literal(_) => BTreeSet::new(),
     };
     cx.charge(keys.len())?;
     Ok(keys.into_iter().collect())
@@ -457,6 +599,11 @@ fn index_value<'a>(
         (_, base) => base,
     };
     let found = match (&base, key) {
+        (Value::Map(m @ MapRef::Literal(_)), key) => match literal_get(m, &key, cx)? {
+            Some(v) => Some(v),
+            None if access == Access::Strict => return Err(no_such_key(&display_key(&key))),
+            None => None,
+        },
         (Value::Map(m), Value::Str(k)) => {
             let shown = if access == Access::Strict {
                 Some(String::from(&*k))
@@ -509,7 +656,16 @@ fn equal(lhs: &Value<'_>, rhs: &Value<'_>, cx: &Ctx<'_>) -> Result<bool, EvalErr
     Ok(match (lhs, rhs) {
         (Value::Null, Value::Null) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) | (Value::Duration(x), Value::Duration(y)) => x == y,
+        (
+            Value::Int(_) | Value::Uint(_) | Value::Double(_),
+            Value::Int(_) | Value::Uint(_) | Value::Double(_),
+        ) => numeric_order(lhs, rhs) == Some(Ordering::Equal),
+        (Value::Type(x), Value::Type(y)) | (Value::Format(x), Value::Format(y)) => x == y,
+        (Value::Ip(x), Value::Ip(y)) => x == y,
+        (Value::Cidr(x), Value::Cidr(y)) => x == y,
+        (Value::Url(x), Value::Url(y)) => x == y,
+        (Value::Timestamp(x), Value::Timestamp(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => {
             cx.charge_text(x.len().min(y.len()))?;
             **x == **y
@@ -529,15 +685,19 @@ fn equal(lhs: &Value<'_>, rhs: &Value<'_>, cx: &Ctx<'_>) -> Result<bool, EvalErr
             true
         }
         (Value::Map(left), Value::Map(right)) => {
-            let keys = map_keys(left, cx)?;
-            if keys != map_keys(right, cx)? {
+            if map_len(left, cx)? != map_len(right, cx)? {
                 return Ok(false);
             }
-            for key in keys {
-                let p = map_get(left, Shared::Borrowed(key), cx)?;
-                let q = map_get(right, Shared::Borrowed(key), cx)?;
-                match (p, q) {
-                    (Some(p), Some(q)) if equal(&p, &q, cx)? => {}
+            for (key, p) in map_entries(left, cx)? {
+                let q = match (&key, right) {
+                    (_, MapRef::Literal(_)) => literal_get(right, &key, cx)?,
+                    (Value::Str(k), _) => {
+                        map_get(right, k.clone(), cx)?.filter(|_| map_contains(right, k, cx))
+                    }
+                    _ => None,
+                };
+                match q {
+                    Some(q) if equal(&p, &q, cx)? => {}
                     _ => return Ok(false),
                 }
             }
@@ -552,13 +712,65 @@ fn equal(lhs: &Value<'_>, rhs: &Value<'_>, cx: &Ctx<'_>) -> Result<bool, EvalErr
     })
 }
 
-/// Ordering for `< <= > >=`: ints, strings (by code point) and bools.
-fn order(a: &Value<'_>, b: &Value<'_>, op: CmpOp) -> Result<Ordering, EvalError> {
+/// Ordering for `< <= > >=`: numbers (across int, uint and double), strings (by code
+/// point) and bools. `None` when a NaN makes every comparison false.
+fn order(a: &Value<'_>, b: &Value<'_>, op: CmpOp) -> Result<Option<Ordering>, EvalError> {
     match (a, b) {
-        (Value::Int(x), Value::Int(y)) => Ok(x.cmp(y)),
-        (Value::Str(x), Value::Str(y)) => Ok((**x).cmp(&**y)),
-        (Value::Bool(x), Value::Bool(y)) => Ok(x.cmp(y)),
+        (Value::Str(x), Value::Str(y)) => Ok(Some((**x).cmp(&**y))),
+        (Value::Bool(x), Value::Bool(y)) => Ok(Some(x.cmp(y))),
+        (Value::Duration(x), Value::Duration(y)) => Ok(Some(x.cmp(y))),
+        (Value::Timestamp(x), Value::Timestamp(y)) => Ok(Some(x.cmp(y))),
+        (
+            Value::Int(_) | Value::Uint(_) | Value::Double(_),
+            Value::Int(_) | Value::Uint(_) | Value::Double(_),
+        ) => Ok(numeric_order(a, b)),
         _ => Err(overload(op.cel_name(), &[a, b])),
+    }
+}
+
+/// The order of two numbers of any of CEL's numeric types, as cel-go compares them
+/// (an int or uint against a double is compared as a double, after range checks).
+#[allow(clippy::cast_precision_loss)] // as cel-go: float64(i)
+fn numeric_order(a: &Value<'_>, b: &Value<'_>) -> Option<Ordering> {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+    let int_double = |i: i64, d: f64| {
+        if d.is_nan() {
+            None
+        } else if d < -TWO_63 {
+            Some(Ordering::Greater)
+        } else if d >= TWO_63 {
+            Some(Ordering::Less)
+        } else {
+            (i as f64).partial_cmp(&d)
+        }
+    };
+    let uint_double = |u: u64, d: f64| {
+        if d.is_nan() {
+            None
+        } else if d < 0.0 {
+            Some(Ordering::Greater)
+        } else if d >= TWO_64 {
+            Some(Ordering::Less)
+        } else {
+            (u as f64).partial_cmp(&d)
+        }
+    };
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Uint(x), Value::Uint(y)) => Some(x.cmp(y)),
+        (Value::Double(x), Value::Double(y)) => x.partial_cmp(y),
+        (Value::Int(x), Value::Uint(y)) => Some(match u64::try_from(*x) {
+            Ok(x) => x.cmp(y),
+            Err(_) => Ordering::Less,
+        }),
+        (Value::Uint(_), Value::Int(_)) => numeric_order(b, a).map(Ordering::reverse),
+        (Value::Int(x), Value::Double(y)) => int_double(*x, *y),
+        (Value::Double(_), Value::Int(_) | Value::Uint(_)) => {
+            numeric_order(b, a).map(Ordering::reverse)
+        }
+        (Value::Uint(x), Value::Double(y)) => uint_double(*x, *y),
+        _ => None,
     }
 }
 
@@ -589,6 +801,40 @@ fn arith_values<'a>(
         (ArithOp::Mod, Value::Int(x), Value::Int(y)) => {
             Value::Int(x.checked_rem(y).ok_or_else(overflow)?)
         }
+        (op, Value::Uint(x), Value::Uint(y)) => {
+            let uoverflow = || EvalError::UnsignedOverflow {
+                operation: op.cel_name(),
+            };
+            Value::Uint(match op {
+                ArithOp::Add => x.checked_add(y).ok_or_else(uoverflow)?,
+                ArithOp::Sub => x.checked_sub(y).ok_or_else(uoverflow)?,
+                ArithOp::Mul => x.checked_mul(y).ok_or_else(uoverflow)?,
+                ArithOp::Div => x.checked_div(y).ok_or(EvalError::DivisionByZero)?,
+                ArithOp::Mod => x.checked_rem(y).ok_or(EvalError::ModulusByZero)?,
+            })
+        }
+        (ArithOp::Add, Value::Duration(x), Value::Duration(y)) => Value::Duration(
+            x.checked_add(y)
+                .ok_or(EvalError::TimeOverflow { kind: "duration" })?,
+        ),
+        (ArithOp::Sub, Value::Duration(x), Value::Duration(y)) => Value::Duration(
+            x.checked_sub(y)
+                .ok_or(EvalError::TimeOverflow { kind: "duration" })?,
+        ),
+        (ArithOp::Add, Value::Timestamp(t), Value::Duration(d))
+        | (ArithOp::Add, Value::Duration(d), Value::Timestamp(t)) => {
+            timestamp_in_range(t + i128::from(d))?
+        }
+        (ArithOp::Sub, Value::Timestamp(t), Value::Duration(d)) => {
+            timestamp_in_range(t - i128::from(d))?
+        }
+        (ArithOp::Sub, Value::Timestamp(a), Value::Timestamp(b)) => Value::Duration(
+            i64::try_from(a - b).map_err(|_| EvalError::TimeOverflow { kind: "duration" })?,
+        ),
+        (ArithOp::Add, Value::Double(x), Value::Double(y)) => Value::Double(x + y),
+        (ArithOp::Sub, Value::Double(x), Value::Double(y)) => Value::Double(x - y),
+        (ArithOp::Mul, Value::Double(x), Value::Double(y)) => Value::Double(x * y),
+        (ArithOp::Div, Value::Double(x), Value::Double(y)) => Value::Double(x / y),
         (ArithOp::Add, Value::Str(left), Value::Str(right)) => {
             cx.charge_text(left.len() + right.len())?;
             let mut joined = String::with_capacity(left.len() + right.len());
@@ -607,6 +853,14 @@ fn arith_values<'a>(
     })
 }
 
+fn timestamp_in_range<'a>(nanos: i128) -> Result<Value<'a>, EvalError> {
+    if time::in_range(nanos) {
+        Ok(Value::Timestamp(nanos))
+    } else {
+        Err(EvalError::TimeOverflow { kind: "timestamp" })
+    }
+}
+
 /// `item in container`.
 fn contains(container: &Value<'_>, item: &Value<'_>, cx: &Ctx<'_>) -> Result<bool, EvalError> {
     match (container, item) {
@@ -619,6 +873,7 @@ fn contains(container: &Value<'_>, item: &Value<'_>, cx: &Ctx<'_>) -> Result<boo
             }
             Ok(false)
         }
+        (Value::Map(m @ MapRef::Literal(_)), key) => Ok(literal_get(m, key, cx)?.is_some()),
         (Value::Map(m), Value::Str(key)) => Ok(map_contains(m, key, cx)),
         // Maps here have string keys only.
         (Value::Map(_), _) => Ok(false),
@@ -626,29 +881,148 @@ fn contains(container: &Value<'_>, item: &Value<'_>, cx: &Ctx<'_>) -> Result<boo
     }
 }
 
-fn fold<'a>(
-    kind: FoldKind,
-    slot: usize,
+/// The slot of a comprehension's variable, and of its second variable if it has two.
+type Slots = (usize, Option<usize>);
+
+/// The items a comprehension iterates: a list's items or a map's keys; with `pairs`,
+/// `(index, item)` of a list or `(key, value)` of a map.
+fn range_items<'a>(
     range: &'a Expr,
-    pred: &'a Expr,
+    pairs: bool,
     cx: &mut Ctx<'a>,
-) -> Result<Value<'a>, EvalError> {
-    let items: Vec<Value<'a>> = match eval(range, cx)? {
+) -> Result<Vec<(Value<'a>, Option<Value<'a>>)>, EvalError> {
+    let index = |i: usize| Value::Int(len_i64(i));
+    Ok(match eval(range, cx)? {
         Value::List(Shared::Borrowed(items)) => {
             cx.charge(items.len())?;
-            items.iter().map(Value::view).collect()
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    if pairs {
+                        (index(i), Some(v.view()))
+                    } else {
+                        (v.view(), None)
+                    }
+                })
+                .collect()
         }
-        Value::List(Shared::Owned(items)) => items,
-        Value::Map(m) => map_keys(&m, cx)?
+        Value::List(Shared::Owned(items)) => items
             .into_iter()
-            .map(|k| Value::Str(Shared::Borrowed(k)))
+            .enumerate()
+            .map(|(i, v)| {
+                if pairs {
+                    (index(i), Some(v))
+                } else {
+                    (v, None)
+                }
+            })
+            .collect(),
+        Value::Map(m) => map_entries(&m, cx)?
+            .into_iter()
+            .map(|(k, v)| if pairs { (k, Some(v)) } else { (k, None) })
             .collect(),
         other => {
             return Err(EvalError::NotIterable {
                 found: other.type_name(),
             });
         }
+    })
+}
+
+/// Sets a comprehension's variables for one item.
+fn set_vars<'a>(cx: &mut Ctx<'a>, slots: Slots, item: (Value<'a>, Option<Value<'a>>)) {
+    set_slot(cx, slots.0, item.0);
+    if let (Some(slot), Some(value)) = (slots.1, item.1) {
+        set_slot(cx, slot, value);
+    }
+}
+
+/// `range.map(x, [filter,] transform)` / `range.filter(x, filter)`.
+fn comprehend<'a>(
+    slots: Slots,
+    range: &'a Expr,
+    filter: Option<&'a Expr>,
+    transform: Option<&'a Expr>,
+    cx: &mut Ctx<'a>,
+) -> Result<Value<'a>, EvalError> {
+    let name = match (slots.1, transform) {
+        (Some(_), _) => "transformList",
+        (None, Some(_)) => "map",
+        (None, None) => "filter",
     };
+    let items = range_items(range, slots.1.is_some(), cx)?;
+    let mut out = Vec::new();
+    for pair in items {
+        let item = pair.0.clone();
+        set_vars(cx, slots, pair);
+        if let Some(filter) = filter {
+            match eval(filter, cx)? {
+                Value::Bool(true) => {}
+                Value::Bool(false) => continue,
+                other => return Err(overload(name, &[&other])),
+            }
+        }
+        let value = match transform {
+            Some(transform) => eval(transform, cx)?,
+            None => item,
+        };
+        cx.charge(ITEM_COST)?;
+        out.push(value);
+    }
+    Ok(list(out))
+}
+
+/// `range.transformMap(k, v, [filter,] value)` / `range.transformMapEntry(k, v,
+/// [filter,] map)`.
+fn transform_map<'a>(
+    slots: Slots,
+    range: &'a Expr,
+    filter: Option<&'a Expr>,
+    transform: &'a Expr,
+    entries: bool,
+    cx: &mut Ctx<'a>,
+) -> Result<Value<'a>, EvalError> {
+    let name = if entries {
+        "transformMapEntry"
+    } else {
+        "transformMap"
+    };
+    let items = range_items(range, true, cx)?;
+    let mut out = Vec::new();
+    for pair in items {
+        let key = pair.0.clone();
+        set_vars(cx, slots, pair);
+        if let Some(filter) = filter {
+            match eval(filter, cx)? {
+                Value::Bool(true) => {}
+                Value::Bool(false) => continue,
+                other => return Err(overload(name, &[&other])),
+            }
+        }
+        let value = eval(transform, cx)?;
+        if !entries {
+            insert_entry(&mut out, key, value, cx)?;
+            continue;
+        }
+        let Value::Map(m) = value else {
+            return Err(overload(name, &[&value]));
+        };
+        for (k, v) in map_entries(&m, cx)? {
+            insert_entry(&mut out, k, v, cx)?;
+        }
+    }
+    Ok(Value::Map(MapRef::Literal(Shared::Owned(out))))
+}
+
+fn fold<'a>(
+    kind: FoldKind,
+    slots: Slots,
+    range: &'a Expr,
+    pred: &'a Expr,
+    cx: &mut Ctx<'a>,
+) -> Result<Value<'a>, EvalError> {
+    let items = range_items(range, slots.1.is_some(), cx)?;
     let (name, decisive) = match kind {
         FoldKind::All => ("all", false),
         FoldKind::Exists => ("exists", true),
@@ -657,7 +1031,7 @@ fn fold<'a>(
     let mut first_error = None;
     let mut count = 0usize;
     for item in items {
-        set_slot(cx, slot, item);
+        set_vars(cx, slots, item);
         match eval(pred, cx) {
             Ok(Value::Bool(b)) if kind == FoldKind::ExistsOne => count += usize::from(b),
             Ok(Value::Bool(b)) if b == decisive => return Ok(Value::Bool(decisive)),
@@ -734,6 +1108,12 @@ fn quantity_as_int(q: Quantity) -> Option<i64> {
     i64::try_from(nano / NANO).ok()
 }
 
+/// A quantity's value as the nearest double (upstream `AsApproximateFloat64`).
+#[allow(clippy::cast_precision_loss)] // approximate by definition
+fn quantity_as_float(q: Quantity) -> f64 {
+    q.as_nano() as f64 / 1e9
+}
+
 #[allow(clippy::cast_possible_wrap)] // upstream converts uint64 version parts with int64(...)
 fn version_part(v: u64) -> i64 {
     v as i64
@@ -762,7 +1142,7 @@ fn call_values<'a>(
         (B::UpperAscii, [V::Str(s)]) => V::Str(Shared::Owned(s.to_ascii_uppercase())),
         (B::Size, [V::Str(s)]) => V::Int(len_i64(s.chars().count())),
         (B::Size, [V::List(items)]) => V::Int(len_i64(items.len())),
-        (B::Size, [V::Map(m)]) => V::Int(len_i64(map_keys(m, cx)?.len())),
+        (B::Size, [V::Map(m)]) => V::Int(len_i64(map_len(m, cx)?)),
         (B::Includes, [V::List(items), needle]) => {
             let mut found = false;
             for item in items.iter().take(INCLUDES_MAX_ITEMS) {
@@ -809,6 +1189,7 @@ fn call_values<'a>(
             V::Int(quantity_as_int(*q).ok_or(EvalError::NotAnInteger)?)
         }
         (B::IsInteger, [V::Quantity(q)]) => V::Bool(quantity_as_int(*q).is_some()),
+        (B::AsApproximateFloat, [V::Quantity(q)]) => V::Double(quantity_as_float(*q)),
         (B::Add, [V::Quantity(a), V::Quantity(b)]) => {
             V::Quantity(a.checked_add(*b).ok_or_else(qoverflow)?)
         }
@@ -833,6 +1214,13 @@ fn call_values<'a>(
         }
         (B::OrValue, [V::Optional(None), _]) => args.swap_remove(1),
         (B::OptionalOf, [_]) => V::Optional(args.pop().map(Box::new)),
+        (B::OfNonZeroValue, [value]) => {
+            if is_zero_value(value, cx)? {
+                V::Optional(None)
+            } else {
+                V::Optional(args.pop().map(Box::new))
+            }
+        }
         (B::CharAt, [V::Str(s), V::Int(i)]) => V::Str(Shared::Owned(strings::char_at(s, *i)?)),
         (B::IndexOf, [V::Str(s), V::Str(sub)]) => V::Int(strings::find(s, sub, None, false)?),
         (B::IndexOf, [V::Str(s), V::Str(sub), V::Int(off)]) => {
@@ -869,12 +1257,233 @@ fn call_values<'a>(
         {
             V::Str(Shared::Owned(strings::join(items, sep, cx)?))
         }
+        (B::IndexOf, [V::List(items), needle]) => {
+            V::Int(lists::index_of(items, needle, false, cx)?)
+        }
+        (B::LastIndexOf, [V::List(items), needle]) => {
+            V::Int(lists::index_of(items, needle, true, cx)?)
+        }
+        (B::Matches, [V::Str(s), pattern]) => {
+            let found = with_regex(f.name(), pattern, cx, |re, cx| {
+                cx.charge(s.len())?;
+                Ok(regex::Searcher::new(re).is_match(s))
+            })?;
+            V::Bool(found)
+        }
+        (B::Find, [V::Str(s), pattern]) => {
+            let found = with_regex(f.name(), pattern, cx, |re, cx| {
+                cx.charge(s.len())?;
+                Ok(regex::Searcher::new(re)
+                    .find_all(s, Some(1))
+                    .first()
+                    .map(|r| String::from(&s[r.clone()]))
+                    .unwrap_or_default())
+            })?;
+            V::Str(Shared::Owned(found))
+        }
+        (B::FindAll, [V::Str(s), pattern, rest @ ..]) => {
+            let limit = match rest {
+                [] => None,
+                [V::Int(n)] => usize::try_from(*n).ok(),
+                _ => {
+                    let refs: Vec<&Value<'_>> = args.iter().collect();
+                    return Err(overload(f.name(), &refs));
+                }
+            };
+            let found = with_regex(f.name(), pattern, cx, |re, cx| {
+                cx.charge(s.len())?;
+                let ranges = regex::Searcher::new(re).find_all(s, limit);
+                cx.charge(ranges.len() * ITEM_COST)?;
+                Ok(ranges
+                    .into_iter()
+                    .map(|r| V::Str(Shared::Owned(String::from(&s[r]))))
+                    .collect())
+            })?;
+            list(found)
+        }
+        (B::Format, [V::Str(template), V::List(items)]) => {
+            let out = format::format(template, items, cx)?;
+            cx.charge_text(out.len())?;
+            V::Str(Shared::Owned(out))
+        }
+        (B::Quote, [V::Str(s)]) => V::Str(Shared::Owned(format::quote(s))),
+        (B::IsSorted, [V::List(items)]) => V::Bool(lists::is_sorted(items, cx)?),
+        (B::Sum, [V::List(items)]) => lists::sum(items, cx)?,
+        (B::Min, [V::List(items)]) => lists::extreme(items, "min", Ordering::Less, cx)?,
+        (B::Max, [V::List(items)]) => lists::extreme(items, "max", Ordering::Greater, cx)?,
+        (B::SetsContains, [V::List(a), V::List(b)]) => V::Bool(lists::contains_all(a, b, cx)?),
+        (B::SetsEquivalent, [V::List(a), V::List(b)]) => {
+            V::Bool(lists::contains_all(a, b, cx)? && lists::contains_all(b, a, cx)?)
+        }
+        (B::SetsIntersects, [V::List(a), V::List(b)]) => V::Bool(lists::intersects(a, b, cx)?),
+        (
+            B::ToInt
+            | B::ToUint
+            | B::ToDouble
+            | B::ToString
+            | B::ToBool
+            | B::ToDuration
+            | B::ToTimestamp,
+            [value],
+        ) => match conv::convert(f, value) {
+            Some(converted) => converted?,
+            None => return Err(overload(f.name(), &[value])),
+        },
+        (B::TypeOf, [value]) => V::Type(value.type_name()),
+        (B::Ip, [V::Str(s)]) => V::Ip(parse_ip(s)?),
+        (B::IsIp, [V::Str(s)]) => V::Bool(net::parse_ip(s).is_ok()),
+        (B::IpIsCanonical, [V::Str(s)]) => {
+            V::Bool(net::is_canonical(s).map_err(|reason| EvalError::InvalidIp {
+                value: String::from(&**s),
+                reason,
+            })?)
+        }
+        (B::Family, [V::Ip(ip)]) => V::Int(net::family(*ip)),
+        (B::IsUnspecified, [V::Ip(ip)]) => V::Bool(net::is_unspecified(*ip)),
+        (B::IsLoopback, [V::Ip(ip)]) => V::Bool(net::is_loopback(*ip)),
+        (B::IsLinkLocalMulticast, [V::Ip(ip)]) => V::Bool(net::is_link_local_multicast(*ip)),
+        (B::IsLinkLocalUnicast, [V::Ip(ip)]) => V::Bool(net::is_link_local_unicast(*ip)),
+        (B::IsGlobalUnicast, [V::Ip(ip)]) => V::Bool(net::is_global_unicast(*ip)),
+        (B::Cidr, [V::Str(s)]) => V::Cidr(parse_cidr(s)?),
+        (B::IsCidr, [V::Str(s)]) => V::Bool(net::parse_cidr(s).is_ok()),
+        (B::ContainsIp, [V::Cidr(c), V::Ip(ip)]) => V::Bool(c.contains_ip(*ip)),
+        (B::ContainsIp, [V::Cidr(c), V::Str(s)]) => V::Bool(c.contains_ip(parse_ip(s)?)),
+        (B::ContainsCidr, [V::Cidr(c), V::Cidr(other)]) => V::Bool(c.contains_cidr(*other)),
+        (B::ContainsCidr, [V::Cidr(c), V::Str(s)]) => V::Bool(c.contains_cidr(parse_cidr(s)?)),
+        (B::CidrIp, [V::Cidr(c)]) => V::Ip(c.addr),
+        (B::Masked, [V::Cidr(c)]) => V::Cidr(c.masked()),
+        (B::PrefixLength, [V::Cidr(c)]) => V::Int(i64::from(c.bits)),
+        (B::Url, [V::Str(s)]) => V::Url(Box::new(url::parse(s).map_err(|reason| {
+            EvalError::InvalidUrl {
+                value: String::from(&**s),
+                reason,
+            }
+        })?)),
+        (B::IsUrl, [V::Str(s)]) => V::Bool(url::is_url(s)),
+        (
+            B::GetFullYear
+            | B::GetMonth
+            | B::GetDate
+            | B::GetDayOfMonth
+            | B::GetDayOfWeek
+            | B::GetDayOfYear
+            | B::GetHours
+            | B::GetMinutes
+            | B::GetSeconds
+            | B::GetMilliseconds,
+            [V::Timestamp(t), rest @ ..],
+        ) if rest.len() <= 1 => {
+            let offset = match rest {
+                [V::Str(tz)] => {
+                    time::zone_offset(tz).map_err(|reason| EvalError::InvalidTime { reason })?
+                }
+                [] => 0,
+                _ => {
+                    let refs: Vec<&Value<'_>> = args.iter().collect();
+                    return Err(overload(f.name(), &refs));
+                }
+            };
+            V::Int(time::timestamp_field(f.name(), *t, offset))
+        }
+        (B::GetHours | B::GetMinutes | B::GetSeconds | B::GetMilliseconds, [V::Duration(d)]) => {
+            V::Int(time::duration_field(f.name(), *d))
+        }
+        (B::FormatNamed, [V::Str(s)]) => {
+            V::Optional(formats::named(s).map(|f| Box::new(V::Format(f))))
+        }
+        (B::Validate, [V::Format(format), V::Str(s)]) => {
+            let errors = formats::validate(format, s);
+            cx.charge(errors.len() * ITEM_COST)?;
+            if errors.is_empty() {
+                V::Optional(None)
+            } else {
+                let items = errors
+                    .into_iter()
+                    .map(|e| V::Str(Shared::Owned(e)))
+                    .collect();
+                V::Optional(Some(Box::new(list(items))))
+            }
+        }
+        (B::GetScheme, [V::Url(u)]) => V::Str(Shared::Owned(String::from(u.scheme()))),
+        (B::GetHost, [V::Url(u)]) => V::Str(Shared::Owned(String::from(u.host()))),
+        (B::GetHostname, [V::Url(u)]) => V::Str(Shared::Owned(String::from(u.hostname()))),
+        (B::GetPort, [V::Url(u)]) => V::Str(Shared::Owned(String::from(u.port()))),
+        (B::GetEscapedPath, [V::Url(u)]) => V::Str(Shared::Owned(u.escaped_path())),
+        (B::GetQuery, [V::Url(u)]) => {
+            let query = u.query();
+            cx.charge(query.iter().map(|(_, v)| v.len() + 1).sum::<usize>() * ITEM_COST)?;
+            let entries = query
+                .into_iter()
+                .map(|(k, values)| {
+                    let values = values
+                        .into_iter()
+                        .map(|v| V::Str(Shared::Owned(v)))
+                        .collect();
+                    (V::Str(Shared::Owned(k)), list(values))
+                })
+                .collect();
+            V::Map(MapRef::Literal(Shared::Owned(entries)))
+        }
         _ => {
             let refs: Vec<&Value<'_>> = args.iter().collect();
             return Err(overload(f.name(), &refs));
         }
     };
     Ok(result)
+}
+
+/// Whether `v` is its type's zero value, for `optional.ofNonZeroValue`.
+fn is_zero_value(v: &Value<'_>, cx: &Ctx<'_>) -> Result<bool, EvalError> {
+    Ok(match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Int(i) => *i == 0,
+        Value::Uint(u) => *u == 0,
+        Value::Double(d) => *d == 0.0,
+        Value::Str(s) => s.is_empty(),
+        Value::List(items) => items.is_empty(),
+        Value::Map(m) => map_len(m, cx)? == 0,
+        Value::Optional(o) => o.is_none(),
+        _ => false,
+    })
+}
+
+fn parse_ip(s: &str) -> Result<core::net::IpAddr, EvalError> {
+    net::parse_ip(s).map_err(|reason| EvalError::InvalidIp {
+        value: String::from(s),
+        reason,
+    })
+}
+
+fn parse_cidr(s: &str) -> Result<net::Cidr, EvalError> {
+    net::parse_cidr(s).map_err(|reason| EvalError::InvalidCidr {
+        value: String::from(s),
+        reason,
+    })
+}
+
+/// Runs `search` with the compiled pattern: the constant compiled at compile time, or
+/// a computed pattern compiled now (its length charged; an invalid one is an error).
+fn with_regex<'a, T>(
+    function: &'static str,
+    pattern: &Value<'a>,
+    cx: &Ctx<'a>,
+    search: impl FnOnce(&Regex, &Ctx<'a>) -> Result<T, EvalError>,
+) -> Result<T, EvalError> {
+    match pattern {
+        Value::Regex(re) => search(re, cx),
+        Value::Str(p) => {
+            // Compiling is linear in the pattern, within the compiled size limit.
+            cx.charge(p.len())?;
+            let re = regex::compile(p).map_err(|reason| EvalError::InvalidRegex {
+                function,
+                pattern: String::from(&**p),
+                reason,
+            })?;
+            search(&re, cx)
+        }
+        other => Err(overload(function, &[other])),
+    }
 }
 
 /// The optional `normalize` argument of `semver` / `isSemver`: `Some(flag)` when the
@@ -889,6 +1498,224 @@ fn semver_flag(rest: &[Value<'_>]) -> Option<bool> {
 
 fn len_i64(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+mod format;
+
+/// The Kubernetes lists library and cel-go's sets extension.
+mod lists {
+    use core::cmp::Ordering;
+
+    use super::{Ctx, EvalError, Value, arith_values, equal, len_i64, order};
+    use crate::cel::ir::{ArithOp, CmpOp};
+
+    /// `list.indexOf(x)` / `list.lastIndexOf(x)`: the first / last index of an item
+    /// equal to `x`, or -1.
+    pub(super) fn index_of(
+        items: &[Value<'_>],
+        needle: &Value<'_>,
+        last: bool,
+        cx: &Ctx<'_>,
+    ) -> Result<i64, EvalError> {
+        cx.charge(items.len())?;
+        let mut found = None;
+        for (i, item) in items.iter().enumerate() {
+            if equal(item, needle, cx)? {
+                found = Some(i);
+                if !last {
+                    break;
+                }
+            }
+        }
+        Ok(found.map_or(-1, len_i64))
+    }
+
+    /// `list.isSorted()`: every item no greater than the next.
+    pub(super) fn is_sorted(items: &[Value<'_>], cx: &Ctx<'_>) -> Result<bool, EvalError> {
+        cx.charge(items.len())?;
+        for pair in items.windows(2) {
+            if order(&pair[0], &pair[1], CmpOp::Gt)? == Some(Ordering::Greater) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// `list.sum()`: 0 for an empty list, else the items added in order.
+    pub(super) fn sum<'a>(items: &[Value<'a>], cx: &Ctx<'a>) -> Result<Value<'a>, EvalError> {
+        cx.charge(items.len())?;
+        let mut iter = items.iter();
+        let Some(first) = iter.next() else {
+            return Ok(Value::Int(0));
+        };
+        let mut acc = first.clone();
+        for item in iter {
+            acc = arith_values(ArithOp::Add, acc, item.clone(), cx)?;
+        }
+        if !matches!(
+            acc,
+            Value::Int(_) | Value::Uint(_) | Value::Double(_) | Value::Duration(_)
+        ) {
+            return Err(super::overload("sum", &[&acc]));
+        }
+        Ok(acc)
+    }
+
+    /// `list.min()` (`prefer == Less`) / `list.max()`: the first extreme item; an
+    /// error for an empty list.
+    pub(super) fn extreme<'a>(
+        items: &[Value<'a>],
+        function: &'static str,
+        prefer: Ordering,
+        cx: &Ctx<'a>,
+    ) -> Result<Value<'a>, EvalError> {
+        cx.charge(items.len())?;
+        let mut best: Option<&Value<'a>> = None;
+        for item in items {
+            best = Some(match best {
+                None => {
+                    // A single item must still be comparable.
+                    order(item, item, CmpOp::Lt)?;
+                    item
+                }
+                Some(b) if order(item, b, CmpOp::Lt)? == Some(prefer) => item,
+                Some(b) => b,
+            });
+        }
+        best.cloned().ok_or(EvalError::EmptyList { function })
+    }
+
+    /// `sets.contains(a, b)`: every item of `b` is in `a`.
+    pub(super) fn contains_all(
+        a: &[Value<'_>],
+        b: &[Value<'_>],
+        cx: &Ctx<'_>,
+    ) -> Result<bool, EvalError> {
+        cx.charge(a.len().saturating_mul(b.len()))?;
+        for y in b {
+            let mut found = false;
+            for x in a {
+                if equal(x, y, cx)? {
+                    found = true;
+                    break;
+                }
+            }
+            if !found {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// `sets.intersects(a, b)`: some item is in both.
+    pub(super) fn intersects(
+        a: &[Value<'_>],
+        b: &[Value<'_>],
+        cx: &Ctx<'_>,
+    ) -> Result<bool, EvalError> {
+        cx.charge(a.len().saturating_mul(b.len()))?;
+        for x in a {
+            for y in b {
+                if equal(x, y, cx)? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// The standard type conversions `int()`, `uint()`, `double()`, `string()`, `bool()`.
+mod conv {
+    use super::{EvalError, Shared, Value};
+    use crate::alloc_prelude::*;
+    use crate::cel::ir::Builtin;
+
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+
+    /// `f(value)`, or `None` when there is no such overload.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_precision_loss,
+        clippy::cast_sign_loss
+    )] // range-checked first; int → double rounds as cel-go's float64(i)
+    pub(super) fn convert<'a>(
+        f: Builtin,
+        value: &Value<'a>,
+    ) -> Option<Result<Value<'a>, EvalError>> {
+        use Value as V;
+        let range = |to| Err(EvalError::ConversionRange { to });
+        let invalid = |s: &str, to| {
+            Err(EvalError::InvalidConversion {
+                value: String::from(s),
+                to,
+            })
+        };
+        Some(match (f, value) {
+            (Builtin::ToInt, V::Int(i)) => Ok(V::Int(*i)),
+            (Builtin::ToInt, V::Uint(u)) => i64::try_from(*u).map(V::Int).or_else(|_| range("int")),
+            (Builtin::ToInt, V::Double(d)) => {
+                if d.is_finite() && *d >= -TWO_63 && *d < TWO_63 {
+                    Ok(V::Int(*d as i64))
+                } else {
+                    range("int")
+                }
+            }
+            (Builtin::ToInt, V::Str(s)) => s.parse().map(V::Int).or_else(|_| invalid(s, "int")),
+            (Builtin::ToUint, V::Uint(u)) => Ok(V::Uint(*u)),
+            (Builtin::ToUint, V::Int(i)) => {
+                u64::try_from(*i).map(V::Uint).or_else(|_| range("uint"))
+            }
+            (Builtin::ToUint, V::Double(d)) => {
+                if d.is_finite() && *d >= 0.0 && *d < TWO_64 {
+                    Ok(V::Uint(*d as u64))
+                } else {
+                    range("uint")
+                }
+            }
+            (Builtin::ToUint, V::Str(s)) => s.parse().map(V::Uint).or_else(|_| invalid(s, "uint")),
+            (Builtin::ToDouble, V::Double(d)) => Ok(V::Double(*d)),
+            (Builtin::ToDouble, V::Int(i)) => Ok(V::Double(*i as f64)),
+            (Builtin::ToDouble, V::Uint(u)) => Ok(V::Double(*u as f64)),
+            (Builtin::ToDouble, V::Str(s)) => {
+                s.parse().map(V::Double).or_else(|_| invalid(s, "double"))
+            }
+            (Builtin::ToString, V::Str(s)) => Ok(V::Str(s.clone())),
+            (Builtin::ToString, other) => {
+                super::format::scalar_string(other).map(|s| V::Str(Shared::Owned(s)))
+            }
+            (Builtin::ToInt, V::Duration(d)) => Ok(V::Int(*d)),
+            (Builtin::ToInt, V::Timestamp(t)) => Ok(V::Int(
+                i64::try_from(t.div_euclid(1_000_000_000)).unwrap_or(i64::MAX),
+            )),
+            (Builtin::ToDuration, V::Duration(d)) => Ok(V::Duration(*d)),
+            (Builtin::ToDuration, V::Str(s)) => crate::cel::time::parse_duration(s)
+                .map(V::Duration)
+                .map_err(|reason| EvalError::InvalidTime { reason }),
+            (Builtin::ToTimestamp, V::Timestamp(t)) => Ok(V::Timestamp(*t)),
+            (Builtin::ToTimestamp, V::Str(s)) => crate::cel::time::parse_timestamp(s)
+                .map(V::Timestamp)
+                .map_err(|reason| EvalError::InvalidTime { reason }),
+            (Builtin::ToTimestamp, V::Int(secs)) => {
+                let nanos = i128::from(*secs) * 1_000_000_000;
+                if crate::cel::time::in_range(nanos) {
+                    Ok(V::Timestamp(nanos))
+                } else {
+                    Err(EvalError::InvalidTime {
+                        reason: String::from("timestamp out of range"),
+                    })
+                }
+            }
+            (Builtin::ToBool, V::Bool(b)) => Ok(V::Bool(*b)),
+            (Builtin::ToBool, V::Str(s)) => match &**s {
+                "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(V::Bool(true)),
+                "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(V::Bool(false)),
+                _ => invalid(s, "bool"),
+            },
+            _ => return None,
+        })
+    }
 }
 
 /// The CEL strings extension (cel-go `ext.Strings`, which Kubernetes enables for DRA

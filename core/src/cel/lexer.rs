@@ -2,9 +2,10 @@
 //!
 //! The lexer follows the CEL language definition (`cel-spec/doc/langdef.md`, "Syntax"):
 //! `//` comments, decimal and hexadecimal integers, quoted / triple-quoted / raw
-//! strings with CEL's escapes. Literals the front end does not support (doubles,
-//! unsigned integers, bytes) are still recognised here so the parser can reject them
-//! with a precise message instead of a confusing syntax error.
+//! strings with CEL's escapes, unsigned (`1u`) and floating-point (`1.5`, `2e3`)
+//! numbers. Bytes literals, which the front end does not support, are still recognised
+//! here so the parser can reject them with a precise message instead of a confusing
+//! syntax error.
 
 use super::{CelError, CelErrorKind};
 use crate::alloc_prelude::*;
@@ -16,10 +17,10 @@ pub(super) enum Tok<'s> {
     Ident(&'s str),
     /// An integer literal's magnitude (the sign is an operator; the parser folds it).
     Int(u64),
-    /// An unsigned literal (`1u`): recognised, rejected by the parser.
-    Uint,
-    /// A floating-point literal: recognised, rejected by the parser.
-    Double,
+    /// An unsigned literal (`1u`).
+    Uint(u64),
+    /// A floating-point literal, as the bits of its `f64` (so that tokens stay `Eq`).
+    Double(u64),
     /// A string literal, escapes decoded.
     Str(String),
     /// A bytes literal (`b"..."`): recognised, rejected by the parser.
@@ -89,7 +90,7 @@ impl Tok<'_> {
     pub(super) fn describe(&self) -> String {
         let punct = match self {
             Tok::Ident(name) => return format!("identifier '{name}'"),
-            Tok::Int(_) | Tok::Uint | Tok::Double => return "number".to_owned(),
+            Tok::Int(_) | Tok::Uint(_) | Tok::Double(_) => return "number".to_owned(),
             Tok::Str(_) => return "string literal".to_owned(),
             Tok::Bytes => return "bytes literal".to_owned(),
             Tok::Eof => return "end of input".to_owned(),
@@ -350,7 +351,8 @@ impl<'s> Lexer<'s> {
             }
         }
         if is_double {
-            return Ok(Tok::Double);
+            let value: f64 = self.src[start..self.pos].parse().map_err(|_| invalid())?;
+            return Ok(Tok::Double(value.to_bits()));
         }
         let value = self.src[start..int_end]
             .parse::<u64>()
@@ -361,7 +363,7 @@ impl<'s> Lexer<'s> {
     fn finish_int(&mut self, value: u64) -> Tok<'s> {
         if matches!(self.peek(0), Some(b'u' | b'U')) {
             self.pos += 1;
-            return Tok::Uint;
+            return Tok::Uint(value);
         }
         Tok::Int(value)
     }
@@ -485,10 +487,10 @@ mod tests {
         assert_eq!(
             toks(r#"1u 1.5 2e3 .5 b"x" r"a\n" 'it''s' """tri"ple""" "\x41\u00e9\101\n""#),
             [
-                Tok::Uint,
-                Tok::Double,
-                Tok::Double,
-                Tok::Double,
+                Tok::Uint(1),
+                Tok::Double(1.5f64.to_bits()),
+                Tok::Double(2e3f64.to_bits()),
+                Tok::Double(0.5f64.to_bits()),
                 Tok::Bytes,
                 Tok::Str("a\\n".into()),
                 Tok::Str("it".into()),

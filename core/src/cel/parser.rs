@@ -11,7 +11,7 @@
 //! Unary          = Member | "!" {"!"} Member | "-" {"-"} Member
 //! Member         = Primary {"." ["?"] IDENT ["(" [Exprs] ")"] | "[" ["?"] Expr "]"}
 //! Primary        = ["."] IDENT ["(" [Exprs] ")"] | "(" Expr ")" | "[" [Exprs [","]] "]"
-//!                | literal
+//!                | "{" [Expr ":" Expr {"," Expr ":" Expr} [","]] "}" | literal
 //! ```
 //!
 //! `&&` and `||` chains are flattened into one n-ary node. Nesting is bounded by
@@ -88,6 +88,9 @@ pub(super) struct Node {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
     Int(i64),
+    Uint(u64),
+    /// A double literal, as the bits of its `f64` (so that nodes stay `Eq`).
+    Double(u64),
     Str(String),
     Bool(bool),
     Null,
@@ -111,6 +114,8 @@ pub(super) enum Kind {
         args: Vec<Node>,
     },
     List(Vec<Node>),
+    /// `{k: v, ...}`.
+    Map(Vec<(Node, Node)>),
     Unary {
         op: UnOp,
         arg: Box<Node>,
@@ -132,11 +137,18 @@ pub(super) enum Kind {
 impl Kind {
     fn children(&self) -> Vec<&Node> {
         match self {
-            Kind::Int(_) | Kind::Str(_) | Kind::Bool(_) | Kind::Null | Kind::Ident(_) => Vec::new(),
+            Kind::Int(_)
+            | Kind::Uint(_)
+            | Kind::Double(_)
+            | Kind::Str(_)
+            | Kind::Bool(_)
+            | Kind::Null
+            | Kind::Ident(_) => Vec::new(),
             Kind::Select { base, .. } => vec![base],
             Kind::Index { base, key, .. } => vec![base, key],
             Kind::Call { target, args, .. } => target.iter().map(|t| &**t).chain(args).collect(),
             Kind::List(items) | Kind::And(items) | Kind::Or(items) => items.iter().collect(),
+            Kind::Map(entries) => entries.iter().flat_map(|(k, v)| [k, v]).collect(),
             Kind::Unary { arg, .. } => vec![arg],
             Kind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             Kind::Cond {
@@ -525,6 +537,7 @@ impl<'s> Parser<'s> {
                 Ok(inner)
             }
             Tok::LBracket => self.list(token.start),
+            Tok::LBrace => self.map(token.start),
             Tok::Dot | Tok::Ident(_) => self.name(token),
             Tok::Minus => self.negative_int(token.start),
             _ => Self::literal(token),
@@ -543,10 +556,9 @@ impl<'s> Parser<'s> {
             Tok::True => Kind::Bool(true),
             Tok::False => Kind::Bool(false),
             Tok::Null => Kind::Null,
-            Tok::Uint => return Err(Self::unsupported(start, "unsigned integer literals")),
-            Tok::Double => return Err(Self::unsupported(start, "floating-point literals")),
+            Tok::Uint(u) => Kind::Uint(u),
+            Tok::Double(bits) => Kind::Double(bits),
             Tok::Bytes => return Err(Self::unsupported(start, "bytes literals")),
-            Tok::LBrace => return Err(Self::unsupported(start, "map literals")),
             _ => return Err(Self::unexpected_token(&token, "an expression")),
         };
         Self::node(kind, start, start)
@@ -579,6 +591,25 @@ impl<'s> Parser<'s> {
             self.expect(&Tok::Comma, "',' or ']' in the list")?;
         }
         Self::node(Kind::List(items), start, start)
+    }
+
+    /// A map literal after its `{`.
+    fn map(&mut self, start: usize) -> Result<Node, CelError> {
+        let mut entries = Vec::new();
+        loop {
+            if self.eat(&Tok::RBrace) {
+                break;
+            }
+            let key = self.expr()?;
+            self.expect(&Tok::Colon, "':' after the map key")?;
+            let value = self.expr()?;
+            entries.push((key, value));
+            if self.eat(&Tok::RBrace) {
+                break;
+            }
+            self.expect(&Tok::Comma, "',' or '}' in the map")?;
+        }
+        Self::node(Kind::Map(entries), start, start)
     }
 
     /// An identifier or a global call; `token` is the identifier or a leading `.`
@@ -623,6 +654,8 @@ mod tests {
     fn show(n: &Node) -> String {
         match &n.kind {
             Kind::Int(i) => format!("{i}"),
+            Kind::Uint(u) => format!("{u}u"),
+            Kind::Double(bits) => format!("{:?}", f64::from_bits(*bits)),
             Kind::Str(s) => format!("{s:?}"),
             Kind::Bool(b) => format!("{b}"),
             Kind::Null => "null".into(),
@@ -643,6 +676,13 @@ mod tests {
             Kind::List(items) => {
                 let items: Vec<_> = items.iter().map(show).collect();
                 format!("[{}]", items.join(", "))
+            }
+            Kind::Map(entries) => {
+                let entries: Vec<_> = entries
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", show(k), show(v)))
+                    .collect();
+                format!("{{{}}}", entries.join(", "))
             }
             Kind::Unary { op, arg } => {
                 format!(
@@ -709,12 +749,12 @@ mod tests {
         assert_eq!(e("").position, 0);
         assert_eq!(e("(a").position, 2);
         assert_eq!(
-            e("1.5 > 1").kind,
+            e("b'x' == 1").kind,
             CelErrorKind::UnsupportedSyntax {
-                what: "floating-point literals"
+                what: "bytes literals"
             }
         );
-        assert_eq!(e("{}").position, 0);
+        assert_eq!(e("{1 2}").position, 3);
         assert_eq!(e("9223372036854775808").kind, CelErrorKind::InvalidNumber);
         assert_eq!(e("a.?b()").position, 3);
         assert_eq!(e("a[?").position, 3);
