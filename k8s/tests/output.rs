@@ -1060,7 +1060,8 @@ fn a_pod_without_a_group_that_fits_nowhere_is_pending() {
     ];
     let mut snap = snapshot(s, objects);
     let plan = plan(&mut snap);
-    let summary = "pods: 0 of 1 pods fit: 4 devices on 1 node (n0) are allocated to other claims";
+    let summary =
+        "Pod ns/high: 0 of 1 pod fits: 4 devices on 1 node (n0) are allocated to other claims";
     let row = &plan.rows[0];
     assert_eq!(
         (row.kind, row.name.as_str(), row.outcome),

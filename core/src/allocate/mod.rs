@@ -11,12 +11,14 @@
 //! selectors, taints against the request's tolerations, committed allocations,
 //! capacity), counting what each filter removed (`prepare.rs`); the *search*
 //! (`search.rs`) then picks among the candidates, and `results.rs` writes what it picked
-//! in upstream's `AllocationResult` shape. This file holds the API: options, outcomes,
+//! in upstream's `AllocationResult` shape. `census.rs` counts the same stages for
+//! explanations only, on the hardware whatever others hold. This file holds the API: options, outcomes,
 //! errors, claim preparation for many nodes, commit and release.
 //!
 //! Layer: above the cluster (it reads the index and the class cache, and records what
 //! it allocates in the cluster's allocation table); the gang placer is its user above.
 
+mod census;
 mod prepare;
 mod results;
 mod search;
@@ -34,6 +36,7 @@ use crate::{ObjectRef, Quantity, ValidationError};
 use prepare::PreparedClaim;
 use search::{Alternative, Claim, Request, SearchEnd};
 
+pub(crate) use census::Skip;
 use search::MAX_DEVICES_PER_CLAIM;
 
 /// Limits for one allocation call.
@@ -143,17 +146,45 @@ pub struct SelectorFailure {
     pub error: CelError,
 }
 
-/// A selector that failed on one device.
+/// A selector that failed on one device: a CEL runtime error, which aborts the
+/// allocation (upstream: "CEL runtime error").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EvaluationFailure {
     /// The claim.
     pub claim: ObjectRef,
     /// The request, or `request/subrequest`.
     pub request: String,
+    /// The DeviceClass whose selector failed; `None` when it is one of the request's
+    /// own selectors.
+    pub class: Option<String>,
+    /// Which selector: its index in the class's `spec.selectors` or in the request's
+    /// `selectors`.
+    pub selector: usize,
+    /// The expression, as written.
+    pub expression: String,
     /// The device.
     pub device: DeviceRef,
     /// Why.
     pub error: EvalError,
+}
+
+impl fmt::Display for EvaluationFailure {
+    /// The claim, the request, the class (for a class selector), the selector's index
+    /// and expression, the device and the error, as in
+    /// ``ResourceClaim "ns/c": request gpu: selector #0 `device.attributes["d"].model ==
+    /// "A"` failed on device d/pool/gpu-0: CEL runtime error: no such key: model``.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: request {}: ", self.claim, self.request)?;
+        match &self.class {
+            Some(class) => write!(f, "DeviceClass {class} selector")?,
+            None => f.write_str("selector")?,
+        }
+        write!(
+            f,
+            " #{} `{}` failed on device {}: CEL runtime error: {}",
+            self.selector, self.expression, self.device, self.error
+        )
+    }
 }
 
 /// Invalid input: the call cannot be answered (not "does not fit").
@@ -221,11 +252,7 @@ impl fmt::Display for AllocationError {
                 write!(f, "{claim}: {field}: DeviceClass \"{class}\" not found")
             }
             AllocationError::Selector(x) => write!(f, "{}: {}: {}", x.object, x.field, x.error),
-            AllocationError::Evaluation(x) => write!(
-                f,
-                "{}: request {}: selector failed on device {}: {}",
-                x.claim, x.request, x.device, x.error
-            ),
+            AllocationError::Evaluation(x) => write!(f, "{x}"),
             AllocationError::TooManyDevices {
                 claim,
                 needed,

@@ -142,11 +142,14 @@ impl Cluster {
             // Upstream checks "in use" before evaluating selectors, so an allocated
             // device never makes a selector error abort the call.
             let skip_in_use = in_use && !view.admin_access && !all;
-            let eval = |s: &Selector| {
+            let eval = |i: usize, s: &Selector| {
                 s.eval(driver, device).map_err(|error| {
                     AllocationError::Evaluation(Box::new(EvaluationFailure {
                         claim: claim.object_ref(),
                         request: reference.clone(),
+                        class: None,
+                        selector: i,
+                        expression: s.source().to_owned(),
                         device: self.device_ref_of(slot),
                         error,
                     }))
@@ -157,10 +160,13 @@ impl Cluster {
                 funnel.allocated += 1;
                 continue;
             }
-            if let Some(error) = class.errors.get(&dev) {
+            if let Some((i, error)) = class.errors.get(&dev) {
                 return Err(AllocationError::Evaluation(Box::new(EvaluationFailure {
                     claim: claim.object_ref(),
                     request: reference.clone(),
+                    class: Some(compiled.class.clone()),
+                    selector: *i,
+                    expression: class.expression(*i).to_owned(),
                     device: self.device_ref_of(slot),
                     error: error.clone(),
                 })));
@@ -170,8 +176,8 @@ impl Cluster {
                 continue;
             }
             let mut selected = true;
-            for s in selectors {
-                if !eval(s)? {
+            for (i, s) in selectors.iter().enumerate() {
+                if !eval(i, s)? {
                     selected = false;
                     break;
                 }
@@ -284,7 +290,7 @@ impl Cluster {
 
     /// A device's values of a fully qualified attribute (exact name first, then the
     /// bare name when the domain is the driver's).
-    fn values_of(&self, dev: DeviceId, attribute: &str) -> Values {
+    pub(super) fn values_of(&self, dev: DeviceId, attribute: &str) -> Values {
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
         let entry = self.slice_entry(slot.slice);
         let device = &entry.slice.devices[slot.pos as usize];
@@ -330,7 +336,11 @@ impl Cluster {
 
 /// Whether a non-shareable device's capacities cover a request's capacity demands
 /// (for such devices requests are only a filter).
-fn capacity_covers(device: &Device, requests: &BTreeMap<String, Quantity>, driver: &str) -> bool {
+pub(super) fn capacity_covers(
+    device: &Device,
+    requests: &BTreeMap<String, Quantity>,
+    driver: &str,
+) -> bool {
     requests.iter().all(|(name, q)| {
         crate::model::capacity::resolve_capacity(device, name, driver)
             .and_then(|key| device.capacity.get(key))

@@ -177,6 +177,28 @@ impl Cluster {
         }
     }
 
+    /// Every shared counter of a pool at its current generation, as its counter sets
+    /// publish it (nothing subtracted).
+    pub(crate) fn counters_total_in(
+        &self,
+        pool: PoolId,
+    ) -> BTreeMap<(String, String), crate::Quantity> {
+        let p = &self.pools[pool.index()];
+        let generation = p.status.generation;
+        let mut out = BTreeMap::new();
+        for e in p.slices.values().map(|s| self.slice_entry(*s)) {
+            if e.slice.pool.generation != generation {
+                continue;
+            }
+            for set in &e.slice.shared_counters {
+                for (name, q) in &set.counters {
+                    out.insert((set.name.clone(), name.clone()), *q);
+                }
+            }
+        }
+        out
+    }
+
     pub(crate) fn counters_available_in(
         &self,
         pool: PoolId,

@@ -15,13 +15,16 @@ use super::{Cluster, ClusterError, not_found};
 pub(crate) struct ClassCache {
     selectors: Vec<crate::Selector>,
     pub(crate) matches: DeviceSet,
-    pub(crate) errors: BTreeMap<DeviceId, crate::EvalError>,
+    /// Per device whose evaluation failed: which selector (index into the class's
+    /// `spec.selectors`) and why. Selectors are evaluated in order and stop at the
+    /// first `false` or error, as upstream's are.
+    pub(crate) errors: BTreeMap<DeviceId, (usize, crate::EvalError)>,
 }
 
 impl ClassCache {
     pub(super) fn evaluate(&mut self, dev: DeviceId, driver: &str, device: &Device) {
         let mut ok = true;
-        for s in &self.selectors {
+        for (i, s) in self.selectors.iter().enumerate() {
             match s.eval(driver, device) {
                 Ok(true) => {}
                 Ok(false) => {
@@ -29,13 +32,18 @@ impl ClassCache {
                     break;
                 }
                 Err(e) => {
-                    self.errors.insert(dev, e);
+                    self.errors.insert(dev, (i, e));
                     ok = false;
                     break;
                 }
             }
         }
         self.matches.set(dev, ok);
+    }
+
+    /// The expression of selector `i` (as written).
+    pub(crate) fn expression(&self, i: usize) -> &str {
+        self.selectors.get(i).map_or("", crate::Selector::source)
     }
 
     pub(super) fn forget(&mut self, dev: DeviceId) {
@@ -48,6 +56,25 @@ impl Cluster {
     /// The devices a DeviceClass's selectors accept (any state), if the class exists.
     pub(crate) fn class_devices(&self, class: &str) -> Option<&DeviceSet> {
         self.class_cache.get(class).map(|c| &c.matches)
+    }
+
+    /// The devices a DeviceClass's selectors accept or fail on (any state), if the
+    /// class exists: where an allocation may use a device of the class or abort on it.
+    /// A failure is no mismatch: the placer's counts must not drop a node on which
+    /// upstream's allocator would abort.
+    pub(crate) fn class_devices_or_failing(
+        &self,
+        class: &str,
+    ) -> Option<alloc::borrow::Cow<'_, DeviceSet>> {
+        let cache = self.class_cache.get(class)?;
+        if cache.errors.is_empty() {
+            return Some(alloc::borrow::Cow::Borrowed(&cache.matches));
+        }
+        let mut set = cache.matches.clone();
+        for &d in cache.errors.keys() {
+            set.insert(d);
+        }
+        Some(alloc::borrow::Cow::Owned(set))
     }
 
     // ----------------------------------------------------------------- classes

@@ -14,6 +14,19 @@
 //! waiting or preemption may free it) or *unresolvable* (taints, selectors, cordons,
 //! hardware that is too small, topology).
 //!
+//! A node the index's counts admit (class bits, free, tolerated) is first tried with
+//! the allocator for one pod of the shape; where even that fails, the node is diagnosed
+//! like a rejected one. Per (sub)request, the census of the node (`allocate/census.rs`,
+//! explanations only) follows its devices through the class, each of the request's own
+//! selectors, its capacity demand and the shared counters (MIG-style partitions of one
+//! device), counted on the hardware whatever others hold: the first stage that leaves
+//! too few is a fact naming the request and its selector, capacity or counters, with
+//! counts; the census is repeated with that stage lifted, so every stage that blocks
+//! is a fact. Then taints and what others hold (devices, consumed counters) among the
+//! survivors, and the claim's `matchAttribute` / `distinctAttribute` constraints over
+//! them. A `firstAvailable` request none of whose subrequests can be served reports
+//! each of them.
+//!
 //! The **minimal blocking set** is the smallest set of facts whose removal lets the gang
 //! fit: every fact that can be relaxed is undone on a scratch copy (tolerate the taint,
 //! free the devices in use, uncordon the nodes, ...) one subset at a time, smallest
@@ -26,10 +39,16 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
+use crate::allocate::Skip;
+use crate::cel::Selector;
 use crate::cluster::Cluster;
 use crate::cluster::bits::{DeviceSet, SparseDeviceSet};
 use crate::gang::placer::{Gang, GangError, GangOptions, GangOutcome};
-use crate::model::claim::{AllocationMode, DeviceRequestKind, ResourceClaim, ResourceClaimSpec};
+use crate::model::claim::{
+    AllocationMode, ConstraintKind, DeviceRequestKind, ResourceClaim, ResourceClaimSpec,
+    split_request_ref,
+};
+use crate::model::class::DeviceSelector;
 use crate::model::decision::PlacementDecision;
 use crate::model::toleration::first_untolerated_taint;
 use crate::model::workload::{Pod, PodGroup};
@@ -160,6 +179,88 @@ pub enum Fact {
         /// The class.
         class: String,
     },
+    /// A request's own selectors leave fewer devices of its class on the nodes than
+    /// one pod needs (counted on the hardware, whatever others hold).
+    RequestSelector {
+        /// The claim (`namespace/name`) of the first pod asking.
+        claim: String,
+        /// The request, or `request/subrequest`.
+        request: String,
+        /// The class.
+        class: String,
+        /// Usable devices of the class on the nodes.
+        of_class: u32,
+        /// Per selector of the request, in order: its expression and how many of those
+        /// devices it and the selectors before it accept.
+        selectors: Vec<(String, u32)>,
+        /// Devices one pod needs for the request.
+        needed: u32,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// The devices a request's class and selectors accept cannot serve its capacity
+    /// demand, even with nothing else allocated on them.
+    CapacityTooSmall {
+        /// The claim (`namespace/name`) of the first pod asking.
+        claim: String,
+        /// The request, or `request/subrequest`.
+        request: String,
+        /// The capacity it asks for, by name.
+        capacity: Vec<(String, Quantity)>,
+        /// Devices its class and selectors accept on the nodes.
+        matching: u32,
+        /// Of those, how many can serve the demand.
+        fit: u32,
+        /// Devices one pod needs for the request.
+        needed: u32,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// The partitionable devices a request could use draw on shared counters (a
+    /// pool's counter sets, as a GPU's memory slices for its MIG devices) that cannot
+    /// cover as many of them as one pod needs, even with nothing allocated.
+    CountersTooFew {
+        /// The claim (`namespace/name`) of the first pod asking.
+        claim: String,
+        /// The request, or `request/subrequest`.
+        request: String,
+        /// Devices its class, selectors and capacity accept on the nodes.
+        matching: u32,
+        /// How many of them the counters admit together (at most).
+        fit: u32,
+        /// Devices one pod needs for the request.
+        needed: u32,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// Free devices the pods could use draw on shared counters that devices allocated
+    /// to other claims consume (a partition, or the whole device, of the same counter
+    /// set).
+    CountersInUse {
+        /// How many devices the consumed counters block.
+        devices: u32,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// A claim's `matchAttribute` / `distinctAttribute` constraint cannot hold with the
+    /// devices its requests could use on the nodes, whatever others hold.
+    Constraint {
+        /// The claim (`namespace/name`) of the first pod asking.
+        claim: String,
+        /// `matchAttribute` or `distinctAttribute`.
+        kind: String,
+        /// The attribute.
+        attribute: String,
+        /// The requests it covers (empty: all of them).
+        requests: Vec<String>,
+        /// Devices the requests need together.
+        needed: u32,
+        /// `matchAttribute`: the most of their devices on a node sharing one value;
+        /// `distinctAttribute`: the most distinct values on a node.
+        best: u32,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
     /// The devices are there, but no combination satisfies the claims' constraints
     /// and selectors on the nodes.
     NoCombination {
@@ -209,9 +310,10 @@ impl Fact {
     /// Whether removing the fact is within the scheduler's reach.
     pub fn resolution(&self) -> Resolution {
         match self {
-            Fact::ResourceInUse { .. } | Fact::DevicesInUse { .. } | Fact::NotEnoughPods { .. } => {
-                Resolution::WaitOrPreempt
-            }
+            Fact::ResourceInUse { .. }
+            | Fact::DevicesInUse { .. }
+            | Fact::CountersInUse { .. }
+            | Fact::NotEnoughPods { .. } => Resolution::WaitOrPreempt,
             _ => Resolution::Unresolvable,
         }
     }
@@ -226,6 +328,11 @@ impl Fact {
             | Fact::DeviceTaint { nodes, .. }
             | Fact::DevicesInUse { nodes, .. }
             | Fact::TooFewDevices { nodes, .. }
+            | Fact::RequestSelector { nodes, .. }
+            | Fact::CapacityTooSmall { nodes, .. }
+            | Fact::CountersTooFew { nodes, .. }
+            | Fact::CountersInUse { nodes, .. }
+            | Fact::Constraint { nodes, .. }
             | Fact::NotEnoughRoom { nodes, .. }
             | Fact::NoCombination { nodes } => nodes,
             _ => &[],
@@ -242,6 +349,11 @@ impl Fact {
             | Fact::DeviceTaint { nodes, .. }
             | Fact::DevicesInUse { nodes, .. }
             | Fact::TooFewDevices { nodes, .. }
+            | Fact::RequestSelector { nodes, .. }
+            | Fact::CapacityTooSmall { nodes, .. }
+            | Fact::CountersTooFew { nodes, .. }
+            | Fact::CountersInUse { nodes, .. }
+            | Fact::Constraint { nodes, .. }
             | Fact::NotEnoughRoom { nodes, .. }
             | Fact::NoCombination { nodes } => Some(nodes),
             _ => None,
@@ -280,9 +392,64 @@ impl Fact {
                 Fact::ClaimDeviceTainted { claim: a, .. },
                 Fact::ClaimDeviceTainted { claim: b, .. },
             ) => a == b,
+            (
+                Fact::RequestSelector {
+                    claim: a,
+                    request: x,
+                    ..
+                },
+                Fact::RequestSelector {
+                    claim: b,
+                    request: y,
+                    ..
+                },
+            )
+            | (
+                Fact::CapacityTooSmall {
+                    claim: a,
+                    request: x,
+                    ..
+                },
+                Fact::CapacityTooSmall {
+                    claim: b,
+                    request: y,
+                    ..
+                },
+            )
+            | (
+                Fact::CountersTooFew {
+                    claim: a,
+                    request: x,
+                    ..
+                },
+                Fact::CountersTooFew {
+                    claim: b,
+                    request: y,
+                    ..
+                },
+            ) => a == b && x == y,
+            (
+                Fact::Constraint {
+                    claim: c1,
+                    attribute: a1,
+                    kind: k1,
+                    ..
+                },
+                Fact::Constraint {
+                    claim: c2,
+                    attribute: a2,
+                    kind: k2,
+                    ..
+                },
+            ) => c1 == c2 && a1 == a2 && k1 == k2,
             _ => core::mem::discriminant(self) == core::mem::discriminant(other),
         }
     }
+}
+
+/// The plural ending for a count.
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// The verb form agreeing with a node list.
@@ -315,8 +482,9 @@ impl fmt::Display for Fact {
         match self {
             Fact::NotEnoughPods { present, min_count } => write!(
                 f,
-                "only {present} pod{} exist, minCount is {min_count}",
-                if *present == 1 { "" } else { "s" }
+                "only {present} pod{} exist{}, minCount is {min_count}",
+                if *present == 1 { "" } else { "s" },
+                if *present == 1 { "s" } else { "" }
             ),
             Fact::Cordoned { nodes } => {
                 write!(f, "{} {} cordoned", Nodes(nodes), verb(nodes, "is", "are"))
@@ -388,6 +556,111 @@ impl fmt::Display for Fact {
                 f,
                 "no device matches class {class} (claim {claim}, request {request})"
             ),
+            Fact::RequestSelector {
+                claim,
+                request,
+                class,
+                of_class,
+                selectors,
+                needed,
+                nodes,
+            } => {
+                write!(
+                    f,
+                    "claim {claim}, request {request}: on {}, {of_class} device{} match{} class \
+                     {class}",
+                    Nodes(nodes),
+                    plural(*of_class),
+                    if *of_class == 1 { "es" } else { "" }
+                )?;
+                // Every selector that removed devices, with what is left after it.
+                let mut before = *of_class;
+                for (expr, n) in selectors {
+                    if *n < before {
+                        write!(f, ", {n} match the request's selector `{expr}`")?;
+                    }
+                    before = *n;
+                }
+                write!(f, " ({needed} needed per pod)")
+            }
+            Fact::CapacityTooSmall {
+                claim,
+                request,
+                capacity,
+                matching,
+                fit,
+                needed,
+                nodes,
+            } => {
+                write!(f, "claim {claim}, request {request} asks for capacity ")?;
+                for (i, (name, q)) in capacity.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{name}={q}")?;
+                }
+                write!(
+                    f,
+                    ": on {}, {fit} of the {matching} matching device{} can provide it ({needed} \
+                     needed per pod)",
+                    Nodes(nodes),
+                    plural(*matching)
+                )
+            }
+            Fact::CountersTooFew {
+                claim,
+                request,
+                matching,
+                fit,
+                needed,
+                nodes,
+            } => write!(
+                f,
+                "claim {claim}, request {request}: on {}, the shared counters of the {matching} \
+                 matching device{} admit at most {fit} together, even with nothing allocated \
+                 ({needed} needed per pod)",
+                Nodes(nodes),
+                plural(*matching)
+            ),
+            Fact::CountersInUse { devices, nodes } => write!(
+                f,
+                "{devices} free device{} on {} draw{} on shared counters that devices \
+                 allocated to other claims consume",
+                plural(*devices),
+                Nodes(nodes),
+                if *devices == 1 { "s" } else { "" }
+            ),
+            Fact::Constraint {
+                claim,
+                kind,
+                attribute,
+                requests,
+                needed,
+                best,
+                nodes,
+            } => {
+                write!(f, "claim {claim}: {kind} {attribute}")?;
+                if !requests.is_empty() {
+                    write!(f, " (requests {})", requests.join(", "))?;
+                }
+                if kind == "distinctAttribute" {
+                    write!(
+                        f,
+                        ": {needed} devices need distinct values, but {} {} at most {best} \
+                         value{} among the devices the requests could use",
+                        Nodes(nodes),
+                        verb(nodes, "has", "have"),
+                        plural(*best)
+                    )
+                } else {
+                    write!(
+                        f,
+                        ": {needed} devices need one common value, but at most {best} of the \
+                         devices the requests could use on {} share one",
+                        Nodes(nodes)
+                    )
+                }
+            }
             Fact::NoCombination { nodes } => write!(
                 f,
                 "{}: no combination of devices satisfies the claims' constraints and selectors",
@@ -400,8 +673,9 @@ impl fmt::Display for Fact {
                 hosts,
             } => write!(
                 f,
-                "{} can each host a pod but together hold only {hosts} of the {needed} pods",
-                Nodes(nodes)
+                "{} can each host a pod but together hold only {hosts} of the {needed} pod{}",
+                Nodes(nodes),
+                plural(u32::try_from(*needed).unwrap_or(u32::MAX))
             ),
             Fact::DomainTooSmall {
                 key,
@@ -440,6 +714,8 @@ pub struct ShapeReport {
 pub struct Explanation {
     /// The PodGroup (`namespace/name`), or `None` for standalone pods.
     pub group: Option<String>,
+    /// Without a group, the pod explained (`namespace/name`) when it is one pod.
+    pub pod: Option<String>,
     /// The outcome.
     pub status: GangStatus,
     /// Pending pods that had to be placed together.
@@ -463,12 +739,27 @@ pub struct Explanation {
 }
 
 impl Explanation {
+    /// What is explained: `PodGroup ns/name`, `Pod ns/name`, or `pods`.
+    fn subject(&self) -> String {
+        match (&self.group, &self.pod) {
+            (Some(g), _) => format!("PodGroup {g}"),
+            (None, Some(p)) => format!("Pod {p}"),
+            (None, None) => String::from("pods"),
+        }
+    }
+
+    /// `B of R pods fit` (`B of 1 pod fits`).
+    fn fit_count(&self) -> String {
+        if self.required == 1 {
+            format!("{} of 1 pod fits", self.best)
+        } else {
+            format!("{} of {} pods fit", self.best, self.required)
+        }
+    }
+
     /// The one-line summary (what `PodScheduled=False` carries as its message).
     pub fn summary(&self) -> String {
-        let what = self
-            .group
-            .as_deref()
-            .map_or_else(|| String::from("pods"), |g| format!("PodGroup {g}"));
+        let what = self.subject();
         match self.status {
             GangStatus::Scheduled => format!("{what}: scheduled"),
             GangStatus::Wait => match self.facts.first() {
@@ -476,7 +767,7 @@ impl Explanation {
                 None => format!("{what}: waiting"),
             },
             _ => {
-                let mut s = format!("{what}: {} of {} pods fit", self.best, self.required);
+                let mut s = format!("{what}: {}", self.fit_count());
                 for (i, &b) in self.blocking.iter().enumerate() {
                     s.push_str(if i == 0 { ": " } else { "; " });
                     s.push_str(&self.facts[b].to_string());
@@ -490,14 +781,12 @@ impl Explanation {
 impl fmt::Display for Explanation {
     /// The derivation tree as text (see the module docs).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = self
-            .group
-            .as_deref()
-            .map_or_else(|| String::from("pods"), |g| format!("PodGroup {g}"));
+        let what = self.subject();
         match self.status {
             GangStatus::Scheduled => {
                 let n = self.decision.as_ref().map_or(0, |d| d.bindings.len());
-                return writeln!(f, "{what}: Scheduled ({n} pods bound)");
+                let s = if n == 1 { "" } else { "s" };
+                return writeln!(f, "{what}: Scheduled ({n} pod{s} bound)");
             }
             GangStatus::Wait => {
                 writeln!(f, "{what}: Wait")?;
@@ -595,6 +884,12 @@ enum Relaxation {
     DropResource(String),
     TolerateDeviceTaint(DeviceTaint),
     FreeDevices(Vec<String>),
+    /// Drop these selectors from the request (`request` or `request/subrequest`).
+    DropSelectors(String, Vec<String>),
+    /// Drop the request's capacity demand.
+    DropCapacity(String),
+    /// Drop the constraints on this attribute.
+    DropConstraint(String),
 }
 
 impl Fact {
@@ -608,9 +903,40 @@ impl Fact {
             }
             Fact::ResourceTooSmall { resource, .. } => Relaxation::DropResource(resource.clone()),
             Fact::DeviceTaint { taint, .. } => Relaxation::TolerateDeviceTaint(taint.clone()),
-            Fact::DevicesInUse { nodes, .. } => Relaxation::FreeDevices(nodes.clone()),
+            Fact::DevicesInUse { nodes, .. } | Fact::CountersInUse { nodes, .. } => {
+                Relaxation::FreeDevices(nodes.clone())
+            }
+            Fact::RequestSelector {
+                request, selectors, ..
+            } => Relaxation::DropSelectors(
+                request.clone(),
+                selectors.iter().map(|(e, _)| e.clone()).collect(),
+            ),
+            Fact::CapacityTooSmall { request, .. } => Relaxation::DropCapacity(request.clone()),
+            Fact::Constraint { attribute, .. } => Relaxation::DropConstraint(attribute.clone()),
             _ => return None,
         })
+    }
+}
+
+/// Calls `f` with the selectors and capacity demand of `claim`'s (sub)request named
+/// `reference` (`request` or `request/subrequest`), if it has one.
+fn for_request(
+    claim: &mut ResourceClaim,
+    reference: &str,
+    mut f: impl FnMut(&mut Vec<DeviceSelector>, &mut BTreeMap<String, Quantity>),
+) {
+    let (name, sub) = split_request_ref(reference);
+    for r in claim.spec.requests.iter_mut().filter(|r| r.name == name) {
+        match (&mut r.kind, sub) {
+            (DeviceRequestKind::Exactly(e), None) => f(&mut e.selectors, &mut e.capacity),
+            (DeviceRequestKind::FirstAvailable(subs), Some(sub)) => {
+                for s in subs.iter_mut().filter(|s| s.name == sub) {
+                    f(&mut s.selectors, &mut s.capacity);
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -629,9 +955,13 @@ impl Cluster {
         options: &GangOptions,
     ) -> Result<Explanation, GangError> {
         let outcome = self.place_gang(group, pods, claims, options)?;
-        let gang = self.gang_intake(group, pods, claims, options)?;
+        let mut gang = self.gang_intake(group, pods, claims, options)?;
         let mut ex = Explanation {
             group: group.map(|g| format!("{}/{}", g.namespace, g.name)),
+            pod: match pods {
+                [p] if group.is_none() => Some(format!("{}/{}", p.namespace, p.name)),
+                _ => None,
+            },
             status: GangStatus::Unschedulable,
             required: gang.required,
             best: 0,
@@ -664,6 +994,9 @@ impl Cluster {
             }
             GangOutcome::BudgetExhausted { .. } => ex.budget_exhausted = true,
         }
+        // Nodes the index's counts admit but where the allocator cannot serve one pod
+        // (its own selectors, constraints, capacity, counters) are diagnosed as such.
+        self.refine_caps(&mut gang);
         self.diagnose(&gang, options, &mut ex);
         // Which facts, removed, let the gang fit.
         let trial_options = GangOptions {
@@ -724,6 +1057,7 @@ impl Cluster {
                     .shapes
                     .iter()
                     .flat_map(|s| &s.candidates)
+                    .filter(|c| c.cap > 0)
                     .filter_map(|c| self.node_by_id(c.node).map(|n| n.name.clone()))
                     .collect();
                 let mut hosts = ex.best;
@@ -862,6 +1196,23 @@ impl Cluster {
                         }
                     }
                 }
+                Relaxation::DropSelectors(request, expressions) => {
+                    for c in &mut claims {
+                        for_request(c, request, |sels, _| {
+                            sels.retain(|s| !expressions.contains(&s.cel));
+                        });
+                    }
+                }
+                Relaxation::DropCapacity(request) => {
+                    for c in &mut claims {
+                        for_request(c, request, |_, capacity| capacity.clear());
+                    }
+                }
+                Relaxation::DropConstraint(attribute) => {
+                    for c in &mut claims {
+                        c.spec.constraints.retain(|k| k.attribute() != attribute);
+                    }
+                }
                 Relaxation::FreeDevices(nodes) => {
                     for n in nodes {
                         let Some(id) = cluster.node_id(n) else {
@@ -939,6 +1290,10 @@ impl Cluster {
                     | (
                         Fact::DevicesInUse { devices: a, .. },
                         Fact::DevicesInUse { devices: b, .. },
+                    )
+                    | (
+                        Fact::CountersInUse { devices: a, .. },
+                        Fact::CountersInUse { devices: b, .. },
                     ) => {
                         let local = if new_node {
                             b.saturating_sub(net_len)
@@ -946,6 +1301,55 @@ impl Cluster {
                             0
                         };
                         *a = a.saturating_add(local).saturating_add(unseen);
+                    }
+                    // Counted per node (network-attached devices reached from several
+                    // nodes count on each).
+                    (
+                        Fact::RequestSelector {
+                            of_class: a,
+                            selectors: sa,
+                            ..
+                        },
+                        Fact::RequestSelector {
+                            of_class: b,
+                            selectors: sb,
+                            ..
+                        },
+                    ) if new_node => {
+                        *a = a.saturating_add(*b);
+                        for ((_, x), (_, y)) in sa.iter_mut().zip(sb) {
+                            *x = x.saturating_add(*y);
+                        }
+                    }
+                    (
+                        Fact::CapacityTooSmall {
+                            matching: a,
+                            fit: x,
+                            ..
+                        },
+                        Fact::CapacityTooSmall {
+                            matching: b,
+                            fit: y,
+                            ..
+                        },
+                    )
+                    | (
+                        Fact::CountersTooFew {
+                            matching: a,
+                            fit: x,
+                            ..
+                        },
+                        Fact::CountersTooFew {
+                            matching: b,
+                            fit: y,
+                            ..
+                        },
+                    ) if new_node => {
+                        *a = a.saturating_add(*b);
+                        *x = x.saturating_add(*y);
+                    }
+                    (Fact::Constraint { best: a, .. }, Fact::Constraint { best: b, .. }) => {
+                        *a = (*a).max(*b);
                     }
                     _ => {}
                 }
@@ -988,7 +1392,7 @@ impl Cluster {
             }
             let pod = shape.rep;
             let mut counted = BTreeSet::new();
-            for c in &shape.candidates {
+            for c in shape.candidates.iter().filter(|c| c.cap > 0) {
                 counted.insert(c.node);
             }
             // Claims of the shape that name a class without devices at all.
@@ -1130,7 +1534,7 @@ impl Cluster {
                     .map(|p| p.key.clone())
                     .collect(),
                 devices_per_pod: shape.min_devices,
-                nodes: shape.candidates.len(),
+                nodes: shape.candidates.iter().filter(|c| c.cap > 0).count(),
                 capacity: shape.candidates.iter().map(|c| u64::from(c.cap)).sum(),
                 facts: shape_facts,
             });
@@ -1278,6 +1682,15 @@ impl Cluster {
 
     /// Reports why a node cannot give shape `si` its devices; false when every request
     /// has enough usable devices (then the failure is a combination problem).
+    ///
+    /// Per (sub)request, the census of the node (`allocate/census.rs`): the class, then
+    /// each of the request's own selectors, its capacity demand and the shared counters
+    /// its devices draw on, on the hardware; the first stage that leaves fewer devices
+    /// than a pod needs is the fact. Past them, taints and what others hold (devices,
+    /// counters) among the devices that survive; then the claim's constraints over
+    /// those devices. A `firstAvailable` request none of whose subrequests can be
+    /// served reports each of them.
+    #[allow(clippy::too_many_lines)]
     fn diagnose_devices(
         &self,
         gang: &Gang<'_>,
@@ -1288,12 +1701,18 @@ impl Cluster {
     ) -> bool {
         let devices = self.reach(id);
         let mut found = false;
-        for spec in shape_claims(gang, si).into_iter().map(|(_, s)| s) {
+        let mut compiled: BTreeMap<String, Option<Selector>> = BTreeMap::new();
+        for (claim, spec) in shape_claims(gang, si) {
+            // Per request, per alternative: (reference, devices that may serve it, now
+            // and on the hardware, and the devices needed), for the constraints.
+            let mut scopes: Vec<Vec<(String, DeviceSet, DeviceSet, u32)>> = Vec::new();
             for r in &spec.requests {
-                // The alternative with the most usable devices speaks for the request.
-                let mut worst: Option<(u32, Vec<DeviceFact>)> = None;
+                let mut whys: Vec<Vec<DeviceFact>> = Vec::new();
+                let mut served = false;
+                let mut alts = Vec::new();
                 for view in r.alternatives() {
                     if view.admin_access {
+                        served = true;
                         continue;
                     }
                     let need = match view.allocation_mode {
@@ -1301,90 +1720,265 @@ impl Cluster {
                         AllocationMode::All => 1,
                     };
                     // A class without any device is one fact for the whole cluster.
-                    let Some(class) = self
+                    if self
                         .class_devices(view.device_class_name)
-                        .filter(|s| !s.is_empty())
-                    else {
+                        .is_none_or(DeviceSet::is_empty)
+                    {
                         found = true;
                         continue;
-                    };
-                    let mut present = class.clone();
-                    present.intersect_with(self.usable_devices());
-                    let have = devices.count(&present);
+                    }
+                    let mut selectors = Vec::with_capacity(view.selectors.len());
+                    for sel in view.selectors {
+                        let c = compiled
+                            .entry(sel.cel.clone())
+                            .or_insert_with(|| Selector::compile(&sel.cel).ok());
+                        if let Some(c) = c {
+                            selectors.push(c.clone());
+                        }
+                    }
+                    let reference = view.reference();
+                    let node = || vec![name.to_owned()];
                     let mut why: Vec<DeviceFact> = Vec::new();
-                    if have < need {
-                        why.push((
-                            Fact::TooFewDevices {
-                                class: view.device_class_name.to_owned(),
-                                needed: need,
-                                nodes: vec![name.to_owned()],
-                            },
-                            None,
-                        ));
-                    } else {
+                    // Each stage that leaves too few is a fact; the next census passes
+                    // over it, so that what blocks once it is lifted is a fact too.
+                    let mut skip = Skip::default();
+                    let census = loop {
+                        let Some(census) = self.census(id, &view, &selectors, skip) else {
+                            break None;
+                        };
+                        if census.class < need {
+                            why.push((
+                                Fact::TooFewDevices {
+                                    class: view.device_class_name.to_owned(),
+                                    needed: need,
+                                    nodes: node(),
+                                },
+                                None,
+                            ));
+                            break None;
+                        } else if census.selected() < need {
+                            skip.selectors = true;
+                            why.push((
+                                Fact::RequestSelector {
+                                    claim: claim.to_owned(),
+                                    request: reference.clone(),
+                                    class: view.device_class_name.to_owned(),
+                                    of_class: census.class,
+                                    selectors: census.selectors.clone(),
+                                    needed: need,
+                                    nodes: node(),
+                                },
+                                None,
+                            ));
+                        } else if census.capacity < need {
+                            skip.capacity = true;
+                            why.push((
+                                Fact::CapacityTooSmall {
+                                    claim: claim.to_owned(),
+                                    request: reference.clone(),
+                                    capacity: view
+                                        .capacity
+                                        .iter()
+                                        .map(|(k, q)| (k.clone(), *q))
+                                        .collect(),
+                                    matching: census.selected(),
+                                    fit: census.capacity,
+                                    needed: need,
+                                    nodes: node(),
+                                },
+                                None,
+                            ));
+                        } else if census.counters < need {
+                            skip.counters = true;
+                            why.push((
+                                Fact::CountersTooFew {
+                                    claim: claim.to_owned(),
+                                    request: reference.clone(),
+                                    matching: census.capacity,
+                                    fit: census.counters,
+                                    needed: need,
+                                    nodes: node(),
+                                },
+                                None,
+                            ));
+                        } else {
+                            break Some(census);
+                        }
+                    };
+                    if let Some(census) = &census {
+                        let present = &census.fit;
                         let mut usable = present.clone();
                         self.restrict_usable(&mut usable, view.tolerations);
-                        let ok = devices.count(&usable);
-                        let mut free = present.clone();
-                        free.intersect_with(self.free_devices());
-                        let in_use = have - devices.count(&free);
-                        let mut held = present.clone();
-                        held.difference_with(self.free_devices());
-                        if ok >= need {
+                        usable.difference_with(&census.held);
+                        usable.difference_with(&census.counters_held);
+                        let free = devices.count(&usable);
+                        let ok = free.min(census.counters_now);
+                        let in_use = devices.count(&census.held);
+                        let held_net = devices.net_part(&census.held);
+                        let counters_in_use = devices.count(&census.counters_held);
+                        let counters_net = devices.net_part(&census.counters_held);
+                        alts.push((reference.clone(), usable, present.clone(), need));
+                        if ok >= need && why.is_empty() {
                             // Enough for this request alone, but the node's other
                             // requests may compete for them: what others hold counts.
+                            served = true;
                             if in_use > 0 {
-                                add(
-                                    Fact::DevicesInUse {
-                                        devices: in_use,
-                                        nodes: vec![name.to_owned()],
-                                    },
-                                    devices.net_part(&held),
-                                );
+                                let f = Fact::DevicesInUse {
+                                    devices: in_use,
+                                    nodes: node(),
+                                };
+                                add(f, held_net);
+                            }
+                            if counters_in_use > 0 {
+                                let f = Fact::CountersInUse {
+                                    devices: counters_in_use,
+                                    nodes: node(),
+                                };
+                                add(f, counters_net);
                             }
                             continue;
                         }
-                        // Tainted devices count whether or not they are in use: both
-                        // facts must go for such a device to serve.
-                        for (taint, members) in self.untolerated_taints(view.tolerations) {
-                            let mut hit = present.clone();
-                            hit.intersect_with(members);
-                            let n = devices.count(&hit);
-                            if n > 0 {
-                                why.push((
-                                    Fact::DeviceTaint {
-                                        taint: DeviceTaint {
-                                            time_added: None,
-                                            ..taint.clone()
+                        if ok < need {
+                            // Too few usable now, with the stages above lifted: what
+                            // taints and other claims take counts too. Tainted devices
+                            // count whether or not they are in use: both facts must go
+                            // for such a device to serve.
+                            for (taint, members) in self.untolerated_taints(view.tolerations) {
+                                let mut hit = present.clone();
+                                hit.intersect_with(members);
+                                let n = devices.count(&hit);
+                                if n > 0 {
+                                    why.push((
+                                        Fact::DeviceTaint {
+                                            taint: DeviceTaint {
+                                                time_added: None,
+                                                ..taint.clone()
+                                            },
+                                            devices: n,
+                                            nodes: node(),
                                         },
-                                        devices: n,
-                                        nodes: vec![name.to_owned()],
-                                    },
-                                    devices.net_part(&hit),
-                                ));
+                                        devices.net_part(&hit),
+                                    ));
+                                }
+                            }
+                            if in_use > 0 {
+                                let f = Fact::DevicesInUse {
+                                    devices: in_use,
+                                    nodes: node(),
+                                };
+                                why.push((f, held_net));
+                            }
+                            if counters_in_use > 0 || (free >= need && census.counters_now < need) {
+                                let f = Fact::CountersInUse {
+                                    devices: counters_in_use.max(1),
+                                    nodes: node(),
+                                };
+                                why.push((f, counters_net));
                             }
                         }
-                        if in_use > 0 {
-                            why.push((
-                                Fact::DevicesInUse {
-                                    devices: in_use,
-                                    nodes: vec![name.to_owned()],
-                                },
-                                devices.net_part(&held),
-                            ));
-                        }
                     }
-                    if worst.as_ref().is_none_or(|(w, _)| have > *w) {
-                        worst = Some((have, why));
-                    }
+                    whys.push(why);
                 }
-                if let Some((_, why)) = worst
-                    && !why.is_empty()
-                {
-                    found = true;
+                scopes.push(alts);
+                if served {
+                    continue;
+                }
+                // No alternative can serve the request: each says why.
+                for why in whys {
+                    found |= !why.is_empty();
                     for (f, net) in why {
                         add(f, net);
                     }
+                }
+            }
+            found |= self.diagnose_constraints(claim, spec, &scopes, name, add);
+        }
+        found
+    }
+
+    /// Reports the constraints of claim `claim` that cannot hold on the node with the
+    /// devices its requests may use (`scopes`, per request of `spec` in order: its
+    /// alternatives as (reference, usable now, usable on the hardware, needed)): on the
+    /// hardware, an unresolvable [`Fact::Constraint`]; only now, what others hold
+    /// ([`Fact::DevicesInUse`]). Whether it reported anything.
+    fn diagnose_constraints(
+        &self,
+        claim: &str,
+        spec: &ResourceClaimSpec,
+        scopes: &[Vec<(String, DeviceSet, DeviceSet, u32)>],
+        name: &str,
+        add: &mut dyn FnMut(Fact, Option<DeviceSet>),
+    ) -> bool {
+        let mut found = false;
+        for c in &spec.constraints {
+            let (kind, distinct) = match &c.kind {
+                ConstraintKind::MatchAttribute(_) => ("matchAttribute", false),
+                ConstraintKind::DistinctAttribute(_) => ("distinctAttribute", true),
+            };
+            // The requests it covers, each with the alternatives it covers.
+            let covered = |now: bool| -> Vec<Vec<(&DeviceSet, u32)>> {
+                scopes
+                    .iter()
+                    .map(|alts| {
+                        alts.iter()
+                            .filter(|(reference, ..)| {
+                                let (req, sub) = split_request_ref(reference);
+                                c.applies_to(req, sub)
+                            })
+                            .map(|(_, usable, present, need)| {
+                                (if now { usable } else { present }, *need)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .filter(|alts| !alts.is_empty())
+                    .collect()
+            };
+            let hardware = covered(false);
+            let needed: u32 = hardware
+                .iter()
+                .map(|alts| alts.iter().map(|(_, n)| *n).min().unwrap_or(0))
+                .sum();
+            if needed == 0 {
+                continue;
+            }
+            let (ok, best) = self.constraint_bound(c.attribute(), distinct, &hardware);
+            if !ok {
+                found = true;
+                add(
+                    Fact::Constraint {
+                        claim: claim.to_owned(),
+                        kind: kind.to_owned(),
+                        attribute: c.attribute().to_owned(),
+                        requests: c.requests.clone(),
+                        needed,
+                        best,
+                        nodes: vec![name.to_owned()],
+                    },
+                    None,
+                );
+                continue;
+            }
+            let (ok_now, _) = self.constraint_bound(c.attribute(), distinct, &covered(true));
+            if !ok_now {
+                // Devices others hold are needed for the constraint to hold.
+                let mut held = DeviceSet::new();
+                for alts in &hardware {
+                    for (set, _) in alts {
+                        held.grow(set.universe());
+                        held.union_with(set);
+                    }
+                }
+                held.difference_with(self.free_devices());
+                let devices = u32::try_from(held.len()).unwrap_or(u32::MAX);
+                if devices > 0 {
+                    found = true;
+                    add(
+                        Fact::DevicesInUse {
+                            devices,
+                            nodes: vec![name.to_owned()],
+                        },
+                        None,
+                    );
                 }
             }
         }

@@ -30,7 +30,13 @@
 //!    can host (`cap`): node filters (cordon, selector/affinity, node taints, `within`),
 //!    free scalars divided by the pod's requests, and per device request the node's
 //!    devices in `class ∧ usable ∧ free ∧ tolerated` (word-wise, from the index)
-//!    divided by the count. Nodes with `cap = 0` are dropped before any search.
+//!    divided by the count (a device the class's selectors fail on counts: the
+//!    allocator aborts on it). Nodes with `cap = 0` are dropped before any search. The
+//!    requests' own selectors, constraints, capacity and counters are left to the
+//!    allocator, node by node as the search reaches it: counting them for every node
+//!    would evaluate CEL on every device of the class on the placement path. An
+//!    explanation or a what-if tightens the caps with them (`refine_caps`: one allocator
+//!    call per candidate, exact when it says no).
 //! 3. **Domains.** With a topology key, candidates are grouped by domain; a domain
 //!    whose summed caps cannot reach `minCount` is skipped; the rest are tried in the
 //!    policy's order (see [`ScoringPolicy`]), the first feasible one wins.
@@ -61,7 +67,10 @@
 use core::fmt;
 
 use crate::alloc_prelude::*;
-use crate::allocate::{AllocationError, PreparedClaims, claim_limit_error};
+use crate::allocate::{
+    AllocationError, AllocationOutcome, AllocatorOptions, ClaimPart, PreparedClaims,
+    claim_limit_error,
+};
 use crate::cluster::Cluster;
 use crate::cluster::bits::DeviceSet;
 use crate::cluster::ids::NodeId;
@@ -585,6 +594,50 @@ impl Cluster {
         Ok(gang)
     }
 
+    /// Tightens the caps of `gang`'s candidates, for explanations and what-ifs (the
+    /// search finds the same on its own, node by node, so placing does not pay for it):
+    /// a node on which one pod of a shape cannot get its own claims' devices now has cap
+    /// 0. The allocator decides, so the request's own selectors, its constraints, its
+    /// capacity demand and the shared counters count, which the index's counts do not.
+    /// Still an upper bound for more pods, and exact when it says no (for the pod's own
+    /// claims; shared claims are left to the search).
+    pub(crate) fn refine_caps(&self, gang: &mut Gang<'_>) {
+        for shape in &mut gang.shapes {
+            if shape.prepared.claims().is_empty() {
+                continue;
+            }
+            let parts: Vec<ClaimPart<'_>> = (0..shape.prepared.claims().len())
+                .map(|index| ClaimPart {
+                    claim: &shape.prepared.claims()[index],
+                    prepared: &shape.prepared,
+                    index,
+                })
+                .collect();
+            let mut with_pods = shape.requests.clone();
+            with_pods.insert("pods".into(), Quantity::from_int(1));
+            for c in &mut shape.candidates {
+                if c.cap == 0 {
+                    continue;
+                }
+                let requests = match self.node_by_id(c.node) {
+                    Some(n) if n.allocatable.contains_key("pods") => &with_pods,
+                    Some(_) => &shape.requests,
+                    None => continue,
+                };
+                let outcome = self.allocate_parts_on(
+                    c.node,
+                    &parts,
+                    requests,
+                    AllocatorOptions::default(),
+                    None,
+                );
+                if let Ok(AllocationOutcome::Unsatisfiable(_)) = outcome {
+                    c.cap = 0;
+                }
+            }
+        }
+    }
+
     /// Step 2: every shape's candidate nodes with their caps; step 3's grouping.
     fn count_candidates(&self, gang: &mut Gang<'_>, options: &GangOptions) {
         let key = gang.key;
@@ -758,10 +811,12 @@ impl Cluster {
                         AllocationMode::ExactCount(n) => n.max(1),
                         AllocationMode::All => 1,
                     };
-                    let Some(class) = self.class_devices(view.device_class_name) else {
+                    // Devices the class's selectors fail on count: the allocator
+                    // aborts on them (a CEL runtime error is not a mismatch).
+                    let Some(class) = self.class_devices_or_failing(view.device_class_name) else {
                         continue 'request;
                     };
-                    let mut set = class.clone();
+                    let mut set = class.into_owned();
                     self.restrict_usable(&mut set, view.tolerations);
                     if intersects(&set, self.shared_devices())
                         || intersects(&set, self.shareable_devices())

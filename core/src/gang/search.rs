@@ -1030,9 +1030,16 @@ fn choice<'h>(
                 choice.pure = false;
                 continue;
             }
-            let class = classes
-                .get_or_insert_with(|| Classes::new(gang))
-                .class_of(cluster, p.device);
+            let classes = classes.get_or_insert_with(|| Classes::new(gang));
+            let class = classes.class_of(cluster, p.device);
+            if classes.erring[class as usize] {
+                // A selector of the gang fails on it: bounding its class would hold
+                // such devices, and a held device is skipped before selectors are
+                // evaluated, hiding the error upstream would meet on a free one. Not
+                // revisited (as shareable picks are not).
+                choice.pure = false;
+                continue;
+            }
             match choice.counts.binary_search_by_key(&class, |e| e.0) {
                 Ok(at) => choice.counts[at].1 += 1,
                 Err(at) => choice.counts.insert(at, (class, 1)),
@@ -1057,12 +1064,20 @@ struct Classes {
     /// The gang's request selectors: expression and compiled form (`None` when it
     /// does not compile).
     selectors: Vec<(String, Option<Selector>)>,
+    /// Per (sub)request of the gang: its class (index into `class_names`) and its
+    /// selectors in order (indices into `selectors`), to tell which selector errors an
+    /// allocation would meet (class first, then the request's selectors until one is
+    /// false, as upstream evaluates them).
+    requests: Vec<(usize, Vec<usize>)>,
     /// The attributes the gang's constraints compare.
     attributes: Vec<String>,
     /// Class by what the gang sees of a device.
     by_profile: BTreeMap<String, Class>,
     /// Per class, its node (`None`: reached through a slice of no single node).
     nodes: Vec<Option<NodeId>>,
+    /// Per class, whether a selector of the gang fails on its devices (a CEL runtime
+    /// error, not a mismatch: it aborts any allocation that evaluates it).
+    erring: Vec<bool>,
     /// Per class, its members, once its node (or the shared devices) is listed.
     members: Vec<Vec<DeviceId>>,
     /// Class per device, once seen.
@@ -1076,9 +1091,11 @@ impl Classes {
         let mut classes = Classes {
             class_names: Vec::new(),
             selectors: Vec::new(),
+            requests: Vec::new(),
             attributes: Vec::new(),
             by_profile: BTreeMap::new(),
             nodes: Vec::new(),
+            erring: Vec::new(),
             members: Vec::new(),
             of: BTreeMap::new(),
             listed: BTreeSet::new(),
@@ -1091,20 +1108,30 @@ impl Classes {
         for spec in specs {
             for r in &spec.requests {
                 for view in r.alternatives() {
-                    if !classes
+                    let class = if let Some(at) = classes
                         .class_names
                         .iter()
-                        .any(|c| c == view.device_class_name)
+                        .position(|c| c == view.device_class_name)
                     {
+                        at
+                    } else {
                         classes.class_names.push(view.device_class_name.to_owned());
-                    }
+                        classes.class_names.len() - 1
+                    };
+                    let mut order = Vec::with_capacity(view.selectors.len());
                     for sel in view.selectors {
-                        if !classes.selectors.iter().any(|(e, _)| *e == sel.cel) {
+                        let known = classes.selectors.iter().position(|(e, _)| *e == sel.cel);
+                        let at = if let Some(at) = known {
+                            at
+                        } else {
                             classes
                                 .selectors
                                 .push((sel.cel.clone(), Selector::compile(&sel.cel).ok()));
-                        }
+                            classes.selectors.len() - 1
+                        };
+                        order.push(at);
                     }
+                    classes.requests.push((class, order));
                 }
             }
             for c in &spec.constraints {
@@ -1121,12 +1148,13 @@ impl Classes {
         if let Some(&c) = self.of.get(&d) {
             return c;
         }
-        let (node, profile) = self.profile(cluster, d);
+        let (node, profile, erring) = self.profile(cluster, d);
         let c = if let Some(&c) = self.by_profile.get(&profile) {
             c
         } else {
             let c = Class::try_from(self.nodes.len()).expect("fewer than 2^32 classes");
             self.nodes.push(node);
+            self.erring.push(erring);
             self.members.push(Vec::new());
             self.by_profile.insert(profile, c);
             c
@@ -1156,8 +1184,9 @@ impl Classes {
         &self.members[c as usize]
     }
 
-    /// Device `d`'s node, and what the gang sees of it, as text.
-    fn profile(&self, cluster: &Cluster, d: DeviceId) -> (Option<NodeId>, String) {
+    /// Device `d`'s node, what the gang sees of it, as text, and whether one of the
+    /// gang's class or request selectors fails on it.
+    fn profile(&self, cluster: &Cluster, d: DeviceId) -> (Option<NodeId>, String, bool) {
         use core::fmt::Write as _;
         let slot = cluster.devices[d.index()].as_ref().expect("live device id");
         let entry = cluster.slice_entry(slot.slice);
@@ -1185,18 +1214,46 @@ impl Classes {
             device.capacity,
             device.consumes_counters,
         );
+        let start = key.len();
         for c in &self.class_names {
             let member = cluster.class_devices(c).is_some_and(|set| set.contains(d));
-            key.push(if member { '1' } else { '0' });
+            let failed = cluster
+                .class_cache
+                .get(c)
+                .is_some_and(|cache| cache.errors.contains_key(&d));
+            key.push(match (member, failed) {
+                (true, _) => '1',
+                (false, false) => '0',
+                (false, true) => 'e',
+            });
         }
         key.push('|');
         for (_, s) in &self.selectors {
+            // An error is its own answer, never a mismatch ('0').
             key.push(match s.as_ref().map(|s| s.eval(&slice.driver, device)) {
                 Some(Ok(true)) => '1',
                 Some(Ok(false)) => '0',
                 _ => 'e',
             });
         }
+        // The answers, ASCII: classes, '|', selectors.
+        let answers = &key.as_bytes()[start..];
+        let (class_answers, selector_answers) = answers.split_at(self.class_names.len());
+        let selector_answers = &selector_answers[1..];
+        let erring = self
+            .requests
+            .iter()
+            .any(|(class, order)| match class_answers[*class] {
+                b'e' => true,
+                b'1' => {
+                    order
+                        .iter()
+                        .map(|&s| selector_answers[s])
+                        .find(|&a| a != b'1')
+                        == Some(b'e')
+                }
+                _ => false,
+            });
         key.push('|');
         for a in &self.attributes {
             let bare = a
@@ -1205,7 +1262,7 @@ impl Classes {
                 .and_then(|(_, id)| device.attributes.get(id));
             let _ = write!(key, "{:?}/{:?};", device.attributes.get(a), bare);
         }
-        (node, key)
+        (node, key, erring)
     }
 }
 

@@ -39,6 +39,15 @@ pub struct WhatItTakes {
     /// constraint), the domains where the most of its pods fit by count first. Empty
     /// when it fits now or no node passes its filters at all.
     pub domains: Vec<DomainGap>,
+    /// When neither preemption nor free capacity helps: the facts of the explanation's
+    /// blocking set that only a change to the cluster or the workload removes (a
+    /// request's selector that matches no device, a constraint no node can satisfy,
+    /// devices too small, ...). Empty otherwise.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
+    pub unresolvable: Vec<crate::Fact>,
 }
 
 /// How far a domain's free capacity is from hosting a unit, by count (an optimistic
@@ -96,6 +105,7 @@ impl Scheduler {
             preemption: None,
             may_preempt: policy == PreemptionPolicy::PreemptLowerPriority,
             domains: Vec::new(),
+            unresolvable: Vec::new(),
         };
         match self
             .cluster
@@ -111,9 +121,12 @@ impl Scheduler {
             }
             GangOutcome::Unschedulable { .. } | GangOutcome::BudgetExhausted { .. } => {}
         }
-        let gang = self
+        let mut gang = self
             .cluster
             .gang_intake(group.as_ref(), &pods, &claims, &self.options)?;
+        // Counts that include the requests' own selectors, constraints, capacity and
+        // counters (the index's counts do not).
+        self.cluster.refine_caps(&mut gang);
         // The first `required` pending pods, by shape (without a gang, one pod is
         // progress).
         let required = if gang.required == 0 {
@@ -161,6 +174,20 @@ impl Scheduler {
         });
         let mut copy = self.clone();
         out.preemption = copy.preempt(unit)?;
+        if out.preemption.is_none() {
+            // Free capacity may not be what is missing at all: the explanation says.
+            let ex = self
+                .cluster
+                .explain_gang(group.as_ref(), &pods, &claims, &self.options)?;
+            if ex.status == crate::GangStatus::UnschedulableAndUnresolvable {
+                out.unresolvable = ex
+                    .blocking
+                    .iter()
+                    .map(|&b| ex.facts[b].clone())
+                    .filter(|f| f.resolution() == crate::Resolution::Unresolvable)
+                    .collect();
+            }
+        }
         Ok(out)
     }
 }
@@ -212,6 +239,14 @@ impl fmt::Display for WhatItTakes {
             }
             None => f.write_str("\n  preemption: evicting lower-priority units would not help")?,
         }
+        if !self.unresolvable.is_empty() {
+            // Neither freeing capacity nor preempting helps: name what does.
+            f.write_str("\n  capacity: more free devices would not help; first, change:")?;
+            for fact in &self.unresolvable {
+                write!(f, "\n    {fact}")?;
+            }
+            return Ok(());
+        }
         if self.domains.is_empty() {
             f.write_str("\n  capacity: no node passes its filters (see the explanation)")?;
         }
@@ -221,18 +256,30 @@ impl fmt::Display for WhatItTakes {
                 .as_deref()
                 .map_or_else(|| String::from("the cluster"), |v| format!("domain {v}"));
             if d.missing.is_empty() {
-                write!(
-                    f,
-                    "\n  {name}: all {} pods fit by count, but not together (see the explanation)",
-                    d.required
-                )?;
+                if d.required == 1 {
+                    write!(
+                        f,
+                        "\n  {name}: the pod fits each count alone, but not all at once (see the explanation)"
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "\n  {name}: all {} pods fit by count, but not together (see the explanation)",
+                        d.required
+                    )?;
+                }
                 continue;
             }
             write!(
                 f,
-                "\n  {name}: {} of {} pods fit; at least {} more free device{} needed:",
+                "\n  {name}: {} of {} {}; at least {} more free device{} needed:",
                 d.fit,
                 d.required,
+                if d.required == 1 {
+                    "pod fits"
+                } else {
+                    "pods fit"
+                },
                 d.missing_devices(),
                 plural(d.missing_devices() as usize)
             )?;

@@ -45,19 +45,32 @@ enum Value {
 /// Counter consumption by (counter set, counter).
 type Counters<'a> = BTreeMap<(&'a str, &'a str), Quantity>;
 
+/// Class selectors, then request selectors, in order, each stopping at the first
+/// `false` or error (as upstream evaluates them). An error names the selector and its
+/// expression: it aborts an allocation, it is not a mismatch.
 fn select(class: &[Selector], request: &[Selector], driver: &str, device: &Device) -> Selection {
-    for s in class {
+    for (i, s) in class.iter().enumerate() {
         match s.eval(driver, device) {
             Ok(true) => {}
             Ok(false) => return Selection::ClassMismatch,
-            Err(e) => return Selection::Error(e.to_string()),
+            Err(e) => {
+                return Selection::Error(format!(
+                    "class selector #{i} `{}`: CEL runtime error: {e}",
+                    s.source()
+                ));
+            }
         }
     }
-    for s in request {
+    for (i, s) in request.iter().enumerate() {
         match s.eval(driver, device) {
             Ok(true) => {}
             Ok(false) => return Selection::RequestMismatch,
-            Err(e) => return Selection::Error(e.to_string()),
+            Err(e) => {
+                return Selection::Error(format!(
+                    "selector #{i} `{}`: CEL runtime error: {e}",
+                    s.source()
+                ));
+            }
         }
     }
     Selection::Match
