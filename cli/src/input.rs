@@ -2,12 +2,14 @@
 //!
 //! stderr carries one line per message: `error: <problem>` for input errors (each as
 //! `gangpack_k8s::InputError` prints it: `FILE doc N: Kind "ns/name": field.path:
-//! message`), `warning: <what>` for what was skipped or reinterpreted.
+//! message`), `warning: <what>` for what was skipped or reinterpreted, one line per
+//! cause (`gangpack_k8s::group_warnings`: the same warning for 16 devices is one line
+//! with a count). Unknown fields are warnings, or errors with `--strict`.
 
 use std::io::Write as _;
 
 use gangpack::GangOptions;
-use gangpack_k8s::{BuildOptions, InputErrors, Loaded, Snapshot};
+use gangpack_k8s::{BuildOptions, InputErrors, LoadOptions, Loaded, Snapshot, Warning};
 
 use crate::render::{Paint, Style};
 use crate::{Failure, Global};
@@ -36,6 +38,13 @@ impl Messages {
     /// `warning: ...`.
     pub(crate) fn warning(&mut self, text: &str) {
         self.line("warning:", Paint::Yellow, text);
+    }
+
+    /// Warnings, one line per cause.
+    pub(crate) fn warnings(&mut self, warnings: &[Warning]) {
+        for g in gangpack_k8s::group_warnings(warnings) {
+            self.warning(&g.to_string());
+        }
     }
 }
 
@@ -79,10 +88,17 @@ fn check_paths(paths: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Reads `paths` (`-` is stdin).
-pub(crate) fn load(paths: &[String]) -> Result<Loaded, Failure> {
+/// Reads `paths` as the global flags ask (`--strict`).
+pub(crate) fn load_with(paths: &[String], options: LoadOptions) -> Result<Loaded, Failure> {
     check_paths(paths)?;
-    gangpack_k8s::load_paths(paths).map_err(|e| input_failure(&e))
+    gangpack_k8s::load_paths_with(paths, &options).map_err(|e| input_failure(&e))
+}
+
+/// The load options the global flags ask for.
+pub(crate) fn load_options(global: &Global) -> LoadOptions {
+    LoadOptions {
+        strict: global.strict,
+    }
 }
 
 /// Builds the snapshot, reporting warnings and skipped objects on stderr.
@@ -94,30 +110,26 @@ pub(crate) fn build(
     let load_warnings = loaded.warnings.clone();
     match Snapshot::build(loaded, &build_options(global)) {
         Ok(snapshot) => {
-            for w in &snapshot.warnings {
-                messages.warning(&w.to_string());
-            }
+            messages.warnings(&snapshot.warnings);
             for s in &snapshot.skipped {
                 messages.warning(&format!("skipped: {s}"));
             }
             Ok(snapshot)
         }
         Err(errors) => {
-            for w in &load_warnings {
-                messages.warning(&w.to_string());
-            }
+            messages.warnings(&load_warnings);
             Err(input_failure(&errors))
         }
     }
 }
 
-/// [`load`] then [`build`].
+/// [`load_with`] (as the global flags ask) then [`build`].
 pub(crate) fn snapshot(
     global: &Global,
     paths: &[String],
     messages: &mut Messages,
 ) -> Result<Snapshot, Failure> {
-    let loaded = load(paths)?;
+    let loaded = load_with(paths, load_options(global))?;
     build(global, loaded, messages)
 }
 

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Global flags (before or after the command): `--policy best-fit|spread|fragmentation-aware`,
-//! `--seed N`, `--color auto|always|never`, `--skip-invalid`, `--now RFC3339`.
+//! `--seed N`, `--color auto|always|never`, `--skip-invalid`, `--strict`, `--now RFC3339`.
 //!
 //! Every command loads its input the same way (`gangpack_k8s::load_paths`, then
 //! `Snapshot::build`); the demo builds its objects as Kubernetes documents and loads
@@ -108,6 +108,9 @@ pub(crate) struct Global {
     /// warning) instead of failing. A file that cannot be parsed still fails.
     #[arg(help_heading = "Global options", long, global = true)]
     pub(crate) skip_invalid: bool,
+    /// Unknown fields are errors, not warnings (as `kubectl --validate=strict`).
+    #[arg(help_heading = "Global options", long, global = true)]
+    pub(crate) strict: bool,
     /// The logical clock, RFC 3339 (`2026-11-05T08:00:00Z`): when new taints are added
     /// and evictions counted from. Default: the latest timestamp in the input.
     #[arg(help_heading = "Global options", long, global = true, value_name = "RFC3339", value_parser = time::parse_rfc3339_arg)]

@@ -113,7 +113,7 @@ pub(crate) fn run(
     style: Style,
     messages: &mut Messages,
 ) -> Result<crate::Outcome, Failure> {
-    let target = target(args)?;
+    let target = target(global, args, messages)?;
     let mut snapshot = input::snapshot(global, &args.inputs.paths, messages)?;
     let mut preface = String::new();
     if args.after_plan {
@@ -146,9 +146,13 @@ pub(crate) fn run(
 }
 
 /// The taint the arguments ask for.
-fn target(args: &TaintArgs) -> Result<TaintTarget, Failure> {
+fn target(
+    global: &Global,
+    args: &TaintArgs,
+    messages: &mut Messages,
+) -> Result<TaintTarget, Failure> {
     if let Some(path) = &args.rule {
-        return rule_target(path);
+        return rule_target(global, path, messages);
     }
     let effect = args.effect.unwrap_or(Effect::NoExecute);
     if let Some(d) = &args.device {
@@ -185,9 +189,15 @@ fn target(args: &TaintArgs) -> Result<TaintTarget, Failure> {
     Ok(TaintTarget::Node { node, taint })
 }
 
-/// The one DeviceTaintRule in `path`.
-fn rule_target(path: &str) -> Result<TaintTarget, Failure> {
-    let loaded = input::load(&[path.to_owned()])?;
+/// The one DeviceTaintRule in `path`, read as the inputs are (unknown fields warned,
+/// errors with `--strict`).
+fn rule_target(
+    global: &Global,
+    path: &str,
+    messages: &mut Messages,
+) -> Result<TaintTarget, Failure> {
+    let loaded = input::load_with(&[path.to_owned()], input::load_options(global))?;
+    messages.warnings(&loaded.warnings);
     let rules: Vec<_> = loaded
         .objects
         .iter()

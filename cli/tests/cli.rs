@@ -1145,9 +1145,9 @@ fn unknown_kinds_and_versions_are_skipped_with_a_warning() {
         [
             "warning: cli/tests/bad/wrong-kind.yaml doc 1: ConfigMap \"ml/settings\": skipped: \
              ConfigMap (v1) is not a kind gangpack reads",
-            "warning: cli/tests/bad/wrong-kind.yaml doc 2: DeviceClass \"gpu.nvidia.com\": \
-             skipped: apiVersion resource.k8s.io/v1beta1 is not read for DeviceClass (gangpack \
-             reads resource.k8s.io/v1)",
+            "warning: cli/tests/bad/wrong-kind.yaml doc 2: PodGroup \"ml/trainer\": skipped: \
+             PodGroup (scheduling.x-k8s.io/v1alpha1) is a custom resource, not the PodGroup of \
+             scheduling.k8s.io that gangpack reads",
         ]
     );
 }

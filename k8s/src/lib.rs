@@ -2,7 +2,10 @@
 //!
 //! - [`load`] reads what `kubectl get ... -o yaml|json` prints (files, directories,
 //!   stdin; multi-document YAML, JSON, `kind: List`) into [`Object`]s that keep the
-//!   whole original document.
+//!   whole original document, as the API server reads it: every API version a 1.37
+//!   server serves is converted into the one gangpack reads ([`Kind::served_versions`]),
+//!   unknown fields are [`Warning`]s (errors with [`LoadOptions::strict`]), duplicate
+//!   mapping keys are errors.
 //! - [`Snapshot::build`] converts them (through the `k8s-openapi` 1.37 types) into a
 //!   [`gangpack::Scheduler`]: pods with `spec.nodeName` and claims with
 //!   `status.allocation` are the running state, the rest is pending.
@@ -17,6 +20,8 @@ pub mod output;
 mod snapshot;
 
 pub use convert::device_taint_rule;
-pub use load::{Loaded, load_paths, load_str};
-pub use object::{InputError, InputErrors, Kind, Object, Source, Warning, describe};
+pub use load::{LoadOptions, Loaded, load_paths, load_paths_with, load_str, load_str_with};
+pub use object::{
+    InputError, InputErrors, Kind, Object, Source, Warning, WarningGroup, describe, group_warnings,
+};
 pub use snapshot::{BuildOptions, GeneratedClaim, Owner, RequestMapping, Snapshot};

@@ -7,14 +7,39 @@
 //! List`, or `PodList`, `NodeList`, ... whose items may omit `apiVersion` / `kind`).
 //! Empty documents are skipped; objects of kinds gangpack does not read are skipped
 //! with a [`Warning`]. Every problem is collected and the load fails as a whole.
+//!
+//! As the API server and `kubectl` read them:
+//!
+//! - a duplicate mapping key is an error (`line 38: mapping key "metadata" already
+//!   defined at line 37`; in JSON, the duplicate's line only), in YAML and JSON alike,
+//!   never merged;
+//! - every `apiVersion` a 1.37 API server serves for a kind gangpack reads is read,
+//!   converted into the version gangpack reads as the API server converts it (so
+//!   [`Object::raw`] holds the converted document); a version it does not serve is an
+//!   error naming those it does; a kind of a custom resource group (`scheduling.x-k8s.io`
+//!   PodGroups) is skipped with a warning;
+//! - a field the document's own version does not know is a warning naming its path
+//!   (`unknown field "spec.devices.requests[0].bogusField"`), as server-side field
+//!   validation warns, or an error with [`LoadOptions::strict`] (`kubectl
+//!   --validate=strict`).
 
+use std::cell::RefCell;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 
-use crate::object::{InputError, InputErrors, Kind, Object, Source, Warning};
+use crate::convert::versions;
+use crate::object::{InputError, InputErrors, Kind, Object, Source, Warning, describe};
+
+/// How to read the input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Unknown fields are errors, not warnings (`kubectl --validate=strict`).
+    pub strict: bool,
+}
 
 /// What a load read: the objects gangpack models, in input order, and warnings
 /// (unknown kinds skipped, ...).
@@ -38,8 +63,16 @@ impl Loaded {
 pub const STDIN_NAME: &str = "<stdin>";
 
 /// Reads every path (`-` is stdin; a directory is read recursively, `*.yaml`, `*.yml`
-/// and `*.json`, sorted by path).
+/// and `*.json`, sorted by path), with unknown fields as warnings.
 pub fn load_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Loaded, InputErrors> {
+    load_paths_with(paths, &LoadOptions::default())
+}
+
+/// [`load_paths`] with options.
+pub fn load_paths_with<P: AsRef<Path>>(
+    paths: &[P],
+    options: &LoadOptions,
+) -> Result<Loaded, InputErrors> {
     let mut loaded = Loaded::default();
     let mut errors = InputErrors::default();
     for p in paths {
@@ -47,7 +80,11 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Loaded, InputErrors> {
         if path == Path::new("-") {
             let mut text = String::new();
             match std::io::stdin().read_to_string(&mut text) {
-                Ok(_) => merge(load_str(&text, STDIN_NAME), &mut loaded, &mut errors),
+                Ok(_) => merge(
+                    load_str_with(&text, STDIN_NAME, options),
+                    &mut loaded,
+                    &mut errors,
+                ),
                 Err(e) => errors.push(file_error(STDIN_NAME, &e)),
             }
             continue;
@@ -65,7 +102,11 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Loaded, InputErrors> {
         for file in files {
             let name = file.display().to_string();
             match std::fs::read_to_string(&file) {
-                Ok(text) => merge(load_str(&text, &name), &mut loaded, &mut errors),
+                Ok(text) => merge(
+                    load_str_with(&text, &name, options),
+                    &mut loaded,
+                    &mut errors,
+                ),
                 Err(e) => errors.push(file_error(&name, &e)),
             }
         }
@@ -110,11 +151,18 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Reads one text (multi-document YAML or JSON); `file` names it in errors.
+/// Reads one text (multi-document YAML or JSON); `file` names it in errors. Unknown
+/// fields are warnings.
 pub fn load_str(text: &str, file: &str) -> Result<Loaded, InputErrors> {
+    load_str_with(text, file, &LoadOptions::default())
+}
+
+/// [`load_str`] with options.
+pub fn load_str_with(text: &str, file: &str, options: &LoadOptions) -> Result<Loaded, InputErrors> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut reader = Reader {
         file,
+        options: *options,
         loaded: Loaded::default(),
         errors: InputErrors::default(),
     };
@@ -133,6 +181,7 @@ pub fn load_str(text: &str, file: &str) -> Result<Loaded, InputErrors> {
 
 struct Reader<'a> {
     file: &'a str,
+    options: LoadOptions,
     loaded: Loaded,
     errors: InputErrors,
 }
@@ -156,16 +205,23 @@ impl Reader<'_> {
     }
 
     fn json(&mut self, text: &str) {
-        let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+        let stream = serde_json::Deserializer::from_str(text).into_iter::<Checked>();
         for (i, doc) in stream.enumerate() {
             let doc_no = i + 1;
             match doc {
-                Ok(v) => self.document(v, doc_no),
+                Ok(Checked(v)) => self.document(v, doc_no),
                 Err(e) => {
                     let src = self.source(doc_no, None);
-                    let msg = with_position("JSON syntax error", &e.to_string(), || {
-                        Some((e.line(), e.column()))
-                    });
+                    let message = e.to_string();
+                    let msg = if message.starts_with(DUPLICATE) {
+                        // The key is read: its line is the duplicate's.
+                        let key = message.split(" at line ").next().unwrap_or(&message);
+                        format!("line {}: {key}", e.line())
+                    } else {
+                        with_position("JSON syntax error", &message, || {
+                            Some((e.line(), e.column()))
+                        })
+                    };
                     self.error(Some(src), None, "", msg);
                     // The stream cannot resynchronize after a syntax error.
                     return;
@@ -177,10 +233,24 @@ impl Reader<'_> {
     fn yaml(&mut self, text: &str) {
         for (i, doc) in serde_norway::Deserializer::from_str(text).enumerate() {
             let doc_no = i + 1;
-            match Value::deserialize(doc) {
+            let state = RefCell::new(Keys::default());
+            match (ValueSeed { keys: &state }).deserialize(doc) {
                 Ok(v) => self.document(v, doc_no),
                 Err(e) => {
                     let src = self.source(doc_no, None);
+                    if let Some(dup) = state.into_inner().duplicate {
+                        let line = e.location().map_or(0, |l| l.line());
+                        let first = first_definition(text, i, &dup)
+                            .map(|l| format!(" at line {l}"))
+                            .unwrap_or_default();
+                        let msg = format!(
+                            "line {line}: mapping key \"{}\" already defined{first}",
+                            dup.key
+                        );
+                        self.error(Some(src), None, "", msg);
+                        // The document was read whole: the next ones can be too.
+                        continue;
+                    }
                     let msg = with_position("YAML syntax error", &e.to_string(), || {
                         e.location().map(|l| (l.line(), l.column()))
                     });
@@ -274,41 +344,93 @@ impl Reader<'_> {
         let Some(name) = name else {
             return;
         };
-        let Some(k) = Kind::from_type(&api_version, &kind) else {
-            let message = match Kind::ALL.into_iter().find(|k| k.as_str() == kind) {
-                Some(known) => {
-                    let also = if known == Kind::DeviceTaintRule {
-                        " (or resource.k8s.io/v1alpha3)"
-                    } else {
-                        ""
-                    };
-                    format!(
-                        "skipped: apiVersion {api_version} is not read for {kind} (gangpack reads {}{also})",
-                        known.api_version()
-                    )
-                }
-                None => format!("skipped: {kind} ({api_version}) is not a kind gangpack reads"),
-            };
-            let object = match &namespace {
-                Some(ns) => format!("{kind} \"{ns}/{name}\""),
-                None => format!("{kind} \"{name}\""),
-            };
-            self.loaded.warnings.push(Warning {
-                source: Some(src),
-                object: Some(object),
-                message,
-            });
+        let Some(k) = Kind::ALL.into_iter().find(|k| k.as_str() == kind) else {
+            let message = format!("skipped: {kind} ({api_version}) is not a kind gangpack reads");
+            self.skip(src, &kind, namespace.as_deref(), &name, message);
             return;
         };
+        let served = versions::served(k);
+        if !served.contains(&api_version.as_str()) {
+            let group = versions::group(&api_version);
+            if versions::is_builtin_group(group) {
+                let namespace = k
+                    .is_namespaced()
+                    .then(|| namespace.as_deref().unwrap_or("default"));
+                let object = describe(k, namespace, &name);
+                let message = format!(
+                    "{api_version} is not served for {kind} by Kubernetes 1.37 (served: {})",
+                    served.join(", ")
+                );
+                self.error(Some(src), Some(object), "apiVersion", message);
+            } else {
+                let message = format!(
+                    "skipped: {kind} ({api_version}) is a custom resource, not the {kind} of {} that gangpack reads",
+                    versions::group(k.api_version())
+                );
+                self.skip(src, &kind, namespace.as_deref(), &name, message);
+            }
+            return;
+        }
         let namespace = k
             .is_namespaced()
             .then(|| namespace.unwrap_or_else(|| "default".to_owned()));
+        let object = describe(k, namespace.as_deref(), &name);
+        match versions::unknown_fields(k, &api_version, &v) {
+            Ok(known) => {
+                if api_version != k.api_version() {
+                    // Converted from what that version knows, as the API server does
+                    // (an unknown field never turns into a field of the version read).
+                    v = known.doc;
+                }
+                for f in known.unknown {
+                    let message = format!("unknown field \"{f}\"");
+                    if self.options.strict {
+                        self.error(Some(src.clone()), Some(object.clone()), "", message);
+                    } else {
+                        self.loaded.warnings.push(Warning {
+                            source: Some(src.clone()),
+                            object: Some(object.clone()),
+                            message,
+                        });
+                    }
+                }
+            }
+            // A document of the version gangpack reads reports its type errors when it
+            // is converted (with its other problems); another version's, here, in the
+            // paths the document was written in.
+            Err((field, message)) if api_version != k.api_version() => {
+                self.error(Some(src), Some(object), &field, message);
+                return;
+            }
+            Err(_) => {}
+        }
+        versions::to_read_version(k, &mut v);
         self.loaded.objects.push(Object {
             source: src,
             kind: k,
             namespace,
             name,
             raw: v,
+        });
+    }
+
+    /// A document gangpack does not read: a warning, and nothing loaded.
+    fn skip(
+        &mut self,
+        src: Source,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+        message: String,
+    ) {
+        let object = match namespace {
+            Some(ns) => format!("{kind} \"{ns}/{name}\""),
+            None => format!("{kind} \"{name}\""),
+        };
+        self.loaded.warnings.push(Warning {
+            source: Some(src),
+            object: Some(object),
+            message,
         });
     }
 
@@ -361,4 +483,190 @@ fn with_position(
         }
         _ => format!("{what}: {message}"),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Duplicate mapping keys
+// ---------------------------------------------------------------------------------------------
+
+/// How a duplicate-key error message starts.
+const DUPLICATE: &str = "mapping key \"";
+
+/// The keys of one document as they are read: mappings are numbered in the order they
+/// start, keys by their position in their mapping.
+#[derive(Default)]
+struct Keys {
+    /// Mappings started so far.
+    mappings: usize,
+    /// On a second read: the (mapping, key position) to stop at, to learn its line.
+    stop_at: Option<(usize, usize)>,
+    /// The first duplicate found.
+    duplicate: Option<Duplicate>,
+}
+
+/// A key defined twice in one mapping.
+struct Duplicate {
+    key: String,
+    /// The mapping's number ([`Keys::mappings`] order).
+    mapping: usize,
+    /// The first definition's position in the mapping.
+    first: usize,
+}
+
+/// Reads a [`Value`] and fails on the first key a mapping defines twice.
+#[derive(Clone, Copy)]
+struct ValueSeed<'k> {
+    keys: &'k RefCell<Keys>,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Value, E> {
+        serde_json::Number::deserialize(serde::de::value::I128Deserializer::new(v))
+            .map(Value::Number)
+    }
+
+    fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Value, E> {
+        serde_json::Number::deserialize(serde::de::value::U128Deserializer::new(v))
+            .map(Value::Number)
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        self.deserialize(d)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(self)? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mapping = {
+            let mut k = self.keys.borrow_mut();
+            k.mappings += 1;
+            k.mappings - 1
+        };
+        let mut out = Map::new();
+        let mut order: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key_seed(KeySeed {
+            keys: self.keys,
+            mapping,
+            order: &order,
+        })? {
+            let value = map.next_value_seed(self)?;
+            order.push(key.clone());
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Reads one mapping key, failing when the mapping already has it (or when it is the
+/// key a second read stops at).
+struct KeySeed<'k, 'o> {
+    keys: &'k RefCell<Keys>,
+    mapping: usize,
+    order: &'o [String],
+}
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_, '_> {
+    type Value = String;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_string(self)
+    }
+}
+
+impl Visitor<'_> for KeySeed<'_, '_> {
+    type Value = String;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a mapping key")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<String, E> {
+        let mut k = self.keys.borrow_mut();
+        if k.stop_at == Some((self.mapping, self.order.len())) {
+            return Err(E::custom("first definition"));
+        }
+        if let Some(first) = self.order.iter().position(|o| o == key) {
+            k.duplicate = Some(Duplicate {
+                key: key.to_owned(),
+                mapping: self.mapping,
+                first,
+            });
+            return Err(E::custom(format!("{DUPLICATE}{key}\" already defined")));
+        }
+        Ok(key.to_owned())
+    }
+}
+
+/// A JSON document read with [`ValueSeed`].
+struct Checked(Value);
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
+        let keys = RefCell::new(Keys::default());
+        (ValueSeed { keys: &keys }).deserialize(d).map(Checked)
+    }
+}
+
+/// The line of a duplicate key's first definition: document `doc` (0-based) is read
+/// again, stopping at that key.
+fn first_definition(text: &str, doc: usize, dup: &Duplicate) -> Option<usize> {
+    let d = serde_norway::Deserializer::from_str(text).nth(doc)?;
+    let keys = RefCell::new(Keys {
+        stop_at: Some((dup.mapping, dup.first)),
+        ..Keys::default()
+    });
+    let e = (ValueSeed { keys: &keys }).deserialize(d).err()?;
+    e.location().map(|l| l.line())
 }

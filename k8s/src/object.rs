@@ -16,7 +16,7 @@ pub enum Kind {
     DeviceClass,
     /// `resource.k8s.io/v1` ResourceSlice.
     ResourceSlice,
-    /// `resource.k8s.io/v1` DeviceTaintRule (`v1alpha3` is read too).
+    /// `resource.k8s.io/v1` DeviceTaintRule.
     DeviceTaintRule,
     /// `resource.k8s.io/v1` ResourceClaimTemplate.
     ResourceClaimTemplate,
@@ -64,7 +64,8 @@ impl Kind {
         }
     }
 
-    /// The `apiVersion` gangpack writes for this kind.
+    /// The `apiVersion` gangpack writes for this kind, and converts every other served
+    /// version into (see [`Kind::served_versions`]).
     pub fn api_version(self) -> &'static str {
         match self {
             Kind::Namespace | Kind::Node | Kind::Pod => "v1",
@@ -90,14 +91,22 @@ impl Kind {
         )
     }
 
-    /// The kind an `apiVersion` / `kind` pair names, if gangpack reads it. Besides the
-    /// versions of [`Kind::api_version`], `resource.k8s.io/v1alpha3` DeviceTaintRules
-    /// are accepted (same shape).
+    /// Every `apiVersion` a Kubernetes 1.37 API server serves for this kind (some only
+    /// once enabled with `--runtime-config`), [`Kind::api_version`] first. gangpack
+    /// reads them all, converting each into [`Kind::api_version`] as the API server
+    /// converts it: `resource.k8s.io/v1beta2` and `v1alpha3` (DeviceTaintRule), and
+    /// `scheduling.k8s.io/v1alpha3`, have the same shape; `resource.k8s.io/v1beta1`
+    /// nests a device's fields in `basic` and keeps a request's device fields on the
+    /// request rather than in `exactly`.
+    pub fn served_versions(self) -> &'static [&'static str] {
+        crate::convert::versions::served(self)
+    }
+
+    /// The kind an `apiVersion` / `kind` pair names, if gangpack reads it (at any of
+    /// [`Kind::served_versions`]).
     pub fn from_type(api_version: &str, kind: &str) -> Option<Kind> {
         let k = Kind::ALL.into_iter().find(|k| k.as_str() == kind)?;
-        let ok = api_version == k.api_version()
-            || (k == Kind::DeviceTaintRule && api_version == "resource.k8s.io/v1alpha3");
-        ok.then_some(k)
+        k.served_versions().contains(&api_version).then_some(k)
     }
 }
 
@@ -131,7 +140,9 @@ impl fmt::Display for Source {
 }
 
 /// One Kubernetes object as read, untouched: `raw` is the whole document, so writing
-/// it back keeps every field gangpack does not own.
+/// it back keeps every field gangpack does not own. (A document of another served API
+/// version is held converted into [`Kind::api_version`], as the API server would return
+/// it.)
 #[derive(Clone, Debug, PartialEq)]
 pub struct Object {
     /// Where it came from.
@@ -142,7 +153,7 @@ pub struct Object {
     pub namespace: Option<String>,
     /// `metadata.name`.
     pub name: String,
-    /// The document as JSON.
+    /// The document as JSON (in [`Kind::api_version`]).
     pub raw: serde_json::Value,
 }
 
@@ -283,5 +294,143 @@ impl fmt::Display for Warning {
             write!(f, "{o}: ")?;
         }
         f.write_str(&self.message)
+    }
+}
+
+/// Warnings with one cause folded into one line: the same message about objects of one
+/// kind, once list indexes are set aside (`spec.devices[*].nodeAllocatableResources
+/// (alpha) is not modelled: ignored` for 16 devices), with a count and the first few
+/// places.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WarningGroup {
+    /// The first warning of the group.
+    pub first: Warning,
+    /// The message with each list index written `[*]`.
+    pub cause: String,
+    /// How many warnings the group folds.
+    pub count: usize,
+    /// The objects it is about, distinct, in input order, each with its source
+    /// (`ResourceSlice "node-1" (slices.yaml doc 1)`).
+    pub objects: Vec<String>,
+    /// Where in the object each warning is (the word of the message that names the list
+    /// item: `spec.devices[3].nodeAllocatableResources`), when the group is about one
+    /// object.
+    pub places: Vec<String>,
+}
+
+impl WarningGroup {
+    /// How many objects or places a folded line names before `and N more`.
+    pub const SHOWN: usize = 3;
+}
+
+/// Folds warnings of one cause into [`WarningGroup`]s, in the order each cause first
+/// appears.
+pub fn group_warnings(warnings: &[Warning]) -> Vec<WarningGroup> {
+    let mut groups: Vec<WarningGroup> = Vec::new();
+    let mut index: std::collections::BTreeMap<(String, String), usize> =
+        std::collections::BTreeMap::new();
+    for w in warnings {
+        let cause = without_indexes(&w.message);
+        let kind = w
+            .object
+            .as_deref()
+            .and_then(|o| o.split(' ').next())
+            .unwrap_or_default()
+            .to_owned();
+        let object = match (&w.object, &w.source) {
+            (Some(o), Some(s)) => format!("{o} ({s})"),
+            (Some(o), None) => o.clone(),
+            (None, Some(s)) => s.to_string(),
+            (None, None) => String::new(),
+        };
+        let place = differing_word(&w.message, &cause);
+        if let Some(&i) = index.get(&(kind.clone(), cause.clone())) {
+            let g = &mut groups[i];
+            g.count += 1;
+            if !g.objects.contains(&object) {
+                g.objects.push(object);
+            }
+            g.places.extend(place);
+        } else {
+            index.insert((kind, cause.clone()), groups.len());
+            groups.push(WarningGroup {
+                first: w.clone(),
+                cause,
+                count: 1,
+                objects: vec![object],
+                places: place.into_iter().collect(),
+            });
+        }
+    }
+    groups
+}
+
+/// `spec.devices[3].x` → `spec.devices[*].x`.
+fn without_indexes(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest[digits..].starts_with(']') {
+            out.push('*');
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The first whitespace-separated word of `message` that differs from `cause`'s.
+fn differing_word(message: &str, cause: &str) -> Option<String> {
+    message
+        .split_whitespace()
+        .zip(cause.split_whitespace())
+        .find(|(m, c)| m != c)
+        .map(|(m, _)| m.trim_matches('"').to_owned())
+}
+
+impl fmt::Display for WarningGroup {
+    /// One warning as [`Warning`] prints it; several about one object as the cause
+    /// followed by `(16 times: spec.devices[0]..., ... and 13 more)`; several about
+    /// several objects as the cause followed by `(16 times in 16 objects: ...)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.count == 1 {
+            return self.first.fmt(f);
+        }
+        let list = |items: &[String]| {
+            let mut s = items
+                .iter()
+                .take(Self::SHOWN)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if items.len() > Self::SHOWN {
+                use fmt::Write as _;
+                let _ = write!(s, " and {} more", items.len() - Self::SHOWN);
+            }
+            s
+        };
+        if self.objects.len() == 1 {
+            let one = Warning {
+                message: self.cause.clone(),
+                ..self.first.clone()
+            };
+            write!(f, "{one} ({} times", self.count)?;
+            if !self.places.is_empty() {
+                write!(f, ": {}", list(&self.places))?;
+            }
+            f.write_str(")")
+        } else {
+            write!(
+                f,
+                "{} ({} times in {} objects: {})",
+                self.cause,
+                self.count,
+                self.objects.len(),
+                list(&self.objects)
+            )
+        }
     }
 }

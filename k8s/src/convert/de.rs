@@ -7,7 +7,6 @@ use std::fmt::{Display, Write as _};
 use gangpack::{Problem, Quantity, ValidationError};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use serde_path_to_error::Segment;
 
 use crate::object::{InputError, InputErrors, Kind, Object, Warning};
 
@@ -144,23 +143,30 @@ pub(crate) fn validation_error(obj: &Object, e: &ValidationError) -> InputError 
 }
 
 /// Deserializes an object into its `k8s-openapi` type; a type error names the field
-/// path in Kubernetes' JSON spelling (`spec.devices[2].capacity["memory"].value`).
+/// path in Kubernetes' JSON spelling (`spec.devices[2].capacity["memory"].value`). An
+/// object of another served version (built by hand rather than loaded) is converted
+/// first.
 pub(crate) fn typed<T: DeserializeOwned>(obj: &Object) -> Result<T, InputError> {
-    let patched;
-    let raw = if obj.kind == Kind::DeviceTaintRule
-        && obj.raw.get("apiVersion").and_then(Value::as_str)
-            != Some(Kind::DeviceTaintRule.api_version())
-    {
-        // v1alpha3 has the same shape; the typed reader checks the apiVersion.
-        let mut v = obj.raw.clone();
-        v["apiVersion"] = Value::String(Kind::DeviceTaintRule.api_version().into());
-        patched = v;
-        &patched
-    } else {
+    let converted;
+    let raw = if obj.raw.get("apiVersion").and_then(Value::as_str) == Some(obj.kind.api_version()) {
         &obj.raw
+    } else {
+        let mut v = obj.raw.clone();
+        super::versions::to_read_version(obj.kind, &mut v);
+        converted = v;
+        &converted
     };
+    typed_value(obj.kind, raw).map_err(|(field, message)| input_error(obj, field, message))
+}
+
+/// Deserializes a document of `kind` into `T`; a type error is its field path and
+/// message (`required value` for a missing required field).
+pub(crate) fn typed_value<T: DeserializeOwned>(
+    kind: Kind,
+    raw: &Value,
+) -> Result<T, (String, String)> {
     serde_path_to_error::deserialize::<_, T>(raw).map_err(|e| {
-        let mut field = format_path(obj.kind, e.path());
+        let mut field = format_path(kind, e.path());
         let inner = e.inner().to_string();
         let message = match missing_field(&inner) {
             Some(name) => {
@@ -169,7 +175,7 @@ pub(crate) fn typed<T: DeserializeOwned>(obj: &Object) -> Result<T, InputError> 
             }
             None => inner,
         };
-        input_error(obj, field, message)
+        (field, message)
     })
 }
 
@@ -186,40 +192,72 @@ fn join(path: &str, child: &str) -> String {
     }
 }
 
+/// One step of a field path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Segment {
+    /// A struct field, `.name`.
+    Field(String),
+    /// A map key, `["key"]`.
+    Key(String),
+    /// A list index, `[i]`.
+    Index(usize),
+}
+
+/// A path in Kubernetes' JSON spelling: struct fields joined by `.`, list indexes as
+/// `[i]`, map keys as `["key"]`.
+pub(crate) fn format_segments(path: &[Segment]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Segment::Field(f) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(f);
+            }
+            Segment::Key(k) => {
+                let _ = write!(out, "[\"{k}\"]");
+            }
+            Segment::Index(i) => {
+                let _ = write!(out, "[{i}]");
+            }
+        }
+    }
+    out
+}
+
 /// A deserialization path in Kubernetes' JSON spelling: struct fields joined by `.`,
 /// list indexes as `[i]`, map keys as `["key"]`.
 pub(crate) fn format_path(kind: Kind, path: &serde_path_to_error::Path) -> String {
     // What each segment was: a field name, a map key, or an index.
     let mut names: Vec<Option<&str>> = Vec::new();
-    let mut out = String::new();
+    let mut segments = Vec::new();
     for seg in path {
         match seg {
-            Segment::Seq { index } => {
-                let _ = write!(out, "[{index}]");
+            serde_path_to_error::Segment::Seq { index } => {
+                segments.push(Segment::Index(*index));
                 names.push(None);
             }
-            Segment::Map { key } => {
+            serde_path_to_error::Segment::Map { key } => {
                 if is_map_key(kind, &names) {
-                    let _ = write!(out, "[\"{key}\"]");
+                    segments.push(Segment::Key(key.clone()));
                     names.push(None);
                 } else {
-                    if !out.is_empty() {
-                        out.push('.');
-                    }
-                    out.push_str(key);
+                    segments.push(Segment::Field(key.clone()));
                     names.push(Some(key.as_str()));
                 }
             }
-            Segment::Enum { .. } | Segment::Unknown => {}
+            serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {}
         }
     }
+    let out = format_segments(&segments);
     if out == "." { String::new() } else { out }
 }
 
 /// Whether the next key under `parents` (field names, `None` for indexes and map keys)
 /// is a map key rather than a struct field: the fields of the object kinds gangpack
 /// reads whose type is a map.
-fn is_map_key(kind: Kind, parents: &[Option<&str>]) -> bool {
+pub(crate) fn is_map_key(kind: Kind, parents: &[Option<&str>]) -> bool {
     let n = parents.len();
     let at = |back: usize| -> Option<Option<&str>> { n.checked_sub(back).map(|i| parents[i]) };
     let Some(Some(last)) = at(1) else {
@@ -238,9 +276,10 @@ fn is_map_key(kind: Kind, parents: &[Option<&str>]) -> bool {
         | "allocatedResources" => true,
         // `resources.requests`, `capacity.requests` (not `spec.devices.requests`).
         "requests" => matches!(at(2), Some(Some("resources" | "capacity"))),
-        // A device's capacity, a node's `status.capacity` (not a request's `capacity`).
+        // A device's capacity (v1beta1: in its `basic`), a node's `status.capacity` (not
+        // a request's `capacity`).
         "capacity" => {
-            matches!(at(2), Some(Some("status")))
+            matches!(at(2), Some(Some("status" | "basic")))
                 || (matches!(at(2), Some(None)) && matches!(at(3), Some(Some("devices"))))
         }
         // A pod's `spec.nodeSelector` is a map; a slice's is a NodeSelector.

@@ -15,6 +15,7 @@ use crate::object::{InputErrors, Kind, Object, Warning};
 
 pub(crate) mod de;
 pub(crate) mod resource;
+pub(crate) mod versions;
 pub(crate) mod workload;
 
 pub(crate) use de::Ctx;

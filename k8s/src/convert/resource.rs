@@ -200,13 +200,14 @@ pub(crate) fn resource_slice(ctx: &mut Ctx<'_>) -> Option<gangpack::ResourceSlic
             generation: spec.pool.generation,
             resource_slice_count: spec.pool.resource_slice_count,
         },
-        node_selection: selection?,
+        // Without one (already reported), a stand-in, so that the slice's other
+        // problems are reported with it.
+        node_selection: selection.unwrap_or(SliceNodeSelection::Slice(NodeAccess::AllNodes)),
         devices,
         shared_counters,
     };
-    if !ctx.ok() {
-        return None;
-    }
+    // Every problem of the slice at once: what conversion found, and what validation
+    // finds in the rest (a missing driver or pool next to a missing node field).
     ctx.validate(slice.validate());
     ctx.ok().then_some(slice)
 }
