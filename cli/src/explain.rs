@@ -36,7 +36,7 @@
 use std::fmt::Write as _;
 
 use gangpack::{CycleReport, PlacementDecision, Scheduler, Unit, UnitResult};
-use gangpack_k8s::output;
+use gangpack_k8s::{Kind, Snapshot, output};
 
 use crate::input::{self, Messages, namespaced};
 use crate::plan::{bound_pods, devices_cell};
@@ -52,9 +52,40 @@ pub(crate) fn run(
     messages: &mut Messages,
 ) -> Result<crate::Outcome, Failure> {
     let mut snapshot = input::snapshot(global, paths, messages)?;
+    // What is printed before the unit's explanation: the pod asked about, when its
+    // PodGroup is the unit explained, or why it is held back.
+    let mut preface = String::new();
     let unit = match (group, pod) {
-        (Some(g), _) => Some(Unit::Group(namespaced(g)?)),
-        (None, Some(p)) => Some(pod_unit(&snapshot.scheduler, &namespaced(p)?)?),
+        (Some(g), _) => {
+            let key = namespaced(g)?;
+            let (ns, name) = key.split_once('/').unwrap_or(("", &key));
+            if let Some(w) = snapshot.waiting(Kind::PodGroup, ns, name) {
+                return Ok(waiting_outcome(w));
+            }
+            Some(Unit::Group(key))
+        }
+        (None, Some(p)) => {
+            let key = namespaced(p)?;
+            let (ns, name) = key.split_once('/').unwrap_or(("", &key));
+            if let Some(w) = snapshot.waiting(Kind::Pod, ns, name) {
+                let group = w.group.as_ref().map(|g| format!("{ns}/{g}"));
+                match group.filter(|g| snapshot.scheduler.group(g).is_some()) {
+                    // Its group is scheduled without it: explain the group too.
+                    Some(g) => {
+                        let _ = writeln!(preface, "{}: pending: {}", w.unit(), w.reason());
+                        let _ = writeln!(preface, "Its PodGroup {g}, without it:");
+                        Some(Unit::Group(g))
+                    }
+                    None => return Ok(waiting_outcome(w)),
+                }
+            } else {
+                let unit = pod_unit(&snapshot.scheduler, &key)?;
+                if let Unit::Group(g) = &unit {
+                    let _ = writeln!(preface, "Pod {key} is a member of PodGroup {g}:");
+                }
+                Some(unit)
+            }
+        }
         (None, None) => None,
     };
     if let Some(u) = &unit {
@@ -63,13 +94,39 @@ pub(crate) fn run(
     let plan = output::plan(&mut snapshot);
     let sched = &snapshot.scheduler;
     let stdout = match unit {
-        Some(u) => explain_unit(sched, &plan.report, &u),
-        None => explain_all(sched, &plan.report),
+        Some(u) => {
+            let mut out = preface;
+            out.push_str(&explain_unit(sched, &plan.report, &u));
+            held_back_members(&mut out, &snapshot, &u);
+            out
+        }
+        None => explain_all(&snapshot, &plan.report),
     };
     Ok(crate::Outcome {
         stdout,
         code: EXIT_OK,
     })
+}
+
+/// The explanation of a unit held back: one line.
+fn waiting_outcome(w: &gangpack_k8s::Waiting) -> crate::Outcome {
+    crate::Outcome {
+        stdout: format!("{}: pending: {}\n", w.unit(), w.reason()),
+        code: EXIT_OK,
+    }
+}
+
+/// A line per pod of the group held back (not counted among its pods).
+fn held_back_members(out: &mut String, snapshot: &Snapshot, unit: &Unit) {
+    let Unit::Group(g) = unit else {
+        return;
+    };
+    let (ns, name) = g.split_once('/').unwrap_or(("", g));
+    for w in &snapshot.waiting {
+        if w.kind == Kind::Pod && w.namespace == ns && w.group.as_deref() == Some(name) {
+            let _ = writeln!(out, "held back: {} is {}", w.unit(), w.reason());
+        }
+    }
 }
 
 /// The unit of a pod: its PodGroup when it names one.
@@ -229,12 +286,25 @@ fn placements(out: &mut String, d: &PlacementDecision) {
     }
 }
 
-/// Every unit the cycle did not place, explained.
-fn explain_all(sched: &Scheduler, report: &CycleReport) -> String {
+/// Every unit the cycle did not place, explained, then the units held back.
+fn explain_all(snapshot: &Snapshot, report: &CycleReport) -> String {
+    let sched = &snapshot.scheduler;
     let mut parts: Vec<String> = Vec::new();
     for (unit, result) in &report.units {
         if !matches!(result, UnitResult::Scheduled(_) | UnitResult::Preempted(_)) {
-            parts.push(explain_unit(sched, report, unit));
+            let mut part = explain_unit(sched, report, unit);
+            held_back_members(&mut part, snapshot, unit);
+            parts.push(part);
+        }
+    }
+    for w in &snapshot.waiting {
+        let in_group = w.kind == Kind::Pod
+            && (matches!(w.on, gangpack_k8s::WaitingOn::Group)
+                || w.group
+                    .as_ref()
+                    .is_some_and(|g| sched.group(&format!("{}/{g}", w.namespace)).is_some()));
+        if !in_group {
+            parts.push(waiting_outcome(w).stdout);
         }
     }
     if parts.is_empty() {

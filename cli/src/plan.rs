@@ -19,8 +19,9 @@
 //!    took them (priority, then creation time, then name): `UNIT` (`PodGroup ns/name`
 //!    or `Pod ns/name`), `OUTCOME` (`placed`, `preempted`, `pending`, `invalid`,
 //!    `failed`), `PODS` (placed or nominated pods; pending pods when not placed),
-//!    `GPUS` (devices allocated), `NODES` (distinct nodes, in binding order).
-//! 2. **Pods placed**: `POD`, `NODE`, `GPUS`, `DEVICES` (`driver/pool: device device
+//!    `DEVICES` (how many devices are allocated: GPUs and every other device a claim
+//!    takes, CPUs, NICs, channels), `NODES` (distinct nodes, in binding order).
+//! 2. **Pods placed**: `POD`, `NODE`, `COUNT` (its devices), `DEVICES` (`driver/pool: device device
 //!    ...`, groups separated by `; `), in the units' order.
 //! 3. `preemptions:` per preemptor a line `  UNIT evicts:`, then one line per victim,
 //!    least important first: `    VICTIM (N pods, M devices, priority P)` (`VICTIM` is
@@ -30,8 +31,9 @@
 //!    unit, the explanation's summary, `PodGroup ns/name: B of R pods fit: <blocking
 //!    facts>`; for an invalid or failed one, the error).
 //! 5. A summary line: `N units: P placed, E preempted, W pending, I invalid, F failed;
-//!    B pods bound, M nominated, G GPUs allocated` (nominated: a preemptor's pods, which
-//!    bind once their victims are gone; GPUs: allocated to the placed units), with
+//!    B pods bound, M nominated, D devices allocated` (nominated: a preemptor's pods, which
+//!    bind once their victims are gone; devices: allocated to the placed units, followed
+//!    by ` (8 gpu.nvidia.com, 2 cpu.example.com)` per driver when there are several), with
 //!    `; E pods evicted` appended when the eviction step evicted any.
 //!
 //! With nothing pending, the output is one line: `nothing to schedule: N pods bound`.
@@ -62,9 +64,39 @@ pub(crate) fn run(
     let code = exit_code(&plan.rows);
     let stdout = match format {
         Format::Table => render(&plan, &snapshot, style),
-        Format::Yaml | Format::Json => objects(plan.changed, format)?,
+        Format::Yaml | Format::Json => {
+            warn_derived_uids(&plan.derived_uids, messages);
+            objects(plan.changed, format)?
+        }
     };
     Ok(crate::Outcome { stdout, code })
+}
+
+/// One warning naming the objects referenced by a derived uid (their input has none).
+pub(crate) fn warn_derived_uids(objects: &[String], messages: &mut Messages) {
+    const SHOWN: usize = 3;
+    if objects.is_empty() {
+        return;
+    }
+    let mut names = objects
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if objects.len() > SHOWN {
+        let _ = write!(names, " and {} more", objects.len() - SHOWN);
+    }
+    let (subject, them) = if objects.len() == 1 {
+        ("1 object has".to_owned(), "it")
+    } else {
+        (format!("{} objects have", objects.len()), "them")
+    };
+    messages.warning(&format!(
+        "{subject} no metadata.uid in the input ({names}): the uids written for {them} in \
+         reservedFor and ownerReferences are derived from kind, namespace and name (a \
+         UUIDv8), not the API server's; apply the output only where the objects have those uids"
+    ));
 }
 
 /// 0 when every unit is placed (or nominated after preemption), 3 otherwise.
@@ -122,6 +154,25 @@ pub(crate) fn devices_cell<'a>(
         .map(|(p, names)| format!("{p}: {}", names.join(" ")))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// ` (8 gpu.nvidia.com, 2 cpu.example.com)`: the devices per driver, most first,
+/// when there is more than one driver; empty otherwise.
+fn by_driver<'a>(devices: impl Iterator<Item = &'a String>) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for d in devices {
+        let driver = d.split('/').next().unwrap_or_default();
+        match counts.iter_mut().find(|(x, _)| *x == driver) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((driver, 1)),
+        }
+    }
+    if counts.len() < 2 {
+        return String::new();
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let parts: Vec<String> = counts.iter().map(|(d, n)| format!("{n} {d}")).collect();
+    format!(" ({})", parts.join(", "))
 }
 
 /// Distinct nodes in first-seen order.
@@ -191,9 +242,10 @@ fn victims(result: &UnitResult) -> Vec<String> {
         .collect()
 }
 
-/// The rows with the core's result of each (the same units, in the same order).
+/// The rows with the core's result of each (the same units, in the same order; the
+/// waiting rows after them have no result).
 fn rows_with_results(plan: &Plan) -> impl Iterator<Item = (&PlanRow, &UnitResult)> {
-    debug_assert_eq!(plan.rows.len(), plan.report.units.len());
+    debug_assert!(plan.rows.len() >= plan.report.units.len());
     plan.rows
         .iter()
         .zip(plan.report.units.iter().map(|(_, r)| r))
@@ -212,20 +264,20 @@ pub(crate) fn render(plan: &Plan, snapshot: &Snapshot, style: Style) -> String {
         );
         return out;
     }
-    let mut units = Table::new(&["UNIT", "OUTCOME", "PODS", "GPUS", "NODES"]);
+    let mut units = Table::new(&["UNIT", "OUTCOME", "PODS", "DEVICES", "NODES"]);
     for r in &plan.rows {
         units.row(vec![
             Cell::painted(format!("{} {}", r.kind, r.name), Paint::Cyan),
             Cell::painted(r.outcome.as_str(), outcome_paint(r.outcome)),
             Cell::plain(r.pods.len().to_string()),
-            Cell::plain(r.gpus.to_string()),
+            Cell::plain(r.device_count.to_string()),
             Cell::plain(nodes_of(r).join(" ")),
         ]);
     }
     units.write(&mut out, style, "");
     out.push('\n');
 
-    let mut pods = Table::new(&["POD", "NODE", "GPUS", "DEVICES"]);
+    let mut pods = Table::new(&["POD", "NODE", "COUNT", "DEVICES"]);
     for (_, result) in rows_with_results(plan) {
         if let Some(d) = decision(result) {
             add_pod_rows(&mut pods, d);
@@ -272,16 +324,12 @@ pub(crate) fn render(plan: &Plan, snapshot: &Snapshot, style: Style) -> String {
             _ => {}
         }
     }
-    let gpus: usize = plan
-        .rows
-        .iter()
-        .filter(|r| r.outcome == Outcome::Placed)
-        .map(|r| r.gpus)
-        .sum();
+    let placed = plan.rows.iter().filter(|r| r.outcome == Outcome::Placed);
+    let devices: usize = placed.clone().map(|r| r.device_count).sum();
     let _ = writeln!(
         out,
         "{}: {} placed, {} preempted, {} pending, {} invalid, {} failed; {} bound, {} nominated, \
-         {} allocated",
+         {} allocated{}",
         plural(plan.rows.len(), "unit", "units"),
         count(Outcome::Placed),
         count(Outcome::Preempted),
@@ -290,7 +338,8 @@ pub(crate) fn render(plan: &Plan, snapshot: &Snapshot, style: Style) -> String {
         count(Outcome::Failed),
         plural(bound, "pod", "pods"),
         nominated,
-        plural(gpus, "GPU", "GPUs"),
+        plural(devices, "device", "devices"),
+        by_driver(placed.flat_map(|r| &r.devices)),
     );
     if !plan.evictions.carried_out.is_empty() {
         // Before the newline: the summary stays one line.

@@ -325,7 +325,7 @@ pub(crate) fn render(plan: &TaintPlan, style: Style) -> String {
 
     if !plan.replacements.is_empty() {
         let _ = writeln!(out, "{}", style.paint(Paint::Bold, "where they could go:"));
-        let mut t = Table::new(&["UNIT", "OUTCOME", "PODS", "GPUS", "NODES"]);
+        let mut t = Table::new(&["UNIT", "OUTCOME", "PODS", "DEVICES", "NODES"]);
         for r in &plan.replacements {
             let mut nodes: Vec<&str> = Vec::new();
             for n in r.pods.iter().filter_map(|p| p.node.as_deref()) {
@@ -337,7 +337,7 @@ pub(crate) fn render(plan: &TaintPlan, style: Style) -> String {
                 Cell::painted(format!("{} {}", r.kind, r.name), Paint::Cyan),
                 Cell::painted(r.outcome.as_str(), outcome_paint(r.outcome)),
                 Cell::plain(r.pods.len().to_string()),
-                Cell::plain(r.gpus.to_string()),
+                Cell::plain(r.device_count.to_string()),
                 Cell::plain(nodes.join(" ")),
             ]);
         }

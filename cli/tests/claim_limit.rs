@@ -40,7 +40,7 @@ fn plan_fails_the_gang_over_the_claim_limit_and_places_the_other() {
     assert!(
         r.out.ends_with(
             "2 units: 1 placed, 0 preempted, 0 pending, 0 invalid, 1 failed; 1 pod bound, 0 \
-             nominated, 4 GPUs allocated\n"
+             nominated, 4 devices allocated\n"
         ),
         "{}",
         r.out

@@ -110,11 +110,11 @@ fn plan_places_the_rack_gang_and_the_inference_pod() {
     assert_eq!(r.code, 0, "{}{}", r.out, r.err);
     assert_eq!(r.err, "");
     assert!(
-        r.has_row(&["UNIT", "OUTCOME", "PODS", "GPUS", "NODES"]),
+        r.has_row(&["UNIT", "OUTCOME", "PODS", "DEVICES", "NODES"]),
         "{}",
         r.out
     );
-    assert!(r.has_row(&["POD", "NODE", "GPUS", "DEVICES"]), "{}", r.out);
+    assert!(r.has_row(&["POD", "NODE", "COUNT", "DEVICES"]), "{}", r.out);
     // The inference pod has the higher priority: it goes first, and BestFit puts it on
     // the tightest node, the one with a tainted GPU.
     let first = r.rows()[1].clone();
@@ -157,7 +157,7 @@ fn plan_places_the_rack_gang_and_the_inference_pod() {
         r.out.lines().last(),
         Some(
             "2 units: 2 placed, 0 preempted, 0 pending, 0 invalid, 0 failed; 5 pods bound, \
-             0 nominated, 17 GPUs allocated"
+             0 nominated, 17 devices allocated"
         )
     );
 }
@@ -187,7 +187,7 @@ fn plan_with_a_pending_gang_exits_3_and_says_why() {
     );
     assert!(r.out.ends_with(
         "1 unit: 0 placed, 0 preempted, 1 pending, 0 invalid, 0 failed; 0 pods bound, 0 \
-         nominated, 0 GPUs allocated\n"
+         nominated, 0 devices allocated\n"
     ));
 }
 
@@ -365,7 +365,7 @@ fn plan_preemption_names_the_victims() {
     ));
     assert!(r.out.ends_with(
         "1 unit: 0 placed, 1 preempted, 0 pending, 0 invalid, 0 failed; 0 pods bound, 1 \
-         nominated, 0 GPUs allocated\n"
+         nominated, 0 devices allocated\n"
     ));
     let list = run(&cmd("plan", &[fixture], &["-o", "yaml"])).yaml();
     let victim = find(&list, "Pod", "batch");
@@ -473,7 +473,14 @@ fn explain_by_pod_explains_its_group() {
         &["--pod", "ml/llm-pretrain-worker-2"],
     ));
     assert_eq!(by_pod.code, 0, "{}", by_pod.err);
-    assert_eq!(by_pod.out, by_group.out);
+    // The pod asked about, then its group's explanation.
+    assert_eq!(
+        by_pod.out,
+        format!(
+            "Pod ml/llm-pretrain-worker-2 is a member of PodGroup ml/llm-pretrain:\n{}",
+            by_group.out
+        )
+    );
 }
 
 #[test]
@@ -892,7 +899,7 @@ fn demo_runs_the_three_acts() {
     ] {
         assert!(r.out.contains(heading), "{heading}\n{}", r.out);
     }
-    assert!(r.has_row(&["UNIT", "OUTCOME", "PODS", "GPUS", "NODES"]));
+    assert!(r.has_row(&["UNIT", "OUTCOME", "PODS", "DEVICES", "NODES"]));
     assert!(
         r.has_row(&[
             "PodGroup",
@@ -1046,10 +1053,10 @@ fn bad_inputs_are_reported_with_their_location() {
             ],
         ),
         (
-            "dangling-claim.yaml",
+            "dangling-node.yaml",
             &[
-                "error: cli/tests/bad/dangling-claim.yaml doc 1: Pod \"ml/trainer\": \
-               spec.resourceClaims[0].resourceClaimName: not found: \"no-such-claim\"",
+                "error: cli/tests/bad/dangling-node.yaml doc 1: Pod \"ml/trainer\": \
+               spec.nodeName: not found: \"gpu-z\"",
             ],
         ),
         (
@@ -1115,7 +1122,7 @@ fn every_problem_is_reported_at_once() {
         &[
             "cli/tests/bad/bad-cel.yaml",
             "cli/tests/bad/bad-quantity.yaml",
-            "cli/tests/bad/dangling-claim.yaml",
+            "cli/tests/bad/dangling-node.yaml",
         ],
         &[],
     ));
@@ -1130,7 +1137,7 @@ fn every_problem_is_reported_at_once() {
         [
             "error: cli/tests/bad/bad-cel.yaml",
             "error: cli/tests/bad/bad-quantity.yaml",
-            "error: cli/tests/bad/dangling-claim.yaml",
+            "error: cli/tests/bad/dangling-node.yaml",
         ]
     );
 }

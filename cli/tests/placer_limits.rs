@@ -85,7 +85,7 @@ fn a_group_claims_choice_is_revisited() {
     assert!(
         r.out.ends_with(
             "1 unit: 1 placed, 0 preempted, 0 pending, 0 invalid, 0 failed; 2 pods bound, 0 \
-                 nominated, 4 GPUs allocated\n"
+                 nominated, 4 devices allocated (2 fabric.example.com, 2 gpu.example.com)\n"
         ),
         "{}",
         r.out

@@ -79,18 +79,18 @@ fn the_all_mode_group_of_two_pods_goes_rather_than_eight_single_pods() {
     assert_eq!(
         out,
         "\
-UNIT                OUTCOME    PODS  GPUS  NODES
-PodGroup ml/urgent  preempted  2     16    gpu-n1 gpu-n2
+UNIT                OUTCOME    PODS  DEVICES  NODES
+PodGroup ml/urgent  preempted  2     16       gpu-n1 gpu-n2
 
-POD          NODE    GPUS  DEVICES
-ml/urgent-0  gpu-n1  8     gpu.example.com/gpu-n1: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
-ml/urgent-1  gpu-n2  8     gpu.example.com/gpu-n2: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
+POD          NODE    COUNT  DEVICES
+ml/urgent-0  gpu-n1  8      gpu.example.com/gpu-n1: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
+ml/urgent-1  gpu-n2  8      gpu.example.com/gpu-n2: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
 
 preemptions:
   PodGroup ml/urgent evicts:
     PodGroup ml/whole (2 pods, 16 devices, priority 100)
 
-1 unit: 0 placed, 1 preempted, 0 pending, 0 invalid, 0 failed; 0 pods bound, 2 nominated, 0 GPUs allocated
+1 unit: 0 placed, 1 preempted, 0 pending, 0 invalid, 0 failed; 0 pods bound, 2 nominated, 0 devices allocated
 "
     );
     let objects = objects(FEWEST_PODS);
@@ -114,12 +114,12 @@ fn a_lower_highest_victim_priority_comes_before_fewer_pods() {
     assert_eq!(
         out,
         "\
-UNIT                OUTCOME    PODS  GPUS  NODES
-PodGroup ml/urgent  preempted  2     16    gpu-n3 gpu-n4
+UNIT                OUTCOME    PODS  DEVICES  NODES
+PodGroup ml/urgent  preempted  2     16       gpu-n3 gpu-n4
 
-POD          NODE    GPUS  DEVICES
-ml/urgent-0  gpu-n3  8     gpu.example.com/gpu-n3: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
-ml/urgent-1  gpu-n4  8     gpu.example.com/gpu-n4: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
+POD          NODE    COUNT  DEVICES
+ml/urgent-0  gpu-n3  8      gpu.example.com/gpu-n3: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
+ml/urgent-1  gpu-n4  8      gpu.example.com/gpu-n4: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
 
 preemptions:
   PodGroup ml/urgent evicts:
@@ -132,7 +132,7 @@ preemptions:
     Pod ml/shards-b-2 (1 pod, 2 devices, priority 100)
     Pod ml/shards-b-3 (1 pod, 2 devices, priority 100)
 
-1 unit: 0 placed, 1 preempted, 0 pending, 0 invalid, 0 failed; 0 pods bound, 2 nominated, 0 GPUs allocated
+1 unit: 0 placed, 1 preempted, 0 pending, 0 invalid, 0 failed; 0 pods bound, 2 nominated, 0 devices allocated
 "
     );
     let objects = objects(LOWEST_PRIORITY);

@@ -24,4 +24,6 @@ pub use load::{LoadOptions, Loaded, load_paths, load_paths_with, load_str, load_
 pub use object::{
     InputError, InputErrors, Kind, Object, Source, Warning, WarningGroup, describe, group_warnings,
 };
-pub use snapshot::{BuildOptions, GeneratedClaim, Owner, RequestMapping, Snapshot};
+pub use snapshot::{
+    BuildOptions, GeneratedClaim, Owner, RequestMapping, Snapshot, Waiting, WaitingOn,
+};

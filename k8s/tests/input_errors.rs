@@ -264,19 +264,47 @@ fn duplicates_name_both_sources() {
 }
 
 #[test]
-fn dangling_references_are_errors() {
+fn dangling_references_are_errors_but_missing_claims_are_waited_for() {
     let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers: [{name: c}]\n  resourceClaims:\n  - {name: gpus, resourceClaimName: missing}\n  - {name: more, resourceClaimTemplateName: nowhere}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: q, namespace: ml}\nspec:\n  nodeName: gone\n  priorityClassName: vip\n  containers: [{name: c}]\n---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g, namespace: ml}\nspec:\n  schedulingPolicy: {gang: {minCount: 1}}\n  resourceClaims:\n  - {name: fabric, resourceClaimTemplateName: fabric}\n";
+    // A missing node or PriorityClass is an error; a missing claim or template is not
+    // (the API server accepts the pod, which waits).
     assert_eq!(
         errors(text),
         [
-            "cluster.yaml doc 2: Pod \"ml/p\": spec.resourceClaims[0].resourceClaimName: not found: \"missing\"",
-            "cluster.yaml doc 2: Pod \"ml/p\": spec.resourceClaims[1].resourceClaimTemplateName: not found: \"nowhere\"",
             "cluster.yaml doc 3: Pod \"ml/q\": spec.priorityClassName: not found: \"vip\"",
             "cluster.yaml doc 3: Pod \"ml/q\": spec.nodeName: not found: \"gone\"",
-            "cluster.yaml doc 4: PodGroup \"ml/g\": spec.resourceClaims[0].resourceClaimTemplateName: not found: \"fabric\"",
         ]
         .join("\n")
     );
+    let (head, _) = text
+        .split_once("---\napiVersion: v1\nkind: Pod\nmetadata: {name: q")
+        .unwrap();
+    let rest = text
+        .split_once("  containers: [{name: c}]\n---\napiVersion: scheduling")
+        .unwrap()
+        .1;
+    let text = format!("{head}---\napiVersion: scheduling{rest}");
+    let s = Snapshot::build(
+        load_str(&text, "cluster.yaml").unwrap(),
+        &BuildOptions::default(),
+    )
+    .unwrap();
+    let waiting: Vec<(String, String)> = s.waiting.iter().map(|w| (w.unit(), w.reason())).collect();
+    assert_eq!(
+        waiting,
+        [
+            (
+                "Pod ml/p".to_owned(),
+                "waiting for ResourceClaim \"ml/missing\" (spec.resourceClaims[0].resourceClaimName): it is not in the input; the scheduler holds the pod until it exists".to_owned()
+            ),
+            (
+                "PodGroup ml/g".to_owned(),
+                "waiting for ResourceClaimTemplate \"ml/fabric\" (spec.resourceClaims[0].resourceClaimTemplateName): it is not in the input, so the resourceclaim controller cannot create the claim; the scheduler holds its pods until it exists".to_owned()
+            ),
+        ]
+    );
+    assert!(s.scheduler.pod("ml/p").is_none());
+    assert!(s.scheduler.group("ml/g").is_none());
 }
 
 #[test]

@@ -206,6 +206,7 @@ fn snapshot(scheduler: Scheduler, objects: Vec<Object>) -> Snapshot {
         generated: Vec::new(),
         warnings: Vec::new(),
         skipped: Vec::new(),
+        waiting: Vec::new(),
     }
 }
 
@@ -559,7 +560,7 @@ fn scheduled_gang_binds_pods_allocates_claims_and_marks_the_group() {
         (row.kind, row.name.as_str(), row.outcome),
         ("PodGroup", "ns/train", Outcome::Placed)
     );
-    assert_eq!(row.gpus, 8);
+    assert_eq!(row.device_count, 8);
     assert_eq!(row.reason, "");
     assert!(row.victims.is_empty());
 
@@ -879,7 +880,7 @@ fn group_claims_are_reserved_for_the_podgroup_and_generated_claims_are_new_objec
         "{:?}",
         plan.report
     );
-    assert_eq!(plan.rows[0].gpus, 5);
+    assert_eq!(plan.rows[0].device_count, 5);
     let fabric = changed(&plan.changed, "ResourceClaim", "ns/train-fabric").unwrap();
     assert_eq!(
         fabric["status"]["reservedFor"],
@@ -994,7 +995,7 @@ fn preemption_marks_victims_and_nominates_the_preemptor() {
     assert_eq!(row.outcome, Outcome::Preempted);
     assert_eq!(row.victims, ["PodGroup ns/low"]);
     assert_eq!(row.reason, message);
-    assert_eq!(row.gpus, 8);
+    assert_eq!(row.device_count, 8);
 
     // Victims marked, claims untouched (released later by the claim controller); the
     // preemptor nominated, not bound, its claims not written yet.
@@ -1198,7 +1199,7 @@ fn device_taint_evicts_the_whole_all_gang_after_toleration_seconds_and_replaces_
         (row.kind, row.name.as_str(), row.outcome),
         ("PodGroup", "ns/train", Outcome::Placed)
     );
-    assert_eq!(row.gpus, 8);
+    assert_eq!(row.device_count, 8);
     assert!(row.devices.contains(&gpu.to_string()), "{row:?}");
     assert_eq!(
         row.reason,

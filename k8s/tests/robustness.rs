@@ -166,6 +166,7 @@ proptest! {
                         generated: snap.generated.clone(),
                         warnings: Vec::new(),
                         skipped: Vec::new(),
+                        waiting: snap.waiting.clone(),
                     };
                     let plan = output::plan(&mut snap);
                     // What is written reads back.

@@ -122,12 +122,56 @@ pub(crate) fn array_at<'v>(map: &'v mut Map<String, Value>, key: &str) -> &'v mu
     slot.as_array_mut().expect("made an array above")
 }
 
-/// `metadata.uid` of a document (empty when it has none).
-pub(crate) fn uid(doc: Option<&Value>) -> String {
+/// `metadata.uid` of the object `kind namespace/name` (its document in the input), or
+/// the uid gangpack derives for it when it has none ([`Snapshot::derived_uid`]).
+pub(crate) fn uid(doc: Option<&Value>, kind: Kind, namespace: &str, name: &str) -> String {
     doc.and_then(|d| d.pointer("/metadata/uid"))
         .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+        .filter(|u| !u.is_empty())
+        .map_or_else(
+            || Snapshot::derived_uid(kind.as_str(), namespace, name),
+            str::to_owned,
+        )
+}
+
+/// The objects named in `changed` (in `status.reservedFor` and
+/// `metadata.ownerReferences`) by a uid gangpack derived, `Kind ns/name`, sorted.
+pub(crate) fn derived_uids(changed: &[Value]) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for doc in changed {
+        let ns = doc
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let refs = doc
+            .pointer("/status/reservedFor")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                let kind = match r.get("resource").and_then(Value::as_str) {
+                    Some("pods") => "Pod",
+                    Some("podgroups") => "PodGroup",
+                    _ => "",
+                };
+                (kind, r)
+            })
+            .chain(
+                doc.pointer("/metadata/ownerReferences")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|r| (r.get("kind").and_then(Value::as_str).unwrap_or_default(), r)),
+            );
+        for (kind, r) in refs {
+            let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+            let uid = r.get("uid").and_then(Value::as_str).unwrap_or_default();
+            if !kind.is_empty() && uid == Snapshot::derived_uid(kind, ns, name) {
+                out.insert(format!("{kind} {ns}/{name}"));
+            }
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// `metadata.generation` of a document, when it has one.

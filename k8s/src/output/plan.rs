@@ -79,8 +79,9 @@ pub struct PlanRow {
     /// The devices allocated (or planned, for a preemptor), `driver/pool/device`, in
     /// allocation order.
     pub devices: Vec<String>,
-    /// How many devices that is (the GPU count when every device is a GPU).
-    pub gpus: usize,
+    /// How many devices that is (GPUs, and CPUs, NICs, channels and any other
+    /// device a claim allocates).
+    pub device_count: usize,
     /// The preemption victims: `PodGroup ns/name` or `Pod ns/name`.
     pub victims: Vec<String>,
     /// The one-line reason: the explanation summary for a pending unit, the error for
@@ -100,7 +101,13 @@ pub struct Plan {
     /// ([`Kind::ALL`]), then namespace, then name. Generated ResourceClaims are new
     /// objects and always listed.
     pub changed: Vec<Value>,
-    /// One row per unit, in the order the cycle took them.
+    /// The objects that [`changed`](Self::changed) names by a uid gangpack derived
+    /// because the input has none ([`Snapshot::derived_uid`]), `Kind ns/name`, sorted:
+    /// applied to a cluster, those references do not match the real objects.
+    pub derived_uids: Vec<String>,
+    /// One row per unit, in the order the cycle took them (the first
+    /// `report.units.len()`), then one per unit held back waiting for an object not in
+    /// the input ([`Snapshot::waiting`]), pending.
     pub rows: Vec<PlanRow>,
     /// The `NoExecute` evictions carried out before the cycle, those still to come, and
     /// where the evicted units could go.
@@ -227,9 +234,12 @@ pub fn plan(snapshot: &mut Snapshot) -> Plan {
         }
         rows.push(row);
     }
+    add_waiting(&mut rows, snapshot);
+    let objects = changes.finish();
     Plan {
+        derived_uids: super::patch::derived_uids(&objects),
         report,
-        changed: changes.finish(),
+        changed: objects,
         rows,
         evictions,
     }
@@ -249,7 +259,7 @@ pub(crate) fn row(sched: &Scheduler, unit: &Unit, result: &UnitResult) -> PlanRo
         outcome: Outcome::Pending,
         pods: Vec::new(),
         devices: Vec::new(),
-        gpus: 0,
+        device_count: 0,
         victims: Vec::new(),
         reason: String::new(),
     };
@@ -287,6 +297,66 @@ pub(crate) fn row(sched: &Scheduler, unit: &Unit, result: &UnitResult) -> PlanRo
     row
 }
 
+/// The rows of the units held back ([`Snapshot::waiting`]): a waiting PodGroup or pod
+/// gets a pending row of its own, except a pod whose PodGroup the cycle took, which is
+/// named in that group's reason (when the group is not placed).
+fn add_waiting(rows: &mut Vec<PlanRow>, snapshot: &Snapshot) {
+    for w in &snapshot.waiting {
+        match (w.kind, &w.on, &w.group) {
+            // In its group's row.
+            (Kind::Pod, crate::WaitingOn::Group, _) => {}
+            (Kind::Pod, _, Some(g)) => {
+                let group = format!("{}/{g}", w.namespace);
+                if let Some(row) = rows
+                    .iter_mut()
+                    .find(|r| r.kind == "PodGroup" && r.name == group)
+                {
+                    if row.outcome != Outcome::Placed && row.outcome != Outcome::Preempted {
+                        row.reason = format!("{}; {} is {}", row.reason, w.unit(), w.reason());
+                    }
+                    continue;
+                }
+                rows.push(waiting_row(snapshot, w));
+            }
+            _ => rows.push(waiting_row(snapshot, w)),
+        }
+    }
+}
+
+fn waiting_row(snapshot: &Snapshot, w: &crate::Waiting) -> PlanRow {
+    let name = format!("{}/{}", w.namespace, w.name);
+    let pods = if w.kind == Kind::PodGroup {
+        snapshot
+            .waiting
+            .iter()
+            .filter(|p| {
+                p.kind == Kind::Pod
+                    && p.namespace == w.namespace
+                    && p.group.as_deref() == Some(w.name.as_str())
+            })
+            .map(|p| PodPlacement {
+                pod: format!("{}/{}", p.namespace, p.name),
+                node: None,
+            })
+            .collect()
+    } else {
+        vec![PodPlacement {
+            pod: name.clone(),
+            node: None,
+        }]
+    };
+    PlanRow {
+        kind: w.kind.as_str(),
+        reason: format!("{}: {}", w.unit(), w.reason()),
+        name,
+        outcome: Outcome::Pending,
+        pods,
+        devices: Vec::new(),
+        device_count: 0,
+        victims: Vec::new(),
+    }
+}
+
 /// A pending unit that was not tried (its members are missing, say): its row.
 pub(crate) fn untried_row(sched: &Scheduler, unit: &Unit) -> PlanRow {
     row(
@@ -312,7 +382,7 @@ fn fill_placement(row: &mut PlanRow, d: &PlacementDecision) {
         .flat_map(|c| &c.result.devices)
         .map(|r| format!("{}/{}/{}", r.driver, r.pool, r.device))
         .collect();
-    row.gpus = row.devices.len();
+    row.device_count = row.devices.len();
 }
 
 fn allocations(d: &PlacementDecision) -> impl Iterator<Item = &ClaimAllocation> {
@@ -499,7 +569,12 @@ fn write_scheduled(
         let Some(pod) = sched.pod(&b.pod) else {
             continue;
         };
-        let pod_uid = uid(changes.original(Kind::Pod, &pod.namespace, &pod.name));
+        let pod_uid = uid(
+            changes.original(Kind::Pod, &pod.namespace, &pod.name),
+            Kind::Pod,
+            &pod.namespace,
+            &pod.name,
+        );
         for entry in &pod.resource_claims {
             let (claim, group) = claim_used(sched, pod, entry);
             if sched.allocation(&claim).is_none() {
@@ -648,7 +723,12 @@ fn group_consumer(changes: &Changes<'_>, namespace: &str, group: &str) -> Value 
         "apiGroup": "scheduling.k8s.io",
         "resource": "podgroups",
         "name": group,
-        "uid": uid(changes.original(Kind::PodGroup, namespace, group)),
+        "uid": uid(
+            changes.original(Kind::PodGroup, namespace, group),
+            Kind::PodGroup,
+            namespace,
+            group
+        ),
     })
 }
 

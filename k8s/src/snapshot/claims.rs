@@ -421,7 +421,7 @@ impl Builder<'_> {
                 "name": claim_name,
                 "namespace": ns,
                 "annotations": { GeneratedClaim::EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true" },
-                "ownerReferences": [owner_reference("v1", "Pod", &input.pod.name, &input.uid)],
+                "ownerReferences": [owner_reference("v1", "Pod", &ns, &input.pod.name, &input.uid)],
             },
             "spec": { "devices": { "requests": raw_requests } },
         });
@@ -474,7 +474,14 @@ pub(super) fn entry_name(entries: &[PodResourceClaim]) -> String {
     name
 }
 
-fn owner_reference(api_version: &str, kind: &str, name: &str, uid: &str) -> Value {
+/// An owner reference; the owner's uid derived ([`Snapshot::derived_uid`]) when the
+/// input has none.
+fn owner_reference(api_version: &str, kind: &str, namespace: &str, name: &str, uid: &str) -> Value {
+    let uid = if uid.is_empty() {
+        super::Snapshot::derived_uid(kind, namespace, name)
+    } else {
+        uid.to_owned()
+    };
     json!({
         "apiVersion": api_version,
         "kind": kind,
@@ -511,7 +518,13 @@ pub(super) fn generated_raw(
     let (api_version, kind, name, uid) = owner;
     metadata.insert(
         "ownerReferences".into(),
-        json!([owner_reference(api_version, kind, name, uid)]),
+        json!([owner_reference(
+            api_version,
+            kind,
+            &claim.namespace,
+            name,
+            uid
+        )]),
     );
     json!({
         "apiVersion": "resource.k8s.io/v1",

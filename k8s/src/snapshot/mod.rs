@@ -100,6 +100,84 @@ pub struct RequestMapping {
     pub request_name: String,
 }
 
+/// A pod or PodGroup held back from scheduling because an object it names is not in
+/// the input, as kube-scheduler's PreEnqueue holds it (the API server accepts the pod;
+/// it waits until the claim, or the template its claim is created from, exists).
+///
+/// Such a unit is not given to the scheduler; [`output::plan`](crate::output::plan)
+/// lists it as pending with [`reason`](Self::reason). A pod of a PodGroup that waits
+/// is not counted among the group's pods.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    /// [`Kind::Pod`] or [`Kind::PodGroup`].
+    pub kind: Kind,
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// For a pod: its PodGroup (`spec.schedulingGroup.podGroupName`), if it names one.
+    pub group: Option<String>,
+    /// What it waits for.
+    pub on: WaitingOn,
+}
+
+/// What a [`Waiting`] unit waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WaitingOn {
+    /// An object that is not in the input.
+    Missing {
+        /// [`Kind::ResourceClaim`] or [`Kind::ResourceClaimTemplate`].
+        kind: Kind,
+        /// Its name (in the unit's namespace).
+        name: String,
+        /// The field that names it, e.g. `spec.resourceClaims[0].resourceClaimName`.
+        field: String,
+    },
+    /// Its PodGroup, which waits itself.
+    Group,
+}
+
+impl Waiting {
+    /// `Pod ns/name` or `PodGroup ns/name`.
+    pub fn unit(&self) -> String {
+        format!("{} {}/{}", self.kind.as_str(), self.namespace, self.name)
+    }
+
+    /// Why it waits.
+    ///
+    /// ```text
+    /// waiting for ResourceClaim "default/c" (spec.resourceClaims[0].resourceClaimName):
+    /// it is not in the input; the scheduler holds the pod until it exists
+    /// ```
+    pub fn reason(&self) -> String {
+        let what = if self.kind == Kind::PodGroup {
+            "its pods"
+        } else {
+            "the pod"
+        };
+        match &self.on {
+            WaitingOn::Missing { kind, name, field } => {
+                let created = if *kind == Kind::ResourceClaimTemplate {
+                    ", so the resourceclaim controller cannot create the claim"
+                } else {
+                    ""
+                };
+                format!(
+                    "waiting for {} \"{}/{name}\" ({field}): it is not in the input{created}; \
+                     the scheduler holds {what} until it exists",
+                    kind.as_str(),
+                    self.namespace
+                )
+            }
+            WaitingOn::Group => format!(
+                "waiting with its PodGroup \"{}/{}\", which waits for an object not in the input",
+                self.namespace,
+                self.group.as_deref().unwrap_or_default()
+            ),
+        }
+    }
+}
+
 /// Loaded objects turned into a scheduler.
 pub struct Snapshot {
     /// The scheduler: running state bound, pending pods and groups queued.
@@ -112,6 +190,9 @@ pub struct Snapshot {
     pub warnings: Vec<Warning>,
     /// Objects skipped as invalid (only with [`BuildOptions::skip_invalid`]).
     pub skipped: Vec<InputError>,
+    /// Pods and PodGroups held back, waiting for objects not in the input, in input
+    /// order.
+    pub waiting: Vec<Waiting>,
 }
 
 impl Snapshot {
@@ -131,6 +212,7 @@ impl Snapshot {
             warnings: found,
             scheduler,
             generated,
+            waiting,
             ..
         } = b;
         // Everything in input order (objects are applied kind by kind).
@@ -154,7 +236,62 @@ impl Snapshot {
             generated,
             warnings,
             skipped,
+            waiting: in_input_order(waiting)
+                .into_iter()
+                .map(|(_, w)| w)
+                .collect(),
         })
+    }
+
+    /// The uid gangpack writes for an object whose input has no `metadata.uid`, where
+    /// a reference needs one (a claim's `status.reservedFor`, a generated claim's
+    /// `ownerReferences`): deterministic, the same for the same kind, namespace and
+    /// name, and marked as not the API server's: a UUIDv8 (RFC 9562, the custom
+    /// version) whose 122 free bits are the FNV-1a-128 hash of
+    /// `gangpack:<kind>:<namespace>/<name>`, finalised by an xor-shift-multiply mix.
+    ///
+    /// ```
+    /// use gangpack_k8s::Snapshot;
+    ///
+    /// let uid = Snapshot::derived_uid("Pod", "default", "train-0");
+    /// assert_eq!(uid, Snapshot::derived_uid("Pod", "default", "train-0"));
+    /// assert_ne!(uid, Snapshot::derived_uid("Pod", "default", "train-1"));
+    /// assert_eq!(uid.len(), 36);
+    /// assert_eq!(&uid[14..15], "8"); // version 8
+    /// ```
+    pub fn derived_uid(kind: &str, namespace: &str, name: &str) -> String {
+        const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+        const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
+        let mut h = OFFSET;
+        let text = format!("gangpack:{kind}:{namespace}/{name}");
+        for b in text.bytes() {
+            h ^= u128::from(b);
+            h = h.wrapping_mul(PRIME);
+        }
+        // Spread the last bytes' changes over every bit (FNV alone keeps `...-0` and
+        // `...-1` close), as a 128-bit finaliser: xor-shift, odd multiply, xor-shift.
+        h ^= h >> 67;
+        h = h.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+        h ^= h >> 59;
+        // Version 8 in bits 76..80, variant 0b10 in bits 62..64.
+        h = (h & !(0xf << 76)) | (0x8 << 76);
+        h = (h & !(0x3 << 62)) | (0x2 << 62);
+        let hex = format!("{h:032x}");
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        )
+    }
+
+    /// The waiting unit `Pod ns/name` or `PodGroup ns/name`, if it waits.
+    pub fn waiting(&self, kind: Kind, namespace: &str, name: &str) -> Option<&Waiting> {
+        self.waiting
+            .iter()
+            .find(|w| w.kind == kind && w.namespace == namespace && w.name == name)
     }
 
     /// The loaded object of that kind and name.
@@ -251,6 +388,10 @@ struct Builder<'a> {
     groups: BTreeMap<(String, String), ReadyGroup>,
     pods: Vec<ReadyPod>,
     generated: Vec<GeneratedClaim>,
+    /// Units held back, by object index.
+    waiting: Vec<(usize, Waiting)>,
+    /// PodGroups held back (their pods wait with them).
+    waiting_groups: BTreeSet<(String, String)>,
     scheduler: Option<Scheduler>,
 }
 
@@ -277,6 +418,8 @@ impl<'a> Builder<'a> {
             groups: BTreeMap::new(),
             pods: Vec::new(),
             generated: Vec::new(),
+            waiting: Vec::new(),
+            waiting_groups: BTreeSet::new(),
             scheduler: None,
         }
     }

@@ -3,7 +3,7 @@
 use gangpack::{ClaimSource, PodGroup, PodResourceClaim, Problem, ResourceClaimTemplate};
 
 use super::claims::{Earlier, entry_name, generated_raw};
-use super::{Builder, GeneratedClaim, Owner, ReadyGroup, ReadyPod};
+use super::{Builder, GeneratedClaim, Owner, ReadyGroup, ReadyPod, Waiting, WaitingOn};
 use crate::convert;
 use crate::convert::de::input_error;
 use crate::convert::workload::{GroupInput, PodInput};
@@ -31,6 +31,7 @@ impl Builder<'_> {
         };
         let ns = group.namespace.clone();
         let mut errs = InputErrors::default();
+        let mut waits = Vec::new();
         let mut partial = group.clone();
         for (e, entry) in partial.resource_claims.iter_mut().enumerate() {
             let path = format!("spec.resourceClaims[{e}]");
@@ -42,11 +43,11 @@ impl Builder<'_> {
                             self.reject_dependent(i, &format!("{path}.resourceClaimName"), &on);
                             return;
                         }
-                        errs.push(not_found(
-                            self.obj(i),
-                            &format!("{path}.resourceClaimName"),
-                            &c,
-                        ));
+                        waits.push(WaitingOn::Missing {
+                            kind: Kind::ResourceClaim,
+                            name: c,
+                            field: format!("{path}.resourceClaimName"),
+                        });
                     }
                 }
                 ClaimSource::Template(t) => {
@@ -74,11 +75,11 @@ impl Builder<'_> {
                             );
                             return;
                         }
-                        errs.push(not_found(
-                            self.obj(i),
-                            &format!("{path}.resourceClaimTemplateName"),
-                            &t,
-                        ));
+                        waits.push(WaitingOn::Missing {
+                            kind: Kind::ResourceClaimTemplate,
+                            name: t,
+                            field: format!("{path}.resourceClaimTemplateName"),
+                        });
                     }
                 }
             }
@@ -95,6 +96,13 @@ impl Builder<'_> {
         }
         if !errs.is_empty() {
             self.reject(i, errs);
+            return;
+        }
+        if let Some(on) = waits.into_iter().next() {
+            // Held back with its pods until the object exists (PreEnqueue).
+            self.waiting_groups
+                .insert((ns.clone(), partial.name.clone()));
+            self.hold(i, Kind::PodGroup, &ns, &partial.name, None, on);
             return;
         }
         let result = self.with_templates(|t| gangpack::instantiate_group_claims(&partial, t));
@@ -230,6 +238,22 @@ impl Builder<'_> {
             .scheduling_group
             .as_ref()
             .map(|g| (ns.clone(), g.clone()));
+        if !bound
+            && let Some(key) = group_key.as_ref()
+            && self.waiting_groups.contains(key)
+        {
+            let name = input.pod.name.clone();
+            let (gns, gname) = key;
+            self.hold(
+                i,
+                Kind::Pod,
+                gns,
+                &name,
+                Some(gname.clone()),
+                WaitingOn::Group,
+            );
+            return;
+        }
         let group: Option<(PodGroup, PodGroup)> = match &group_key {
             Some(k) => match self.find(Kind::PodGroup, Some(&k.0), &k.1) {
                 Ok(_) => self
@@ -257,6 +281,7 @@ impl Builder<'_> {
             None => None,
         };
         // Claims.
+        let mut waits: Vec<(usize, WaitingOn)> = Vec::new();
         let mut pod = input.pod.clone();
         for (e, entry) in pod.resource_claims.iter_mut().enumerate() {
             let path = format!("spec.resourceClaims[{e}]");
@@ -272,13 +297,14 @@ impl Builder<'_> {
                         self.reject_dependent(i, &format!("{path}.resourceClaimName"), &on);
                         return;
                     }
-                    Err(false) => {
-                        errs.push(not_found(
-                            self.obj(i),
-                            &format!("{path}.resourceClaimName"),
-                            &c,
-                        ));
-                    }
+                    Err(false) => waits.push((
+                        e,
+                        WaitingOn::Missing {
+                            kind: Kind::ResourceClaim,
+                            name: c,
+                            field: format!("{path}.resourceClaimName"),
+                        },
+                    )),
                 },
                 ClaimSource::Template(t) => {
                     let named = input.claim_statuses.get(&entry.name);
@@ -323,10 +349,13 @@ impl Builder<'_> {
                             );
                             return;
                         }
-                        Err(false) => errs.push(not_found(
-                            self.obj(i),
-                            &format!("{path}.resourceClaimTemplateName"),
-                            &t,
+                        Err(false) => waits.push((
+                            e,
+                            WaitingOn::Missing {
+                                kind: Kind::ResourceClaimTemplate,
+                                name: t,
+                                field: format!("{path}.resourceClaimTemplateName"),
+                            },
                         )),
                     }
                 }
@@ -334,6 +363,26 @@ impl Builder<'_> {
         }
         if !errs.is_empty() {
             self.reject(i, errs);
+            return;
+        }
+        if bound {
+            // Running already: what the missing claims hold is unknown; the rest counts.
+            for (e, on) in waits.iter().rev() {
+                if let WaitingOn::Missing { kind, name, field } = on {
+                    self.warn(
+                        i,
+                        format!(
+                            "{field}: {kind} \"{name}\" is not in the input: the devices the \
+                             running pod holds through it are not known"
+                        ),
+                    );
+                }
+                pod.resource_claims.remove(*e);
+            }
+        } else if let Some((_, on)) = waits.into_iter().next() {
+            let name = input.pod.name.clone();
+            let group = input.pod.scheduling_group.clone();
+            self.hold(i, Kind::Pod, &ns, &name, group, on);
             return;
         }
         // The extended-resource claim, named by an entry of its own.
@@ -389,6 +438,37 @@ impl Builder<'_> {
         }
         self.generated.extend(extended);
         self.pods.push(ReadyPod { idx: i, pod });
+    }
+
+    /// Holds a unit back (see [`Waiting`]), with a warning naming what it waits for.
+    fn hold(
+        &mut self,
+        i: usize,
+        kind: Kind,
+        namespace: &str,
+        name: &str,
+        group: Option<String>,
+        on: WaitingOn,
+    ) {
+        let w = Waiting {
+            kind,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            group,
+            on,
+        };
+        if let WaitingOn::Missing { kind, name, field } = &w.on {
+            let what = if w.kind == Kind::PodGroup {
+                "the PodGroup and its pods wait"
+            } else {
+                "the pod waits"
+            };
+            self.warn(
+                i,
+                format!("{field}: {kind} \"{name}\" is not in the input: {what} for it"),
+            );
+        }
+        self.waiting.push((i, w));
     }
 
     fn claim_allocated(&self, ns: &str, name: &str) -> bool {
