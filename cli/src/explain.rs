@@ -88,6 +88,23 @@ pub(crate) fn run(
         }
         (None, None) => None,
     };
+    if let Some(Unit::Group(g)) = &unit
+        && snapshot.scheduler.group(g).is_none()
+    {
+        let waiting = pods_naming(&snapshot.scheduler, g);
+        if waiting > 0 {
+            // Its pods wait for it, as `plan` lists it.
+            let _ = writeln!(
+                preface,
+                "PodGroup {g}: pending: {}",
+                output::waiting_for_group(waiting)
+            );
+            return Ok(crate::Outcome {
+                stdout: preface,
+                code: EXIT_OK,
+            });
+        }
+    }
     if let Some(u) = &unit {
         check_exists(&snapshot.scheduler, u)?;
     }
@@ -100,7 +117,7 @@ pub(crate) fn run(
             held_back_members(&mut out, &snapshot, &u);
             out
         }
-        None => explain_all(&snapshot, &plan.report),
+        None => explain_all(&snapshot, &plan),
     };
     Ok(crate::Outcome {
         stdout,
@@ -140,24 +157,20 @@ fn pod_unit(sched: &Scheduler, key: &str) -> Result<Unit, Failure> {
     })
 }
 
+/// How many pods name the PodGroup `ns/name` in `spec.schedulingGroup`.
+fn pods_naming(sched: &Scheduler, group: &str) -> usize {
+    let (ns, name) = group.split_once('/').unwrap_or(("", group));
+    sched
+        .pods()
+        .filter(|p| p.namespace == ns && p.scheduling_group.as_deref() == Some(name))
+        .count()
+}
+
 fn check_exists(sched: &Scheduler, unit: &Unit) -> Result<(), Failure> {
     match unit {
-        Unit::Group(g) if sched.group(g).is_none() => {
-            let (ns, name) = g.split_once('/').unwrap_or(("", g));
-            let waiting = sched
-                .pods()
-                .filter(|p| p.namespace == ns && p.scheduling_group.as_deref() == Some(name))
-                .count();
-            let mut message = format!("PodGroup {g} not found in the input");
-            if waiting > 0 {
-                let _ = write!(
-                    message,
-                    " ({} name it in spec.schedulingGroup and wait for it)",
-                    plural(waiting, "pod", "pods")
-                );
-            }
-            Err(Failure::invalid(message))
-        }
+        Unit::Group(g) if sched.group(g).is_none() => Err(Failure::invalid(format!(
+            "PodGroup {g} not found in the input"
+        ))),
         Unit::Pod(p) if sched.pod(p).is_none() => {
             Err(Failure::invalid(format!("Pod {p} not found in the input")))
         }
@@ -287,8 +300,9 @@ fn placements(out: &mut String, d: &PlacementDecision) {
 }
 
 /// Every unit the cycle did not place, explained, then the units held back.
-fn explain_all(snapshot: &Snapshot, report: &CycleReport) -> String {
+fn explain_all(snapshot: &Snapshot, plan: &output::Plan) -> String {
     let sched = &snapshot.scheduler;
+    let report = &plan.report;
     let mut parts: Vec<String> = Vec::new();
     for (unit, result) in &report.units {
         if !matches!(result, UnitResult::Scheduled(_) | UnitResult::Preempted(_)) {
@@ -297,15 +311,14 @@ fn explain_all(snapshot: &Snapshot, report: &CycleReport) -> String {
             parts.push(part);
         }
     }
-    for w in &snapshot.waiting {
-        let in_group = w.kind == Kind::Pod
-            && (matches!(w.on, gangpack_k8s::WaitingOn::Group)
-                || w.group
-                    .as_ref()
-                    .is_some_and(|g| sched.group(&format!("{}/{g}", w.namespace)).is_some()));
-        if !in_group {
-            parts.push(waiting_outcome(w).stdout);
-        }
+    // The units held back, as `plan` lists them after the cycle's.
+    for r in plan.rows.iter().skip(report.units.len()) {
+        let unit = format!("{} {}", r.kind, r.name);
+        let why = r
+            .reason
+            .strip_prefix(&format!("{unit}: "))
+            .unwrap_or(&r.reason);
+        parts.push(format!("{unit}: pending: {why}\n"));
     }
     if parts.is_empty() {
         return format!(

@@ -266,3 +266,49 @@ fn explain_names_what_a_waiting_pod_waits_for() {
         );
     }
 }
+
+#[test]
+fn pods_of_a_pod_group_not_in_the_input_wait_for_it() {
+    const PODS: &str = "cli/tests/fixtures/waiting-group/pods.yaml";
+    const REASON: &str = "PodGroup default/later: waiting for the PodGroup: it is not in the \
+                          input; the scheduler holds the 2 pods naming it \
+                          (spec.schedulingGroup.podGroupName) until it exists";
+    let r = run(&["plan", "-f", CLUSTER, "-f", PODS]);
+    assert_eq!(r.code, 3, "{}{}", r.out, r.err);
+    assert!(
+        r.has_row(&["PodGroup", "default/later", "pending", "2", "0"]),
+        "{}",
+        r.out
+    );
+    assert!(r.out.contains(&format!("\n  {REASON}\n")), "{}", r.out);
+    let pending = REASON.replacen(": waiting", ": pending: waiting", 1);
+    let x = run(&["explain", "-f", CLUSTER, "-f", PODS, "default/later"]);
+    assert_eq!(
+        (x.code, x.out.as_str()),
+        (0, format!("{pending}\n").as_str())
+    );
+    let x = run(&[
+        "explain",
+        "-f",
+        CLUSTER,
+        "-f",
+        PODS,
+        "--pod",
+        "default/later-1",
+    ]);
+    assert_eq!(
+        x.out,
+        format!("Pod default/later-1 is a member of PodGroup default/later:\n{pending}\n")
+    );
+    let x = run(&["explain", "-f", CLUSTER, "-f", PODS]);
+    assert_eq!(x.out, format!("{pending}\n"));
+    // A PodGroup nobody names is still an unknown name.
+    let x = run(&["explain", "-f", CLUSTER, "-f", PODS, "default/nobody"]);
+    assert_eq!(x.code, 2);
+    assert!(
+        x.err
+            .contains("PodGroup default/nobody not found in the input"),
+        "{}",
+        x.err
+    );
+}

@@ -299,7 +299,8 @@ pub(crate) fn row(sched: &Scheduler, unit: &Unit, result: &UnitResult) -> PlanRo
 
 /// The rows of the units held back ([`Snapshot::waiting`]): a waiting PodGroup or pod
 /// gets a pending row of its own, except a pod whose PodGroup the cycle took, which is
-/// named in that group's reason (when the group is not placed).
+/// named in that group's reason (when the group is not placed); then one row per
+/// PodGroup that pending pods name but the input lacks (its pods wait for it).
 fn add_waiting(rows: &mut Vec<PlanRow>, snapshot: &Snapshot) {
     for w in &snapshot.waiting {
         match (w.kind, &w.on, &w.group) {
@@ -321,6 +322,53 @@ fn add_waiting(rows: &mut Vec<PlanRow>, snapshot: &Snapshot) {
             _ => rows.push(waiting_row(snapshot, w)),
         }
     }
+    // Pending pods naming a PodGroup that is not in the input wait for it: one row per
+    // missing group.
+    let sched = &snapshot.scheduler;
+    let mut missing: std::collections::BTreeMap<String, Vec<String>> =
+        std::collections::BTreeMap::new();
+    for p in sched.pods().filter(|p| p.node_name.is_none()) {
+        if let Some(g) = &p.scheduling_group {
+            let group = format!("{}/{g}", p.namespace);
+            if sched.group(&group).is_none() {
+                missing
+                    .entry(group)
+                    .or_default()
+                    .push(format!("{}/{}", p.namespace, p.name));
+            }
+        }
+    }
+    for (group, mut pods) in missing {
+        pods.sort();
+        rows.push(PlanRow {
+            kind: "PodGroup",
+            reason: format!("PodGroup {group}: {}", waiting_for_group(pods.len())),
+            name: group,
+            outcome: Outcome::Pending,
+            pods: pods
+                .into_iter()
+                .map(|pod| PodPlacement { pod, node: None })
+                .collect(),
+            devices: Vec::new(),
+            device_count: 0,
+            victims: Vec::new(),
+        });
+    }
+}
+
+/// Why `pods` pending pods naming a PodGroup that is not in the input wait:
+/// `waiting for the PodGroup: it is not in the input; the scheduler holds the 2 pods
+/// naming it (spec.schedulingGroup.podGroupName) until it exists`.
+pub fn waiting_for_group(pods: usize) -> String {
+    let held = if pods == 1 {
+        "the pod".to_owned()
+    } else {
+        format!("the {pods} pods")
+    };
+    format!(
+        "waiting for the PodGroup: it is not in the input; the scheduler holds {held} naming \
+         it (spec.schedulingGroup.podGroupName) until it exists"
+    )
 }
 
 fn waiting_row(snapshot: &Snapshot, w: &crate::Waiting) -> PlanRow {
