@@ -156,3 +156,37 @@ fn a_pattern_that_does_not_compile_makes_its_object_invalid() {
     );
     assert!(r.err.contains("unclosed group"), "{}", r.err);
 }
+
+/// `plan` over the drivers' cluster, the MIG node and `file`.
+fn plan_with_mig_node(file: &str) -> common::Run {
+    let mut args = vec!["plan".to_owned()];
+    args.extend(with(file));
+    args.extend([
+        "-f".to_owned(),
+        "cli/tests/fixtures/drivers-errors/mig-node.yaml".to_owned(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(&args)
+}
+
+#[test]
+fn an_error_on_any_node_fails_the_pod_even_where_another_node_fits() {
+    // mig-a fits and is tried first; the full GPUs elsewhere make the selector fail, and
+    // upstream filters every node before it chooses.
+    let r = plan_with_mig_node("cli/tests/fixtures/drivers-errors/missing-attribute.yaml");
+    assert_eq!(r.code, 3, "{}{}", r.out, r.err);
+    assert!(
+        r.has_row(&["Pod", "ml/mig-user", "failed", "1", "0"]),
+        "{}",
+        r.out
+    );
+    assert!(r.out.contains("no such key: profile"), "{}", r.out);
+    // Guarded, the same cluster places it on mig-a.
+    let r = plan_with_mig_node("cli/tests/fixtures/drivers-errors/guarded.yaml");
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    assert!(
+        r.has_row(&["Pod", "ml/mig-guarded", "placed", "1", "1", "mig-a"]),
+        "{}",
+        r.out
+    );
+}

@@ -332,6 +332,16 @@ impl PreparedClaims {
     pub fn claims(&self) -> &[ResourceClaim] {
         &self.claims
     }
+
+    /// Whether some request or subrequest has CEL selectors of its own (whose
+    /// evaluation may fail on some device).
+    pub(crate) fn has_request_selectors(&self) -> bool {
+        self.alternatives
+            .iter()
+            .flatten()
+            .flatten()
+            .any(|a| !a.selectors.is_empty())
+    }
 }
 
 #[derive(Clone, Debug)]

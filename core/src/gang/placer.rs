@@ -312,6 +312,9 @@ impl Cluster {
         if let Some(waiting) = gang.waiting() {
             return Ok(waiting);
         }
+        if let Some(e) = self.first_selector_error(&gang) {
+            return Err(GangError::Allocation(e));
+        }
         let mut search = Search::new(self, &gang, options);
         let outcome = search.run();
         search.restore();
@@ -636,6 +639,50 @@ impl Cluster {
                 }
             }
         }
+    }
+
+    /// The CEL error upstream's filtering would hit on some candidate node, if any.
+    ///
+    /// kube-scheduler runs its Filter plugins on every node (every node in clusters
+    /// under 100 nodes; beyond that, until it has found enough feasible ones) before it
+    /// chooses, and one DRA Filter that fails with an error (a selector reading an
+    /// attribute a device lacks, say) fails the pod's whole scheduling attempt. The
+    /// search stops at the first node that fits, so without this sweep a node it never
+    /// tries would not abort it: a pod would be placed on `gpu-a` where upstream fails on
+    /// `gpu-b`. Each shape's claims are tried on each of its candidate nodes, only when
+    /// an error is possible at all: a request has selectors of its own, or a class
+    /// selector failed on some device. (QUIRK-adjacent: on clusters of 100 nodes or
+    /// more, upstream checks a rotating subset, so it may not reach the node; gangpack
+    /// checks every candidate, deterministically.)
+    fn first_selector_error(&self, gang: &Gang<'_>) -> Option<AllocationError> {
+        let class_errors = self.class_cache.values().any(|c| !c.errors.is_empty());
+        for shape in &gang.shapes {
+            if shape.prepared.claims().is_empty()
+                || !(class_errors || shape.prepared.has_request_selectors())
+            {
+                continue;
+            }
+            let parts: Vec<ClaimPart<'_>> = (0..shape.prepared.claims().len())
+                .map(|index| ClaimPart {
+                    claim: &shape.prepared.claims()[index],
+                    prepared: &shape.prepared,
+                    index,
+                })
+                .collect();
+            for c in &shape.candidates {
+                let outcome = self.allocate_parts_on(
+                    c.node,
+                    &parts,
+                    &shape.requests,
+                    AllocatorOptions::default(),
+                    None,
+                );
+                if let Err(e @ AllocationError::Evaluation(_)) = outcome {
+                    return Some(e);
+                }
+            }
+        }
+        None
     }
 
     /// Step 2: every shape's candidate nodes with their caps; step 3's grouping.
