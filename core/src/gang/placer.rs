@@ -236,6 +236,17 @@ pub(crate) struct Shape<'a> {
     pub(crate) candidates: Vec<Candidate>,
 }
 
+/// A shape's own claims (its `prepared`), as the allocator takes them.
+fn own_parts(prepared: &PreparedClaims) -> Vec<ClaimPart<'_>> {
+    (0..prepared.claims().len())
+        .map(|index| ClaimPart {
+            claim: &prepared.claims()[index],
+            prepared,
+            index,
+        })
+        .collect()
+}
+
 /// A node that may host pods of one shape.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Candidate {
@@ -609,13 +620,7 @@ impl Cluster {
             if shape.prepared.claims().is_empty() {
                 continue;
             }
-            let parts: Vec<ClaimPart<'_>> = (0..shape.prepared.claims().len())
-                .map(|index| ClaimPart {
-                    claim: &shape.prepared.claims()[index],
-                    prepared: &shape.prepared,
-                    index,
-                })
-                .collect();
+            let parts = own_parts(&shape.prepared);
             let mut with_pods = shape.requests.clone();
             with_pods.insert("pods".into(), Quantity::from_int(1));
             for c in &mut shape.candidates {
@@ -662,13 +667,7 @@ impl Cluster {
             {
                 continue;
             }
-            let parts: Vec<ClaimPart<'_>> = (0..shape.prepared.claims().len())
-                .map(|index| ClaimPart {
-                    claim: &shape.prepared.claims()[index],
-                    prepared: &shape.prepared,
-                    index,
-                })
-                .collect();
+            let parts = own_parts(&shape.prepared);
             for c in &shape.candidates {
                 let outcome = self.allocate_parts_on(
                     c.node,
