@@ -956,12 +956,8 @@ fn comprehend<'a>(
     for pair in items {
         let item = pair.0.clone();
         set_vars(cx, slots, pair);
-        if let Some(filter) = filter {
-            match eval(filter, cx)? {
-                Value::Bool(true) => {}
-                Value::Bool(false) => continue,
-                other => return Err(overload(name, &[&other])),
-            }
+        if !kept(filter, name, cx)? {
+            continue;
         }
         let value = match transform {
             Some(transform) => eval(transform, cx)?,
@@ -971,6 +967,20 @@ fn comprehend<'a>(
         out.push(value);
     }
     Ok(list(out))
+}
+
+/// Whether a comprehension's item passes its filter (every item when there is none); a
+/// filter that is not a bool is the error "no such overload" of the macro `name`.
+fn kept<'a>(
+    filter: Option<&'a Expr>,
+    name: &'static str,
+    cx: &mut Ctx<'a>,
+) -> Result<bool, EvalError> {
+    match filter.map(|f| eval(f, cx)).transpose()? {
+        None | Some(Value::Bool(true)) => Ok(true),
+        Some(Value::Bool(false)) => Ok(false),
+        Some(other) => Err(overload(name, &[&other])),
+    }
 }
 
 /// `range.transformMap(k, v, [filter,] value)` / `range.transformMapEntry(k, v,
@@ -993,12 +1003,8 @@ fn transform_map<'a>(
     for pair in items {
         let key = pair.0.clone();
         set_vars(cx, slots, pair);
-        if let Some(filter) = filter {
-            match eval(filter, cx)? {
-                Value::Bool(true) => {}
-                Value::Bool(false) => continue,
-                other => return Err(overload(name, &[&other])),
-            }
+        if !kept(filter, name, cx)? {
+            continue;
         }
         let value = eval(transform, cx)?;
         if !entries {

@@ -331,21 +331,29 @@ pub(super) fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
-        match c {
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            other => out.push(other),
+        match escape(c) {
+            Some(e) => out.push_str(e),
+            None => out.push(c),
         }
     }
     out.push('"');
     out
+}
+
+/// The escape both quotings share: `\a \b \f \n \r \t \v \\ \"`.
+fn escape(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{7}' => "\\a",
+        '\u{8}' => "\\b",
+        '\u{c}' => "\\f",
+        '\n' => "\\n",
+        '\r' => "\\r",
+        '\t' => "\\t",
+        '\u{b}' => "\\v",
+        '\\' => "\\\\",
+        '"' => "\\\"",
+        _ => return None,
+    })
 }
 
 /// Go's `%q` of a string (strings inside lists and maps of `%s`).
@@ -353,16 +361,11 @@ fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
+        if let Some(e) = escape(c) {
+            out.push_str(e);
+            continue;
+        }
         match c {
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
             c if u32::from(c) < 0x20 || c == '\u{7f}' => {
                 let _ = write!(out, "\\x{:02x}", u32::from(c));
             }
