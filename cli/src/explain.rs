@@ -88,27 +88,21 @@ pub(crate) fn run(
         }
         (None, None) => None,
     };
+    let plan = output::plan(&mut snapshot);
+    // A PodGroup not in the input that pending pods name: they wait for it, and `plan`
+    // lists it with a row of its own.
     if let Some(Unit::Group(g)) = &unit
-        && snapshot.scheduler.group(g).is_none()
+        && let Some(row) = held_rows(&plan).find(|r| r.kind == "PodGroup" && r.name == *g)
     {
-        let waiting = pods_naming(&snapshot.scheduler, g);
-        if waiting > 0 {
-            // Its pods wait for it, as `plan` lists it.
-            let _ = writeln!(
-                preface,
-                "PodGroup {g}: pending: {}",
-                output::waiting_for_group(waiting)
-            );
-            return Ok(crate::Outcome {
-                stdout: preface,
-                code: EXIT_OK,
-            });
-        }
+        preface.push_str(&held_line(row));
+        return Ok(crate::Outcome {
+            stdout: preface,
+            code: EXIT_OK,
+        });
     }
     if let Some(u) = &unit {
         check_exists(&snapshot.scheduler, u)?;
     }
-    let plan = output::plan(&mut snapshot);
     let sched = &snapshot.scheduler;
     let stdout = match unit {
         Some(u) => {
@@ -123,6 +117,22 @@ pub(crate) fn run(
         stdout,
         code: EXIT_OK,
     })
+}
+
+/// The rows `plan` adds after the cycle's: the units held back, waiting for an object
+/// not in the input.
+fn held_rows(plan: &output::Plan) -> impl Iterator<Item = &output::PlanRow> {
+    plan.rows.iter().skip(plan.report.units.len())
+}
+
+/// `UNIT: pending: WHY` for a row of [`held_rows`].
+fn held_line(r: &output::PlanRow) -> String {
+    let unit = format!("{} {}", r.kind, r.name);
+    let why = r
+        .reason
+        .strip_prefix(&format!("{unit}: "))
+        .unwrap_or(&r.reason);
+    format!("{unit}: pending: {why}\n")
 }
 
 /// The explanation of a unit held back: one line.
@@ -155,15 +165,6 @@ fn pod_unit(sched: &Scheduler, key: &str) -> Result<Unit, Failure> {
         Some(g) => Unit::Group(format!("{}/{g}", pod.namespace)),
         None => Unit::Pod(key.to_owned()),
     })
-}
-
-/// How many pods name the PodGroup `ns/name` in `spec.schedulingGroup`.
-fn pods_naming(sched: &Scheduler, group: &str) -> usize {
-    let (ns, name) = group.split_once('/').unwrap_or(("", group));
-    sched
-        .pods()
-        .filter(|p| p.namespace == ns && p.scheduling_group.as_deref() == Some(name))
-        .count()
 }
 
 fn check_exists(sched: &Scheduler, unit: &Unit) -> Result<(), Failure> {
@@ -312,14 +313,7 @@ fn explain_all(snapshot: &Snapshot, plan: &output::Plan) -> String {
         }
     }
     // The units held back, as `plan` lists them after the cycle's.
-    for r in plan.rows.iter().skip(report.units.len()) {
-        let unit = format!("{} {}", r.kind, r.name);
-        let why = r
-            .reason
-            .strip_prefix(&format!("{unit}: "))
-            .unwrap_or(&r.reason);
-        parts.push(format!("{unit}: pending: {why}\n"));
-    }
+    parts.extend(held_rows(plan).map(held_line));
     if parts.is_empty() {
         return format!(
             "nothing pending: the cycle placed every unit ({} bound)\n",

@@ -23,10 +23,7 @@ mod time;
 
 pub use allocation::{allocation_to_json, node_selector_to_json};
 pub use evict::Evictions;
-pub use plan::{
-    DELETE_PROTECTION_FINALIZER, Outcome, Plan, PlanRow, PodPlacement, list, plan,
-    waiting_for_group,
-};
+pub use plan::{DELETE_PROTECTION_FINALIZER, Outcome, Plan, PlanRow, PodPlacement, list, plan};
 pub use taint::{
     DEVICE_TAINT_MESSAGE, DEVICE_TAINT_REASON, DryRun, Eviction, NODE_TAINT_MESSAGE,
     NODE_TAINT_REASON, TaintPlan, TaintTarget, taint,

@@ -359,7 +359,7 @@ fn add_waiting(rows: &mut Vec<PlanRow>, snapshot: &Snapshot) {
 /// Why `pods` pending pods naming a PodGroup that is not in the input wait:
 /// `waiting for the PodGroup: it is not in the input; the scheduler holds the 2 pods
 /// naming it (spec.schedulingGroup.podGroupName) until it exists`.
-pub fn waiting_for_group(pods: usize) -> String {
+fn waiting_for_group(pods: usize) -> String {
     let held = if pods == 1 {
         "the pod".to_owned()
     } else {
