@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 
 use crate::input::{self, Messages};
 use crate::render::{Paint, Style};
-use crate::{EXIT_OK, Failure, Global};
+use crate::{EXIT_OK, Failure, Options};
 
 /// Racks in the demo cluster.
 const RACKS: usize = 4;
@@ -635,7 +635,7 @@ fn heading(out: &mut String, style: Style, text: &str) {
 
 /// Runs `gangpack demo`.
 pub(crate) fn run(
-    global: &Global,
+    global: &Options,
     manifests: bool,
     style: Style,
     messages: &mut Messages,

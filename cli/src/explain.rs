@@ -41,17 +41,17 @@ use gangpack_k8s::{Kind, Snapshot, output};
 use crate::input::{self, Messages, namespaced};
 use crate::plan::{bound_pods, devices_cell};
 use crate::render::plural;
-use crate::{EXIT_OK, Failure, Global};
+use crate::{EXIT_OK, Failure, Input, Options};
 
 /// Runs `gangpack explain`.
 pub(crate) fn run(
-    global: &Global,
-    paths: &[String],
+    global: &Options,
+    input: &Input,
     group: Option<&str>,
     pod: Option<&str>,
     messages: &mut Messages,
 ) -> Result<crate::Outcome, Failure> {
-    let mut snapshot = input::snapshot(global, paths, messages)?;
+    let mut snapshot = input::snapshot(global, input, messages)?;
     // What is printed before the unit's explanation: the pod asked about, when its
     // PodGroup is the unit explained, or why it is held back.
     let mut preface = String::new();

@@ -1,43 +1,95 @@
 //! Loading the input: paths → objects → a snapshot, with every problem reported.
 //!
-//! stderr carries one line per message: `error: <problem>` for input errors (each as
+//! The command prints one line per message on stderr: `error: <problem>` for input errors (each as
 //! `gangpack_k8s::InputError` prints it: `FILE doc N: Kind "ns/name": field.path:
 //! message`), `warning: <what>` for what was skipped or reinterpreted, one line per
 //! cause (`gangpack_k8s::group_warnings`: the same warning for 16 devices is one line
 //! with a count). Unknown fields are warnings, or errors with `--strict`.
 
-use std::io::Write as _;
-
 use gangpack::GangOptions;
-use gangpack_k8s::{BuildOptions, InputErrors, LoadOptions, Loaded, Snapshot, Warning};
+use gangpack_k8s::{BuildOptions, InputError, InputErrors, LoadOptions, Loaded, Snapshot, Warning};
 
-use crate::render::{Paint, Style};
-use crate::{Failure, Global};
+use crate::{Failure, Options};
 
-/// Messages to stderr, written as they come.
+/// The manifests a command reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// Files and directories (`*.yaml`, `*.yml`, `*.json`, read recursively, sorted by
+    /// path); `-` is stdin. A path that cannot be opened is an I/O failure (exit 1).
+    Paths(Vec<String>),
+    /// Texts already read, in order, each named for messages (the file name a
+    /// JavaScript host read it from, or `<stdin>`).
+    Files(Vec<InputFile>),
+}
+
+/// One text of manifests and the name messages give it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputFile {
+    /// The name in messages (`FILE doc N: ...`).
+    pub name: String,
+    /// Multi-document YAML, JSON, or a `kind: List`.
+    pub text: String,
+}
+
+/// One problem of invalid input: the line the command prints, and, when the problem is
+/// about an object, where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The whole line (`FILE doc N: Kind "ns/name": field.path: message`).
+    pub line: String,
+    /// The file, when known.
+    pub file: Option<String>,
+    /// The document in the file (1-based), when known.
+    pub doc: Option<usize>,
+    /// The item of a `kind: List` (0-based), when the document is one.
+    pub item: Option<usize>,
+    /// The object (`Kind "ns/name"`), when known.
+    pub object: Option<String>,
+    /// The field path in the object (`spec.devices[0].name`), empty when the problem is
+    /// the whole object or file.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem that is only a message (a bad flag value, a name that does not exist).
+    pub(crate) fn message(message: impl Into<String>) -> Problem {
+        let message = message.into();
+        Problem {
+            line: message.clone(),
+            file: None,
+            doc: None,
+            item: None,
+            object: None,
+            field: String::new(),
+            message,
+        }
+    }
+
+    fn of(e: &InputError) -> Problem {
+        Problem {
+            line: e.to_string(),
+            file: e.source.as_ref().map(|s| s.file.clone()),
+            doc: e.source.as_ref().map(|s| s.doc),
+            item: e.source.as_ref().and_then(|s| s.item),
+            object: e.object.clone(),
+            field: e.field.clone(),
+            message: e.message.clone(),
+        }
+    }
+}
+
+/// The warnings a command prints, collected in order.
+#[derive(Debug, Default)]
 pub(crate) struct Messages {
-    style: Style,
+    lines: Vec<String>,
 }
 
 impl Messages {
-    /// Messages painted with `style`.
-    pub(crate) fn new(style: Style) -> Messages {
-        Messages { style }
-    }
-
-    fn line(&self, label: &str, paint: Paint, text: &str) {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{} {text}", self.style.paint(paint, label));
-    }
-
-    /// `error: ...`.
-    pub(crate) fn error(&mut self, text: &str) {
-        self.line("error:", Paint::Red, text);
-    }
-
     /// `warning: ...`.
     pub(crate) fn warning(&mut self, text: &str) {
-        self.line("warning:", Paint::Yellow, text);
+        self.lines.push(text.to_owned());
     }
 
     /// Warnings, one line per cause.
@@ -46,10 +98,15 @@ impl Messages {
             self.warning(&g.to_string());
         }
     }
+
+    /// The lines, in order.
+    pub(crate) fn into_lines(self) -> Vec<String> {
+        self.lines
+    }
 }
 
 /// The build options the global flags ask for.
-pub(crate) fn build_options(global: &Global) -> BuildOptions {
+pub(crate) fn build_options(global: &Options) -> BuildOptions {
     BuildOptions {
         gang: GangOptions {
             policy: global.policy.scoring(),
@@ -63,13 +120,13 @@ pub(crate) fn build_options(global: &Global) -> BuildOptions {
 /// Every problem of a failed load, one line each (`... and N more problems` last when
 /// some were not listed).
 pub(crate) fn input_failure(errors: &InputErrors) -> Failure {
-    let mut lines: Vec<String> = errors.errors.iter().map(ToString::to_string).collect();
+    let mut lines: Vec<Problem> = errors.errors.iter().map(Problem::of).collect();
     if errors.more > 0 {
-        lines.push(format!(
+        lines.push(Problem::message(format!(
             "... and {} more problem{}",
             errors.more,
             if errors.more == 1 { "" } else { "s" }
-        ));
+        )));
     }
     Failure::Invalid(lines)
 }
@@ -88,14 +145,33 @@ fn check_paths(paths: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Reads `paths` as the global flags ask (`--strict`).
-pub(crate) fn load_with(paths: &[String], options: LoadOptions) -> Result<Loaded, Failure> {
-    check_paths(paths)?;
-    gangpack_k8s::load_paths_with(paths, &options).map_err(|e| input_failure(&e))
+/// Reads the input as the global flags ask (`--strict`).
+pub(crate) fn load_with(input: &Input, options: LoadOptions) -> Result<Loaded, Failure> {
+    match input {
+        Input::Paths(paths) => {
+            check_paths(paths)?;
+            gangpack_k8s::load_paths_with(paths, &options).map_err(|e| input_failure(&e))
+        }
+        Input::Files(files) => {
+            let mut loaded = Loaded::default();
+            let mut errors = InputErrors::default();
+            for f in files {
+                match gangpack_k8s::load_str_with(&f.text, &f.name, &options) {
+                    Ok(l) => loaded.extend(l),
+                    Err(e) => errors.extend(e),
+                }
+            }
+            if errors.is_empty() {
+                Ok(loaded)
+            } else {
+                Err(input_failure(&errors))
+            }
+        }
+    }
 }
 
 /// The load options the global flags ask for.
-pub(crate) fn load_options(global: &Global) -> LoadOptions {
+pub(crate) fn load_options(global: &Options) -> LoadOptions {
     LoadOptions {
         strict: global.strict,
     }
@@ -103,7 +179,7 @@ pub(crate) fn load_options(global: &Global) -> LoadOptions {
 
 /// Builds the snapshot, reporting warnings and skipped objects on stderr.
 pub(crate) fn build(
-    global: &Global,
+    global: &Options,
     loaded: Loaded,
     messages: &mut Messages,
 ) -> Result<Snapshot, Failure> {
@@ -125,11 +201,11 @@ pub(crate) fn build(
 
 /// [`load_with`] (as the global flags ask) then [`build`].
 pub(crate) fn snapshot(
-    global: &Global,
-    paths: &[String],
+    global: &Options,
+    input: &Input,
     messages: &mut Messages,
 ) -> Result<Snapshot, Failure> {
-    let loaded = load_with(paths, load_options(global))?;
+    let loaded = load_with(input, load_options(global))?;
     build(global, loaded, messages)
 }
 

@@ -12,9 +12,11 @@
 //! Global flags (before or after the command): `--policy best-fit|spread|fragmentation-aware`,
 //! `--seed N`, `--color auto|always|never`, `--skip-invalid`, `--strict`, `--now RFC3339`.
 //!
-//! Every command loads its input the same way (`gangpack_k8s::load_paths`, then
-//! `Snapshot::build`); the demo builds its objects as Kubernetes documents and loads
-//! them through the same path (`load_str`).
+//! The commands are `gangpack_cli`'s functions (the library in `src/lib.rs`, shared
+//! with the WebAssembly build); this file is the clap definition and the terminal:
+//! colour, stderr lines and the exit status. Every command loads its input the same
+//! way (`gangpack_k8s::load_paths`, then `Snapshot::build`); the demo builds its
+//! objects as Kubernetes documents and loads them through the same path (`load_str`).
 //!
 //! # Output contract
 //!
@@ -32,29 +34,16 @@
 //! | 2 | invalid input or usage: every input problem is printed to stderr, one per line |
 //! | 3 | `plan`: at least one pod or PodGroup stays pending (or is refused as invalid / failed) |
 
-mod demo;
-mod explain;
-mod input;
-mod plan;
-mod render;
-mod taint;
-mod time;
-
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use gangpack_cli::{
+    DEFAULT_KEY, Effect, Format, Input, Options, Policy, Run, Style, TaintRequest, TaintTargetSpec,
+};
 
-use crate::render::Style;
-
-/// Exit status: success.
-pub(crate) const EXIT_OK: u8 = 0;
-/// Exit status: I/O failure (unreadable file, unwritable output).
-pub(crate) const EXIT_FAILURE: u8 = 1;
-/// Exit status: invalid input or usage (clap uses 2 for usage errors too).
-pub(crate) const EXIT_INVALID: u8 = 2;
-/// Exit status: `plan` left something pending.
-pub(crate) const EXIT_PENDING: u8 = 3;
+/// Exit status: I/O failure (output could not be written).
+const EXIT_FAILURE: u8 = gangpack_cli::EXIT_FAILURE;
 
 const EXIT_HELP: &str = "\
 Exit status:
@@ -113,31 +102,8 @@ pub(crate) struct Global {
     pub(crate) strict: bool,
     /// The logical clock, RFC 3339 (`2026-11-05T08:00:00Z`): when new taints are added
     /// and evictions counted from. Default: the latest timestamp in the input.
-    #[arg(help_heading = "Global options", long, global = true, value_name = "RFC3339", value_parser = time::parse_rfc3339_arg)]
+    #[arg(help_heading = "Global options", long, global = true, value_name = "RFC3339", value_parser = gangpack_cli::parse_rfc3339_arg)]
     pub(crate) now: Option<gangpack::Time>,
-}
-
-/// `--policy`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Policy {
-    /// The tightest nodes and smallest free rack first (kube-scheduler's MostAllocated).
-    BestFit,
-    /// The emptiest nodes and racks first.
-    Spread,
-    /// The placement that least fragments free GPUs for a typical workload mix (FGD).
-    FragmentationAware,
-}
-
-impl Policy {
-    /// The core's policy of that name.
-    pub(crate) fn scoring(self) -> gangpack::ScoringPolicy {
-        let name = match self {
-            Policy::BestFit => "BestFit",
-            Policy::Spread => "Spread",
-            Policy::FragmentationAware => "FragmentationAware",
-        };
-        gangpack::ScoringPolicy::parse(name).expect("the core knows every policy name")
-    }
 }
 
 /// `--color`.
@@ -149,17 +115,6 @@ pub(crate) enum ColorChoice {
     Always,
     /// Never colour.
     Never,
-}
-
-/// `-o`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Format {
-    /// Aligned text for people.
-    Table,
-    /// The changed objects as a YAML `kind: List`.
-    Yaml,
-    /// The changed objects as a JSON `kind: List`.
-    Json,
 }
 
 /// The input files of a command.
@@ -208,7 +163,7 @@ enum Command {
     /// What a new taint would do: who is evicted and when, which gangs break, and where
     /// the evicted gangs could go. Nothing is changed anywhere.
     #[command(after_help = EXIT_HELP)]
-    Taint(taint::TaintArgs),
+    Taint(TaintArgs),
     /// A built-in cluster (4 racks x 8 nodes x 8 H100s, training gangs, inference pods,
     /// failing GPUs): placements, a pending gang explained, a GPU failure that evicts a
     /// gang. No arguments needed.
@@ -220,71 +175,153 @@ enum Command {
     },
 }
 
-/// What a command produced: text for stdout and an exit status.
-pub(crate) struct Outcome {
-    pub(crate) stdout: String,
-    pub(crate) code: u8,
+/// `gangpack taint` arguments.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["device", "node", "rule"])))]
+pub(crate) struct TaintArgs {
+    #[command(flatten)]
+    inputs: Inputs,
+    /// Taint one device, `DRIVER/POOL/DEVICE` (as the driver would in its ResourceSlice).
+    #[arg(long, value_name = "DRIVER/POOL/DEVICE")]
+    device: Option<String>,
+    /// Taint a node (as `kubectl taint nodes` would).
+    #[arg(long, value_name = "NODE")]
+    node: Option<String>,
+    /// Apply the DeviceTaintRule in this file (replacing a loaded rule of the same
+    /// name). With effect None it is a dry run: nothing is evicted, the output says
+    /// what NoExecute would do.
+    #[arg(long, value_name = "FILE")]
+    rule: Option<String>,
+    /// The taint's effect [default: NoExecute].
+    #[arg(long, value_enum, conflicts_with = "rule", ignore_case = true)]
+    effect: Option<Effect>,
+    /// The taint's key.
+    #[arg(long, default_value = DEFAULT_KEY, conflicts_with = "rule")]
+    key: String,
+    /// The taint's value.
+    #[arg(
+        long,
+        default_value = "",
+        conflicts_with = "rule",
+        hide_default_value = true
+    )]
+    value: String,
+    /// Run one scheduling cycle first (as `plan` does) and taint the state after it.
+    #[arg(long)]
+    after_plan: bool,
+    /// `table`: the blast radius; `yaml` / `json`: the objects the eviction controllers
+    /// would change, as a List.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Table)]
+    output: Format,
 }
 
-/// Why a command stopped before producing its output.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// Invalid input: every problem, one line each (exit 2).
-    Invalid(Vec<String>),
-    /// Reading or writing failed (exit 1).
-    Io(String),
-}
-
-impl Failure {
-    /// An invalid-input failure with one message.
-    pub(crate) fn invalid(message: impl Into<String>) -> Failure {
-        Failure::Invalid(vec![message.into()])
+impl TaintArgs {
+    fn request(&self) -> TaintRequest {
+        let target = if let Some(rule) = &self.rule {
+            TaintTargetSpec::Rule(Input::Paths(vec![rule.clone()]))
+        } else if let Some(device) = &self.device {
+            TaintTargetSpec::Device {
+                device: device.clone(),
+                effect: self.effect,
+                key: self.key.clone(),
+                value: self.value.clone(),
+            }
+        } else {
+            TaintTargetSpec::Node {
+                node: self.node.clone().unwrap_or_default(),
+                effect: self.effect,
+                key: self.key.clone(),
+                value: self.value.clone(),
+            }
+        };
+        TaintRequest {
+            target,
+            after_plan: self.after_plan,
+        }
     }
+}
+
+impl Global {
+    fn options(&self) -> Options {
+        Options {
+            policy: self.policy,
+            seed: self.seed,
+            skip_invalid: self.skip_invalid,
+            strict: self.strict,
+            now: self.now,
+        }
+    }
+}
+
+/// `--color` for one stream: `always` / `never` win; `auto` colours only a terminal,
+/// and only when `NO_COLOR` is unset or empty (<https://no-color.org>).
+fn style(choice: ColorChoice, is_terminal: bool) -> Style {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    Style::new(match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => is_terminal && !no_color,
+    })
+}
+
+/// One stderr line, `label` painted.
+fn message(style: Style, label: &str, code: &str, text: &str) {
+    let label = if style.is_color() {
+        format!("\x1b[{code}m{label}\x1b[0m")
+    } else {
+        label.to_owned()
+    };
+    let _ = writeln!(std::io::stderr().lock(), "{label} {text}");
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let err_style = Style::for_stderr(cli.global.color);
-    let out_style = Style::for_stdout(cli.global.color);
-    let mut messages = input::Messages::new(err_style);
-    let result = match &cli.command {
-        Command::Plan { inputs, output } => plan::run(
-            &cli.global,
-            &inputs.paths,
+    let err_style = style(cli.global.color, std::io::stderr().is_terminal());
+    let out_style = style(cli.global.color, std::io::stdout().is_terminal());
+    let options = cli.global.options();
+    let run: Run = match &cli.command {
+        Command::Plan { inputs, output } => gangpack_cli::plan(
+            &Input::Paths(inputs.paths.clone()),
+            &options,
             *output,
             out_style,
-            &mut messages,
         ),
-        Command::Explain { inputs, group, pod } => explain::run(
-            &cli.global,
-            &inputs.paths,
+        Command::Explain { inputs, group, pod } => gangpack_cli::explain(
+            &Input::Paths(inputs.paths.clone()),
+            &options,
             group.as_deref(),
             pod.as_deref(),
-            &mut messages,
         ),
-        Command::Taint(args) => taint::run(&cli.global, args, out_style, &mut messages),
-        Command::Demo { manifests } => demo::run(&cli.global, *manifests, out_style, &mut messages),
+        Command::Taint(args) => gangpack_cli::taint(
+            &Input::Paths(args.inputs.paths.clone()),
+            &options,
+            &args.request(),
+            args.output,
+            out_style,
+        ),
+        Command::Demo { manifests } => gangpack_cli::demo(&options, *manifests, out_style),
     };
-    let code = match result {
-        Ok(outcome) => match write_stdout(&outcome.stdout) {
-            Ok(()) => outcome.code,
-            Err(e) => {
-                messages.error(&format!("cannot write output: {e}"));
-                EXIT_FAILURE
-            }
-        },
-        Err(Failure::Invalid(lines)) => {
-            for l in &lines {
-                messages.error(l);
-            }
-            EXIT_INVALID
+    for w in &run.warnings {
+        message(err_style, "warning:", "33", w);
+    }
+    if let Some(failure) = &run.failure {
+        for line in failure.lines() {
+            message(err_style, "error:", "31", &line);
         }
-        Err(Failure::Io(message)) => {
-            messages.error(&message);
-            EXIT_FAILURE
+        return ExitCode::from(run.code);
+    }
+    match write_stdout(&run.stdout) {
+        Ok(()) => ExitCode::from(run.code),
+        Err(e) => {
+            message(
+                err_style,
+                "error:",
+                "31",
+                &format!("cannot write output: {e}"),
+            );
+            ExitCode::from(EXIT_FAILURE)
         }
-    };
-    ExitCode::from(code)
+    }
 }
 
 /// Writes the whole output at once; a closed pipe (`gangpack plan | head`) is not an

@@ -49,27 +49,43 @@ use gangpack_k8s::output::{self, Evictions, Outcome, Plan, PlanRow};
 
 use crate::input::{self, Messages};
 use crate::render::{Cell, Paint, Style, Table, plural};
-use crate::{EXIT_OK, EXIT_PENDING, Failure, Format, Global};
+use crate::{EXIT_OK, EXIT_PENDING, Failure, Format, Input, Options};
 
 /// Runs `gangpack plan`.
 pub(crate) fn run(
-    global: &Global,
-    paths: &[String],
+    global: &Options,
+    input: &Input,
     format: Format,
     style: Style,
     messages: &mut Messages,
 ) -> Result<crate::Outcome, Failure> {
-    let mut snapshot = input::snapshot(global, paths, messages)?;
+    let mut snapshot = input::snapshot(global, input, messages)?;
     let plan = output::plan(&mut snapshot);
     let code = exit_code(&plan.rows);
     let stdout = match format {
         Format::Table => render(&plan, &snapshot, style),
         Format::Yaml | Format::Json => {
             warn_derived_uids(&plan.derived_uids, messages);
-            objects(plan.changed, format)?
+            print_list(&output::list(plan.changed), format)?
         }
     };
     Ok(crate::Outcome { stdout, code })
+}
+
+/// One cycle, in both forms: the table, the `kind: List` of changed objects, and the
+/// exit status.
+pub(crate) fn both(
+    global: &Options,
+    input: &Input,
+    style: Style,
+    messages: &mut Messages,
+) -> Result<(String, serde_json::Value, u8), Failure> {
+    let mut snapshot = input::snapshot(global, input, messages)?;
+    let plan = output::plan(&mut snapshot);
+    let code = exit_code(&plan.rows);
+    let table = render(&plan, &snapshot, style);
+    warn_derived_uids(&plan.derived_uids, messages);
+    Ok((table, output::list(plan.changed), code))
 }
 
 /// One warning naming the objects referenced by a derived uid (their input has none).
@@ -111,18 +127,17 @@ pub(crate) fn exit_code(rows: &[PlanRow]) -> u8 {
     }
 }
 
-/// The changed objects as a `kind: List`, YAML or JSON (a trailing newline either way).
-pub(crate) fn objects(changed: Vec<serde_json::Value>, format: Format) -> Result<String, Failure> {
-    let list = output::list(changed);
+/// A `kind: List` as YAML or JSON (a trailing newline either way).
+pub(crate) fn print_list(list: &serde_json::Value, format: Format) -> Result<String, Failure> {
     match format {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(&list)
+        Format::Yaml => serde_norway::to_string(list)
+            .map_err(|e| Failure::Io(format!("cannot print YAML: {e}"))),
+        Format::Json | Format::Table => {
+            let mut s = serde_json::to_string_pretty(list)
                 .map_err(|e| Failure::Io(format!("cannot print JSON: {e}")))?;
             s.push('\n');
             Ok(s)
         }
-        _ => serde_norway::to_string(&list)
-            .map_err(|e| Failure::Io(format!("cannot print YAML: {e}"))),
     }
 }
 

@@ -1,14 +1,11 @@
 //! Aligned tables and colour.
 //!
-//! Colour is decided once per stream ([`Style::for_stdout`], [`Style::for_stderr`]):
-//! `--color always` / `never` win; `auto` colours only a terminal, and only when
-//! `NO_COLOR` is unset or empty (<https://no-color.org>). Widths are computed on the
-//! text without colour codes, so piped output is the same text minus the codes.
+//! Colour is decided once per stream by the caller (the binary: `--color always` /
+//! `never` win; `auto` colours only a terminal, and only when `NO_COLOR` is unset or
+//! empty, <https://no-color.org>). Widths are computed on the text without colour
+//! codes, so piped output is the same text minus the codes.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal;
-
-use crate::ColorChoice;
 
 /// A colour (or weight) for one piece of text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,35 +37,24 @@ impl Paint {
     }
 }
 
-/// Whether to emit colour codes on one stream.
+/// Whether to emit colour codes (ANSI SGR) in a command's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Style {
+pub struct Style {
     color: bool,
 }
 
 impl Style {
     /// No colour at all.
-    #[cfg(test)]
-    pub(crate) const PLAIN: Style = Style { color: false };
+    pub const PLAIN: Style = Style { color: false };
 
-    fn resolve(choice: ColorChoice, is_terminal: bool) -> Style {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let color = match choice {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => is_terminal && !no_color,
-        };
+    /// Colour codes when `color`.
+    pub fn new(color: bool) -> Style {
         Style { color }
     }
 
-    /// The style for stdout.
-    pub(crate) fn for_stdout(choice: ColorChoice) -> Style {
-        Style::resolve(choice, std::io::stdout().is_terminal())
-    }
-
-    /// The style for stderr.
-    pub(crate) fn for_stderr(choice: ColorChoice) -> Style {
-        Style::resolve(choice, std::io::stderr().is_terminal())
+    /// Whether colour codes are emitted.
+    pub fn is_color(self) -> bool {
+        self.color
     }
 
     /// `text` painted (or as is without colour).

@@ -36,7 +36,6 @@
 
 use std::fmt::Write as _;
 
-use clap::{ArgGroup, Args, ValueEnum};
 use gangpack::{DeviceRef, DeviceTaint, DeviceTaintEffect, Taint, TaintEffect};
 use gangpack_k8s::output::{self, Eviction, Outcome, TaintPlan, TaintTarget};
 use gangpack_k8s::{Kind, Snapshot};
@@ -44,79 +43,94 @@ use gangpack_k8s::{Kind, Snapshot};
 use crate::input::{self, Messages};
 use crate::plan::{outcome_paint, reason_line};
 use crate::render::{Cell, Paint, Style, Table, plural};
-use crate::{EXIT_OK, Failure, Format, Global, Inputs};
+use crate::{EXIT_OK, Effect, Failure, Format, Input, Options};
 
 /// The key of a taint given with `--device` or `--node` without `--key`.
-pub(crate) const DEFAULT_KEY: &str = "gangpack.dev/what-if";
+pub const DEFAULT_KEY: &str = "gangpack.dev/what-if";
 
-/// `--effect`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Effect {
-    /// Evict what does not tolerate it, and keep new work off.
-    #[value(name = "NoExecute")]
-    NoExecute,
-    /// Keep new work off; running pods stay.
-    #[value(name = "NoSchedule")]
-    NoSchedule,
-    /// Nodes only: the scheduler avoids the node when it can.
-    #[value(name = "PreferNoSchedule")]
-    PreferNoSchedule,
-    /// Devices only: informational (a DeviceTaintRule with it is a dry run).
-    #[value(name = "None")]
-    None,
+/// What `gangpack taint` is asked to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaintRequest {
+    /// The taint.
+    pub target: TaintTargetSpec,
+    /// Run one scheduling cycle first (`--after-plan`) and taint the state after it.
+    pub after_plan: bool,
 }
 
-/// `gangpack taint` arguments.
-#[derive(Debug, Args)]
-#[command(group(ArgGroup::new("target").required(true).args(["device", "node", "rule"])))]
-pub(crate) struct TaintArgs {
-    #[command(flatten)]
-    inputs: Inputs,
-    /// Taint one device, `DRIVER/POOL/DEVICE` (as the driver would in its ResourceSlice).
-    #[arg(long, value_name = "DRIVER/POOL/DEVICE")]
-    device: Option<String>,
-    /// Taint a node (as `kubectl taint nodes` would).
-    #[arg(long, value_name = "NODE")]
-    node: Option<String>,
-    /// Apply the DeviceTaintRule in this file (replacing a loaded rule of the same
-    /// name). With effect None it is a dry run: nothing is evicted, the output says
-    /// what NoExecute would do.
-    #[arg(long, value_name = "FILE")]
-    rule: Option<String>,
-    /// The taint's effect [default: NoExecute].
-    #[arg(long, value_enum, conflicts_with = "rule", ignore_case = true)]
-    effect: Option<Effect>,
-    /// The taint's key.
-    #[arg(long, default_value = DEFAULT_KEY, conflicts_with = "rule")]
-    key: String,
-    /// The taint's value.
-    #[arg(
-        long,
-        default_value = "",
-        conflicts_with = "rule",
-        hide_default_value = true
-    )]
-    value: String,
-    /// Run one scheduling cycle first (as `plan` does) and taint the state after it.
-    #[arg(long)]
-    after_plan: bool,
-    /// `table`: the blast radius; `yaml` / `json`: the objects the eviction controllers
-    /// would change, as a List.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Table)]
-    output: Format,
+/// The taint: `--device`, `--node` or `--rule`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaintTargetSpec {
+    /// `--device DRIVER/POOL/DEVICE` (`effect` `None` means the default, `NoExecute`).
+    Device {
+        /// `DRIVER/POOL/DEVICE`.
+        device: String,
+        /// `--effect`.
+        effect: Option<Effect>,
+        /// `--key` ([`DEFAULT_KEY`] by default).
+        key: String,
+        /// `--value` (empty by default).
+        value: String,
+    },
+    /// `--node NODE`.
+    Node {
+        /// The node's name.
+        node: String,
+        /// `--effect`.
+        effect: Option<Effect>,
+        /// `--key`.
+        key: String,
+        /// `--value`.
+        value: String,
+    },
+    /// `--rule FILE`: the one DeviceTaintRule in this input (replacing a loaded rule of
+    /// the same name).
+    Rule(Input),
 }
 
 /// Runs `gangpack taint`.
 pub(crate) fn run(
-    global: &Global,
-    args: &TaintArgs,
+    global: &Options,
+    input: &Input,
+    request: &TaintRequest,
+    format: Format,
     style: Style,
     messages: &mut Messages,
 ) -> Result<crate::Outcome, Failure> {
-    let target = target(global, args, messages)?;
-    let mut snapshot = input::snapshot(global, &args.inputs.paths, messages)?;
+    let (preface, taint_plan) = compute(global, input, request, messages)?;
+    let stdout = match format {
+        Format::Table => preface + &render(&taint_plan, style),
+        f => crate::plan::print_list(&output::list(taint_plan.changed), f)?,
+    };
+    Ok(crate::Outcome {
+        stdout,
+        code: EXIT_OK,
+    })
+}
+
+/// One run in both forms: the table and the `kind: List` of changed objects.
+pub(crate) fn both(
+    global: &Options,
+    input: &Input,
+    request: &TaintRequest,
+    style: Style,
+    messages: &mut Messages,
+) -> Result<(String, serde_json::Value), Failure> {
+    let (preface, taint_plan) = compute(global, input, request, messages)?;
+    let table = preface + &render(&taint_plan, style);
+    Ok((table, output::list(taint_plan.changed)))
+}
+
+/// The `--after-plan` preface and the taint's plan.
+fn compute(
+    global: &Options,
+    input: &Input,
+    request: &TaintRequest,
+    messages: &mut Messages,
+) -> Result<(String, TaintPlan), Failure> {
+    let target = target(global, &request.target, messages)?;
+    let mut snapshot = input::snapshot(global, input, messages)?;
     let mut preface = String::new();
-    if args.after_plan {
+    if request.after_plan {
         let plan = output::plan(&mut snapshot);
         let placed = plan
             .rows
@@ -135,27 +149,32 @@ pub(crate) fn run(
     }
     let taint_plan = output::taint(&mut snapshot, target)
         .map_err(|e| Failure::invalid(format!("cannot apply the taint: {e}")))?;
-    let stdout = match args.output {
-        Format::Table => preface + &render(&taint_plan, style),
-        f => crate::plan::objects(taint_plan.changed, f)?,
-    };
-    Ok(crate::Outcome {
-        stdout,
-        code: EXIT_OK,
-    })
+    Ok((preface, taint_plan))
 }
 
 /// The taint the arguments ask for.
 fn target(
-    global: &Global,
-    args: &TaintArgs,
+    global: &Options,
+    spec: &TaintTargetSpec,
     messages: &mut Messages,
 ) -> Result<TaintTarget, Failure> {
-    if let Some(path) = &args.rule {
-        return rule_target(global, path, messages);
-    }
-    let effect = args.effect.unwrap_or(Effect::NoExecute);
-    if let Some(d) = &args.device {
+    let (device, node, effect, key, value) = match spec {
+        TaintTargetSpec::Rule(input) => return rule_target(global, input, messages),
+        TaintTargetSpec::Device {
+            device,
+            effect,
+            key,
+            value,
+        } => (Some(device), None, effect, key, value),
+        TaintTargetSpec::Node {
+            node,
+            effect,
+            key,
+            value,
+        } => (None, Some(node), effect, key, value),
+    };
+    let effect = effect.unwrap_or(Effect::NoExecute);
+    if let Some(d) = device {
         let device = DeviceRef::parse(d).ok_or_else(|| {
             Failure::invalid(format!("--device {d:?}: expected DRIVER/POOL/DEVICE"))
         })?;
@@ -170,10 +189,10 @@ fn target(
                 ));
             }
         };
-        let taint = DeviceTaint::new(args.key.clone(), args.value.clone(), effect);
+        let taint = DeviceTaint::new(key.clone(), value.clone(), effect);
         return Ok(TaintTarget::Device { device, taint });
     }
-    let node = args.node.clone().unwrap_or_default();
+    let node = node.cloned().unwrap_or_default();
     let effect = match effect {
         Effect::NoExecute => TaintEffect::NoExecute,
         Effect::NoSchedule => TaintEffect::NoSchedule,
@@ -185,18 +204,26 @@ fn target(
             ));
         }
     };
-    let taint = Taint::new(args.key.clone(), args.value.clone(), effect);
+    let taint = Taint::new(key.clone(), value.clone(), effect);
     Ok(TaintTarget::Node { node, taint })
 }
 
 /// The one DeviceTaintRule in `path`, read as the inputs are (unknown fields warned,
 /// errors with `--strict`).
 fn rule_target(
-    global: &Global,
-    path: &str,
+    global: &Options,
+    rule: &Input,
     messages: &mut Messages,
 ) -> Result<TaintTarget, Failure> {
-    let loaded = input::load_with(&[path.to_owned()], input::load_options(global))?;
+    let path = match rule {
+        Input::Paths(paths) => paths.join(","),
+        Input::Files(files) => files
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+    };
+    let loaded = input::load_with(rule, input::load_options(global))?;
     messages.warnings(&loaded.warnings);
     let rules: Vec<_> = loaded
         .objects

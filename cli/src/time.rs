@@ -5,7 +5,7 @@ use gangpack::Time;
 
 /// Parses `2026-11-05T08:00:00Z`, `2026-11-05T10:00:00+02:00`, `2026-11-05t08:00:00.5z`
 /// or `2026-11-05 08:00:00Z` (RFC 3339 allows a space for `T`).
-pub(crate) fn parse_rfc3339(s: &str) -> Option<Time> {
+pub fn parse_rfc3339(s: &str) -> Option<Time> {
     let b = s.as_bytes();
     if b.len() < 20 {
         return None;
@@ -65,7 +65,7 @@ pub(crate) fn parse_rfc3339(s: &str) -> Option<Time> {
 }
 
 /// clap value parser for `--now`.
-pub(crate) fn parse_rfc3339_arg(s: &str) -> Result<Time, String> {
+pub fn parse_rfc3339_arg(s: &str) -> Result<Time, String> {
     parse_rfc3339(s)
         .ok_or_else(|| format!("not an RFC 3339 time: {s:?} (expected e.g. 2026-11-05T08:00:00Z)"))
 }

@@ -1,0 +1,314 @@
+//! The `gangpack` command's logic as a library: `plan`, `explain`, `taint` and `demo`
+//! over manifests, producing exactly the bytes the command prints.
+//!
+//! The `gangpack` binary (`src/main.rs`, feature `cli`) is a thin shell over this
+//! library: it parses flags with clap, decides on colour from the terminal and writes
+//! [`Run`]'s stdout, messages and exit status. `gangpack-wasm` calls the same functions
+//! with manifests handed over as text ([`Input::Files`]), which is why a wasm build and
+//! the native command print the same bytes: there is one implementation of every
+//! table, summary line and object list, and it lives here.
+//!
+//! Nothing here writes to a terminal or reads the environment; file reading happens only
+//! for [`Input::Paths`] (the native command's `-f`).
+
+mod demo;
+mod explain;
+mod input;
+mod plan;
+mod render;
+mod taint;
+mod time;
+
+pub use input::{Input, InputFile, Problem};
+pub use render::Style;
+pub use taint::{DEFAULT_KEY, TaintRequest, TaintTargetSpec};
+pub use time::{parse_rfc3339, parse_rfc3339_arg};
+
+/// Exit status: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: I/O failure (unreadable file, unwritable output).
+pub const EXIT_FAILURE: u8 = 1;
+/// Exit status: invalid input or usage (clap uses 2 for usage errors too).
+pub const EXIT_INVALID: u8 = 2;
+/// Exit status: `plan` left something pending.
+pub const EXIT_PENDING: u8 = 3;
+
+/// What every command takes besides its input: the command line's global flags.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// How to choose among feasible nodes and racks.
+    pub policy: Policy,
+    /// The demo's seed (which GPU fails). Planning never uses randomness.
+    pub seed: u64,
+    /// Skip objects that fail validation or conversion (each a warning) instead of failing.
+    pub skip_invalid: bool,
+    /// Unknown fields are errors, not warnings.
+    pub strict: bool,
+    /// The logical clock; `None` is the latest timestamp in the input.
+    pub now: Option<gangpack::Time>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            policy: Policy::BestFit,
+            seed: 0,
+            skip_invalid: false,
+            strict: false,
+            now: None,
+        }
+    }
+}
+
+/// `--policy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Policy {
+    /// The tightest nodes and smallest free rack first (kube-scheduler's MostAllocated).
+    BestFit,
+    /// The emptiest nodes and racks first.
+    Spread,
+    /// The placement that least fragments free GPUs for a typical workload mix (FGD).
+    FragmentationAware,
+}
+
+impl Policy {
+    /// The core's policy of that name.
+    pub fn scoring(self) -> gangpack::ScoringPolicy {
+        let name = match self {
+            Policy::BestFit => "BestFit",
+            Policy::Spread => "Spread",
+            Policy::FragmentationAware => "FragmentationAware",
+        };
+        gangpack::ScoringPolicy::parse(name).expect("the core knows every policy name")
+    }
+
+    /// The policy of a command-line name (`best-fit`, `spread`, `fragmentation-aware`,
+    /// any case) or a core name (`BestFit`, ...).
+    pub fn parse(name: &str) -> Option<Policy> {
+        let folded: String = name
+            .chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        match folded.as_str() {
+            "bestfit" => Some(Policy::BestFit),
+            "spread" => Some(Policy::Spread),
+            "fragmentationaware" => Some(Policy::FragmentationAware),
+            _ => None,
+        }
+    }
+}
+
+/// `-o`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Format {
+    /// Aligned text for people.
+    Table,
+    /// The changed objects as a YAML `kind: List`.
+    Yaml,
+    /// The changed objects as a JSON `kind: List`.
+    Json,
+}
+
+/// `--effect`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Effect {
+    /// Evict what does not tolerate it, and keep new work off.
+    #[cfg_attr(feature = "cli", value(name = "NoExecute"))]
+    NoExecute,
+    /// Keep new work off; running pods stay.
+    #[cfg_attr(feature = "cli", value(name = "NoSchedule"))]
+    NoSchedule,
+    /// Nodes only: the scheduler avoids the node when it can.
+    #[cfg_attr(feature = "cli", value(name = "PreferNoSchedule"))]
+    PreferNoSchedule,
+    /// Devices only: informational (a DeviceTaintRule with it is a dry run).
+    #[cfg_attr(feature = "cli", value(name = "None"))]
+    None,
+}
+
+impl Effect {
+    /// The effect of its Kubernetes name (`NoExecute`, ...), any case.
+    pub fn parse(name: &str) -> Option<Effect> {
+        match name.to_ascii_lowercase().as_str() {
+            "noexecute" => Some(Effect::NoExecute),
+            "noschedule" => Some(Effect::NoSchedule),
+            "prefernoschedule" => Some(Effect::PreferNoSchedule),
+            "none" => Some(Effect::None),
+            _ => None,
+        }
+    }
+}
+
+/// Why a command stopped before producing its output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// Invalid input: every problem (exit 2).
+    Invalid(Vec<Problem>),
+    /// Reading failed (exit 1).
+    Io(String),
+}
+
+impl Failure {
+    /// An invalid-input failure with one message and no object.
+    pub(crate) fn invalid(message: impl Into<String>) -> Failure {
+        Failure::Invalid(vec![Problem::message(message)])
+    }
+
+    /// The exit status: [`EXIT_INVALID`] or [`EXIT_FAILURE`].
+    pub fn code(&self) -> u8 {
+        match self {
+            Failure::Invalid(_) => EXIT_INVALID,
+            Failure::Io(_) => EXIT_FAILURE,
+        }
+    }
+
+    /// The lines the command prints after `error: `, one per problem.
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            Failure::Invalid(problems) => problems.iter().map(|p| p.line.clone()).collect(),
+            Failure::Io(message) => vec![message.clone()],
+        }
+    }
+}
+
+/// What a command did: its stdout, the warnings it printed to stderr, and its exit
+/// status. A failure has no stdout; its problems follow the warnings on stderr.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// What goes to stdout (empty on failure).
+    pub stdout: String,
+    /// The warnings, one line each (printed after `warning: `), in order.
+    pub warnings: Vec<String>,
+    /// The exit status.
+    pub code: u8,
+    /// Why it stopped, when it did.
+    pub failure: Option<Failure>,
+}
+
+impl Run {
+    fn finish(result: Result<Outcome, Failure>, messages: input::Messages) -> Run {
+        let warnings = messages.into_lines();
+        match result {
+            Ok(o) => Run {
+                stdout: o.stdout,
+                warnings,
+                code: o.code,
+                failure: None,
+            },
+            Err(f) => Run {
+                stdout: String::new(),
+                warnings,
+                code: f.code(),
+                failure: Some(f),
+            },
+        }
+    }
+}
+
+/// What a command produced before it is packed into a [`Run`].
+pub(crate) struct Outcome {
+    pub(crate) stdout: String,
+    pub(crate) code: u8,
+}
+
+/// `gangpack plan`: one scheduling cycle, printed as `format` asks.
+pub fn plan(input: &Input, options: &Options, format: Format, style: Style) -> Run {
+    let mut messages = input::Messages::default();
+    let result = plan::run(options, input, format, style, &mut messages);
+    Run::finish(result, messages)
+}
+
+/// Both forms of `gangpack plan` from one cycle: the table (`-o table`) and the
+/// object `-o json` prints.
+#[derive(Clone, Debug)]
+pub struct PlanReport {
+    /// The table text, exactly as `gangpack plan` prints it.
+    pub table: String,
+    /// The `kind: List` of changed objects, exactly as `gangpack plan -o json` prints it.
+    pub list: serde_json::Value,
+    /// The exit status the command would have (0 or 3).
+    pub code: u8,
+    /// The warnings (including the derived-uid one `-o json` prints).
+    pub warnings: Vec<String>,
+}
+
+/// [`plan`] once, in both forms.
+pub fn plan_report(input: &Input, options: &Options, style: Style) -> Result<PlanReport, Failure> {
+    let mut messages = input::Messages::default();
+    let (table, list, code) = plan::both(options, input, style, &mut messages)?;
+    Ok(PlanReport {
+        table,
+        list,
+        code,
+        warnings: messages.into_lines(),
+    })
+}
+
+/// `gangpack explain [PODGROUP | --pod POD]`.
+pub fn explain(input: &Input, options: &Options, group: Option<&str>, pod: Option<&str>) -> Run {
+    let mut messages = input::Messages::default();
+    let result = explain::run(options, input, group, pod, &mut messages);
+    Run::finish(result, messages)
+}
+
+/// `gangpack taint`: the blast radius of a taint.
+pub fn taint(
+    input: &Input,
+    options: &Options,
+    request: &TaintRequest,
+    format: Format,
+    style: Style,
+) -> Run {
+    let mut messages = input::Messages::default();
+    let result = taint::run(options, input, request, format, style, &mut messages);
+    Run::finish(result, messages)
+}
+
+/// Both forms of `gangpack taint` from one run.
+#[derive(Clone, Debug)]
+pub struct TaintReport {
+    /// The table text.
+    pub table: String,
+    /// The `kind: List` `-o json` prints.
+    pub list: serde_json::Value,
+    /// The warnings.
+    pub warnings: Vec<String>,
+}
+
+/// [`taint`] once, in both forms.
+pub fn taint_report(
+    input: &Input,
+    options: &Options,
+    request: &TaintRequest,
+    style: Style,
+) -> Result<TaintReport, Failure> {
+    let mut messages = input::Messages::default();
+    let (table, list) = taint::both(options, input, request, style, &mut messages)?;
+    Ok(TaintReport {
+        table,
+        list,
+        warnings: messages.into_lines(),
+    })
+}
+
+/// `gangpack demo` (`manifests`: `--manifests`, the demo's YAML instead of its run).
+pub fn demo(options: &Options, manifests: bool, style: Style) -> Run {
+    let mut messages = input::Messages::default();
+    let result = demo::run(options, manifests, style, &mut messages);
+    Run::finish(result, messages)
+}
+
+/// The demo cluster's manifests (multi-document YAML, with comments), for `seed`.
+pub fn demo_manifests(seed: u64) -> Result<String, Failure> {
+    demo::build(seed).yaml()
+}
+
+/// A changed-objects list as `-o yaml` or `-o json` prints it (a trailing newline
+/// either way); `Table` prints JSON too.
+pub fn print_list(list: &serde_json::Value, format: Format) -> Result<String, Failure> {
+    plan::print_list(list, format)
+}
