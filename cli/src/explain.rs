@@ -160,7 +160,7 @@ fn held_back_members(out: &mut String, snapshot: &Snapshot, unit: &Unit) {
 fn pod_unit(sched: &Scheduler, key: &str) -> Result<Unit, Failure> {
     let pod = sched
         .pod(key)
-        .ok_or_else(|| Failure::invalid(format!("Pod {key} not found in the input")))?;
+        .ok_or_else(|| Failure::NotFound(format!("Pod {key} not found in the input")))?;
     Ok(match &pod.scheduling_group {
         Some(g) => Unit::Group(format!("{}/{g}", pod.namespace)),
         None => Unit::Pod(key.to_owned()),
@@ -169,11 +169,11 @@ fn pod_unit(sched: &Scheduler, key: &str) -> Result<Unit, Failure> {
 
 fn check_exists(sched: &Scheduler, unit: &Unit) -> Result<(), Failure> {
     match unit {
-        Unit::Group(g) if sched.group(g).is_none() => Err(Failure::invalid(format!(
+        Unit::Group(g) if sched.group(g).is_none() => Err(Failure::NotFound(format!(
             "PodGroup {g} not found in the input"
         ))),
         Unit::Pod(p) if sched.pod(p).is_none() => {
-            Err(Failure::invalid(format!("Pod {p} not found in the input")))
+            Err(Failure::NotFound(format!("Pod {p} not found in the input")))
         }
         _ => Ok(()),
     }

@@ -148,6 +148,8 @@ impl Effect {
 pub enum Failure {
     /// Invalid input: every problem (exit 2).
     Invalid(Vec<Problem>),
+    /// A unit, node or device asked about is not in the input (exit 2).
+    NotFound(String),
     /// Reading failed (exit 1).
     Io(String),
 }
@@ -161,7 +163,7 @@ impl Failure {
     /// The exit status: [`EXIT_INVALID`] or [`EXIT_FAILURE`].
     pub fn code(&self) -> u8 {
         match self {
-            Failure::Invalid(_) => EXIT_INVALID,
+            Failure::Invalid(_) | Failure::NotFound(_) => EXIT_INVALID,
             Failure::Io(_) => EXIT_FAILURE,
         }
     }
@@ -170,7 +172,7 @@ impl Failure {
     pub fn lines(&self) -> Vec<String> {
         match self {
             Failure::Invalid(problems) => problems.iter().map(|p| p.line.clone()).collect(),
-            Failure::Io(message) => vec![message.clone()],
+            Failure::Io(message) | Failure::NotFound(message) => vec![message.clone()],
         }
     }
 }
@@ -246,6 +248,17 @@ pub fn plan_report(input: &Input, options: &Options, style: Style) -> Result<Pla
         code,
         warnings: messages.into_lines(),
     })
+}
+
+/// The table `gangpack plan` prints, for a plan already computed on `snapshot` (with
+/// [`gangpack_k8s::output::plan`]): for callers that keep the snapshot between cycles,
+/// such as the WebAssembly `Scheduler` class.
+pub fn plan_table(
+    plan: &gangpack_k8s::output::Plan,
+    snapshot: &gangpack_k8s::Snapshot,
+    style: Style,
+) -> String {
+    plan::render(plan, snapshot, style)
 }
 
 /// `gangpack explain [PODGROUP | --pod POD]`.

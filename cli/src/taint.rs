@@ -36,9 +36,11 @@
 
 use std::fmt::Write as _;
 
-use gangpack::{DeviceRef, DeviceTaint, DeviceTaintEffect, Taint, TaintEffect};
+use gangpack::{
+    ClusterError, DeviceRef, DeviceTaint, DeviceTaintEffect, SchedulerError, Taint, TaintEffect,
+};
+use gangpack_k8s::Kind;
 use gangpack_k8s::output::{self, Eviction, Outcome, TaintPlan, TaintTarget};
-use gangpack_k8s::{Kind, Snapshot};
 
 use crate::input::{self, Messages};
 use crate::plan::{outcome_paint, reason_line};
@@ -145,10 +147,17 @@ fn compute(
             plural(plan.report.pods_bound(), "pod", "pods")
         );
         preface.push('\n');
-        fold_back(&mut snapshot, plan.changed);
+        snapshot.fold_back(plan.changed);
     }
-    let taint_plan = output::taint(&mut snapshot, target)
-        .map_err(|e| Failure::invalid(format!("cannot apply the taint: {e}")))?;
+    let taint_plan = output::taint(&mut snapshot, target).map_err(|e| {
+        let message = format!("cannot apply the taint: {e}");
+        match e {
+            SchedulerError::Cluster(
+                ClusterError::NotFound(_) | ClusterError::DeviceNotFound(_),
+            ) => Failure::NotFound(message),
+            _ => Failure::invalid(message),
+        }
+    })?;
     Ok((preface, taint_plan))
 }
 
@@ -242,38 +251,6 @@ fn rule_target(
     }
     let rule = gangpack_k8s::device_taint_rule(rules[0]).map_err(|e| input::input_failure(&e))?;
     Ok(TaintTarget::Rule(rule))
-}
-
-/// Puts the objects a plan changed back into the snapshot, so that what the taint
-/// writes next starts from them (pods bound, claims allocated).
-fn fold_back(snapshot: &mut Snapshot, changed: Vec<serde_json::Value>) {
-    for doc in changed {
-        let field = |p: &str| doc.pointer(p).and_then(|v| v.as_str()).unwrap_or_default();
-        let Some(kind) = Kind::from_type(field("/apiVersion"), field("/kind")) else {
-            continue;
-        };
-        let name = field("/metadata/name").to_owned();
-        let namespace = kind
-            .is_namespaced()
-            .then(|| match field("/metadata/namespace") {
-                "" => "default".to_owned(),
-                ns => ns.to_owned(),
-            });
-        if let Some(o) = snapshot
-            .objects
-            .iter_mut()
-            .find(|o| o.kind == kind && o.name == name && o.namespace == namespace)
-        {
-            o.raw = doc;
-        } else if kind == Kind::ResourceClaim
-            && let Some(g) = snapshot
-                .generated
-                .iter_mut()
-                .find(|g| Some(&g.claim.namespace) == namespace.as_ref() && g.claim.name == name)
-        {
-            g.raw = doc;
-        }
-    }
 }
 
 fn eviction_table(evictions: &[Eviction]) -> Table {

@@ -20,10 +20,12 @@
 //! | `claims.rs` | ResourceClaimTemplates, ResourceClaims and their recorded allocations; generated claims found again; extended-resource claims; generated claims' raw objects. |
 //! | `workloads.rs` | PriorityClasses, Workloads, PodGroups and pods (bound and pending), with their template claims generated. |
 //! | `assemble.rs` | The [`Scheduler`] built from what passed. |
+//! | `fold.rs` | Changed documents and deleted pods written back into the objects (`fold_back`, `fold_deletions`). |
 
 mod assemble;
 mod claims;
 mod cluster;
+mod fold;
 mod workloads;
 
 use std::collections::{BTreeMap, BTreeSet};
