@@ -11,7 +11,7 @@ use gangpack::{
 use gangpack::{DisruptionMode, GangOptions, Scheduler, Unit, UnitResult};
 use gangpack_benches::{
     DRIVER, add_scheduler_gang, allocation_fleet, allocation_fleet_with_racks, fleet, gpu_claim,
-    gpu_ref, h100_class, mixed_gang_shapes, tolerate_corrected,
+    gpu_ref, h100_class, tolerate_corrected,
 };
 use std::cell::LazyCell;
 use std::collections::BTreeMap;
@@ -383,18 +383,7 @@ fn taint_scenario(full: &Scheduler, target: &gangpack::DeviceRef) -> Scheduler {
 /// finds no victims) on 4096 x 8 GPUs with every 33rd GPU tainted NoSchedule. Checks
 /// once what its cycle binds.
 fn cycle_scenario() -> Scheduler {
-    let fleet = allocation_fleet_with_racks(4096, 8, 4, 33, LIFECYCLE_RACK);
-    let mut pending = Scheduler::new(fleet, GangOptions::default());
-    for (i, &(pods, gpus)) in mixed_gang_shapes(1_000, 5).iter().enumerate() {
-        add_scheduler_gang(
-            &mut pending,
-            &format!("gang-{i:04}"),
-            pods,
-            gpus,
-            0,
-            DisruptionMode::Single,
-        );
-    }
+    let pending = gangpack_benches::pending_1000_gangs(LIFECYCLE_RACK);
     let mut sched = pending.clone();
     let free_before = sched.cluster().free_devices().len();
     let started = Instant::now();

@@ -289,6 +289,27 @@ pub fn mixed_gang_shapes(count: usize, seed: u64) -> Vec<(usize, u32)> {
         .collect()
 }
 
+/// The pending state of the `lifecycle/cycle_1000_gangs_on_4096x8` benchmark: 4096
+/// nodes x 8 GPUs in racks of `rack` nodes, and 1,000 pending gangs of mixed shapes
+/// ([`mixed_gang_shapes`] with seed 5) at priority 0, `disruptionMode: Single`. One
+/// cycle over it is the benchmark (the native bench and the WebAssembly one in
+/// `wasm/bench/` build it here, so they time the same work).
+pub fn pending_1000_gangs(rack: usize) -> gangpack::Scheduler {
+    let fleet = allocation_fleet_with_racks(4096, 8, 4, 33, rack);
+    let mut pending = gangpack::Scheduler::new(fleet, gangpack::GangOptions::default());
+    for (i, &(pods, gpus)) in mixed_gang_shapes(1_000, 5).iter().enumerate() {
+        add_scheduler_gang(
+            &mut pending,
+            &format!("gang-{i:04}"),
+            pods,
+            gpus,
+            0,
+            gangpack::DisruptionMode::Single,
+        );
+    }
+    pending
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,148 @@
+//! Values across the boundary, and the errors thrown into JavaScript.
+//!
+//! # Error kinds
+//!
+//! Every thrown value is a JavaScript `Error` with:
+//! - `name`: the kind, one of [`INVALID_INPUT`] (manifests or objects that fail
+//!   validation or conversion), [`INVALID_ARGUMENT`] (an argument of the wrong shape:
+//!   an options object with an unknown policy, a malformed time), [`NOT_FOUND`] (a
+//!   unit, node, device or rule that does not exist), [`ALREADY_EXISTS`], [`CONFLICT`]
+//!   (a change the state refuses: a device in use, capacity exceeded) and [`IO_ERROR`];
+//! - `message`: the native message, every problem on its own line, as the command
+//!   line prints them after `error: `;
+//! - `problems`: an array of [`Problem`]s, `{ line, file?, doc?, item?, object?,
+//!   field, message }` (`file`, `doc`, `item` and `object` are left out when unknown).
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// `name` of an error about invalid manifests or objects.
+pub const INVALID_INPUT: &str = "InvalidInput";
+/// `name` of an error about an argument of the wrong shape.
+pub const INVALID_ARGUMENT: &str = "InvalidArgument";
+/// `name` of an error about something that does not exist.
+pub const NOT_FOUND: &str = "NotFound";
+/// `name` of an error about adding what exists already.
+pub const ALREADY_EXISTS: &str = "AlreadyExists";
+/// `name` of an error about a change the state refuses.
+pub const CONFLICT: &str = "Conflict";
+/// `name` of an error about reading or printing.
+pub const IO_ERROR: &str = "IoError";
+
+/// One problem, as thrown errors carry it in `problems`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem {
+    /// The whole line, as the command prints it.
+    pub line: String,
+    /// The file (the name given with the manifests), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The document in the file (1-based), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doc: Option<usize>,
+    /// The item of a `kind: List` (0-based).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<usize>,
+    /// The object, `Kind "ns/name"`, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    /// The field path (`spec.devices[0].name`), empty for the whole object.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem that is only a message.
+    pub fn message(message: impl Into<String>) -> Problem {
+        let message = message.into();
+        Problem {
+            line: message.clone(),
+            message,
+            ..Problem::default()
+        }
+    }
+
+    /// A problem about one field of an argument.
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Problem {
+        let (field, message) = (field.into(), message.into());
+        let line = if field.is_empty() {
+            message.clone()
+        } else {
+            format!("{field}: {message}")
+        };
+        Problem {
+            line,
+            field,
+            message,
+            ..Problem::default()
+        }
+    }
+}
+
+/// A JavaScript `Error` of `kind` carrying `problems` (its message: their lines).
+pub fn error(kind: &str, problems: &[Problem]) -> JsValue {
+    let message = problems
+        .iter()
+        .map(|p| p.line.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let e = js_sys::Error::new(&message);
+    e.set_name(kind);
+    let list = to_js(problems).unwrap_or(JsValue::NULL);
+    let _ = js_sys::Reflect::set(&e, &JsValue::from_str("problems"), &list);
+    e.unchecked_into()
+}
+
+/// [`error`] with one message.
+pub fn error_message(kind: &str, message: impl Into<String>) -> JsValue {
+    error(kind, &[Problem::message(message)])
+}
+
+/// A JSON-compatible JavaScript value of `value` (maps as plain objects, 64-bit
+/// integers as numbers).
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| error_message(IO_ERROR, format!("cannot convert the result: {e}")))
+}
+
+/// `value` read as `T`; an error names `what` and the field path that failed.
+///
+/// The value is read as JSON first and `T` from that, so `#[serde(deny_unknown_fields)]`
+/// holds at every depth (serde-wasm-bindgen reads a struct by asking for its known
+/// fields only, and a misspelt option would pass silently).
+pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsValue> {
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(value).map_err(|e| {
+        error(
+            INVALID_ARGUMENT,
+            &[Problem::field(what, format!("not a JSON-like value: {e}"))],
+        )
+    })?;
+    serde_path_to_error::deserialize(&json).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." {
+            what.to_owned()
+        } else {
+            format!("{what}.{path}")
+        };
+        error(
+            INVALID_ARGUMENT,
+            &[Problem::field(field, e.inner().to_string())],
+        )
+    })
+}
+
+/// `value` read as `T`, `T::default()` for `undefined` or `null`.
+pub fn from_js_or_default<T: DeserializeOwned + Default>(
+    value: JsValue,
+    what: &str,
+) -> Result<T, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        Ok(T::default())
+    } else {
+        from_js(value, what)
+    }
+}

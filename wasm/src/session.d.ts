@@ -1,0 +1,578 @@
+// ---------------------------------------------------------------------------
+// The stateful `Scheduler` class: its inputs (gangpack's JSON model, camelCase, as the
+// core's serde derives read it) and its outputs. Names shared with the functions
+// (Manifests, Options, UnitName, GangpackError, ...) are declared in types.d.ts.
+// ---------------------------------------------------------------------------
+
+/** Any JSON value (opaque nested parts of the model, e.g. opaque driver config). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** A Kubernetes quantity: `"80Gi"`, `"500m"`, or a number. */
+export type Quantity = string | number;
+/** Logical time in the model: seconds since the Unix epoch. */
+export type Seconds = number;
+
+/** A time as the class returns it. */
+export interface Clock {
+  /** `2026-11-05T08:00:00Z`. */
+  rfc3339: string;
+  seconds: Seconds;
+}
+
+export type NodeTaintEffectName = "NoExecute" | "NoSchedule" | "PreferNoSchedule";
+export type DeviceTaintEffectName = "NoExecute" | "NoSchedule" | "None";
+export type PreemptionPolicyName = "PreemptLowerPriority" | "Never";
+
+// ----------------------------------------------------------------- model: cluster
+
+/** A node taint (`timeAdded` defaults to the clock for `NoExecute`). */
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: NodeTaintEffectName;
+  timeAdded?: Seconds;
+}
+
+/** A device taint (`timeAdded` defaults to the clock). */
+export interface DeviceTaint {
+  key: string;
+  value?: string;
+  effect: DeviceTaintEffectName;
+  timeAdded?: Seconds;
+}
+
+export interface Node {
+  name: string;
+  labels?: Record<string, string>;
+  /** `cpu`, `memory`, `pods`, extended resources. */
+  allocatable?: Record<string, Quantity>;
+  taints?: Taint[];
+  unschedulable?: boolean;
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt";
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface NodeSelector {
+  nodeSelectorTerms: NodeSelectorTerm[];
+}
+
+/** Where a slice's (or a device's) devices are reachable from. */
+export type NodeAccess = { nodeName: string } | { nodeSelector: NodeSelector } | "allNodes";
+
+export type DeviceAttribute =
+  | { int: number }
+  | { bool: boolean }
+  | { string: string }
+  | { version: string }
+  | { ints: number[] }
+  | { bools: boolean[] }
+  | { strings: string[] }
+  | { versions: string[] };
+
+export interface CapacityRequestPolicy {
+  default?: Quantity | null;
+  validValues?: Quantity[];
+  validRange?: { min: Quantity; max?: Quantity | null; step?: Quantity | null } | null;
+}
+
+export interface DeviceCapacity {
+  value: Quantity;
+  requestPolicy?: CapacityRequestPolicy | null;
+}
+
+export interface Device {
+  name: string;
+  /** Qualified attribute names (`gpu.nvidia.com/model`) → values. */
+  attributes?: Record<string, DeviceAttribute>;
+  capacity?: Record<string, DeviceCapacity>;
+  consumesCounters?: { counterSet: string; counters: Record<string, Quantity> }[];
+  taints?: DeviceTaint[];
+  allowMultipleAllocations?: boolean;
+  bindsToNode?: boolean;
+  bindingConditions?: string[];
+  bindingFailureConditions?: string[];
+  nodeAccess?: NodeAccess | null;
+}
+
+export interface ResourceSlice {
+  name: string;
+  driver: string;
+  pool: { name: string; generation: number; resourceSliceCount: number };
+  /** `{ slice: { nodeName } }` for a node's own devices. */
+  nodeSelection: { slice: NodeAccess } | "perDevice";
+  devices?: Device[];
+  sharedCounters?: { name: string; counters: Record<string, Quantity> }[];
+}
+
+export interface DeviceClass {
+  name: string;
+  selectors?: { cel: string }[];
+  extendedResourceName?: string | null;
+  config?: JsonObject[];
+}
+
+export interface DeviceTaintRule {
+  name: string;
+  /** Which devices (every field optional; all three unset selects every device). */
+  selector?: { driver?: string | null; pool?: string | null; device?: string | null } | null;
+  taint: DeviceTaint;
+}
+
+// --------------------------------------------------------------- model: workloads
+
+export interface PriorityClass {
+  name: string;
+  value: number;
+  globalDefault?: boolean;
+  preemptionPolicy?: PreemptionPolicyName;
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: "Exists" | "Equal" | "Lt" | "Gt";
+  value?: string;
+  effect?: NodeTaintEffectName;
+  tolerationSeconds?: number;
+}
+
+export interface DeviceToleration {
+  key?: string;
+  operator?: "Exists" | "Equal";
+  value?: string;
+  effect?: DeviceTaintEffectName;
+  tolerationSeconds?: number;
+}
+
+export type AllocationMode = { ExactCount: number } | "All";
+
+export interface ExactDeviceRequest {
+  deviceClassName: string;
+  selectors?: { cel: string }[];
+  allocationMode?: AllocationMode;
+  adminAccess?: boolean;
+  tolerations?: DeviceToleration[];
+  capacity?: Record<string, Quantity>;
+}
+
+export interface DeviceSubRequest extends ExactDeviceRequest {
+  name: string;
+}
+
+export type DeviceRequest =
+  | { name: string; exactly: ExactDeviceRequest }
+  | { name: string; firstAvailable: DeviceSubRequest[] };
+
+export interface DeviceConstraint {
+  requests?: string[];
+  matchAttribute?: string;
+  distinctAttribute?: string;
+}
+
+export interface DeviceRequestAllocationResult {
+  request: string;
+  driver: string;
+  pool: string;
+  device: string;
+  adminAccess?: boolean;
+  tolerations?: DeviceToleration[];
+  shareID?: string;
+  consumedCapacity?: Record<string, string>;
+  bindingConditions?: string[];
+  bindingFailureConditions?: string[];
+}
+
+export interface AllocationResult {
+  devices: DeviceRequestAllocationResult[];
+  config?: JsonObject[];
+  nodeSelector?: NodeSelector | null;
+}
+
+export interface ResourceClaim {
+  namespace: string;
+  name: string;
+  spec: { requests?: DeviceRequest[]; constraints?: DeviceConstraint[]; config?: JsonObject[] };
+  /** Not supported as running state in `fromModel`: claims start pending. */
+  allocation?: AllocationResult;
+}
+
+export type PodResourceClaim =
+  | { name: string; resourceClaimName: string }
+  | { name: string; resourceClaimTemplateName: string };
+
+export interface Pod {
+  namespace: string;
+  name: string;
+  priority?: number;
+  preemptionPolicy?: PreemptionPolicyName;
+  schedulerName?: string;
+  requests?: Record<string, Quantity>;
+  tolerations?: Toleration[];
+  nodeSelector?: Record<string, string>;
+  requiredNodeAffinity?: NodeSelector | null;
+  resourceClaims?: PodResourceClaim[];
+  /** The PodGroup's name (same namespace). */
+  schedulingGroup?: string | null;
+  /** Set: the pod runs there (it holds its node resources; no devices). */
+  nodeName?: string | null;
+  creation?: Seconds;
+}
+
+export interface PodGroup {
+  namespace: string;
+  name: string;
+  workloadRef?: { workloadName: string; templateName: string } | null;
+  parentCompositePodGroupName?: string | null;
+  schedulingPolicy: "basic" | { gang: { minCount: number } };
+  priorityClassName?: string | null;
+  priority?: number | null;
+  preemptionPolicy?: PreemptionPolicyName | null;
+  disruptionMode?: "single" | "all";
+  /** Required topology: all pods in one domain of each key. */
+  topology?: { key: string }[];
+  resourceClaims?: PodResourceClaim[];
+  creation?: Seconds;
+}
+
+/** gangpack's own JSON model, for `Scheduler.fromModel`. Every array is optional. */
+export interface Model {
+  nodes?: Node[];
+  slices?: ResourceSlice[];
+  classes?: DeviceClass[];
+  rules?: DeviceTaintRule[];
+  priorityClasses?: PriorityClass[];
+  claims?: ResourceClaim[];
+  groups?: PodGroup[];
+  pods?: Pod[];
+  /** The clock (RFC 3339 or seconds); default the epoch. */
+  now?: string | number;
+}
+
+/** The options of `Scheduler.fromModel`. */
+export interface ModelOptions {
+  /** The clock, overriding `model.now`. */
+  now?: string | number;
+  policy?: Policy;
+}
+
+// ----------------------------------------------------------------------- outputs
+
+/** A unit of scheduling as the core names it. */
+export type UnitKey = { group: string } | { pod: string };
+
+/** Why a pod is evicted. */
+export type EvictionReason =
+  | { deviceTaint: { claim: string; taint: string } }
+  | { nodeTaint: { node: string } }
+  | { groupMember: { group: string } };
+
+export interface EvictionInfo {
+  /** `namespace/name`. */
+  pod: string;
+  at: Clock;
+  reason: EvictionReason;
+}
+
+export interface BrokenGroup {
+  group: string;
+  evicted: string[];
+  left: string[];
+  minCount: number;
+  /** `disruptionMode: All`: the group loses every pod. */
+  whole: boolean;
+}
+
+/** How a change moved the `NoExecute` eviction schedule. */
+export interface EvictionReport {
+  started: EvictionInfo[];
+  cancelled: EvictionInfo[];
+  brokenGroups: BrokenGroup[];
+}
+
+/** A DeviceTaintRule's dry run: what effect `NoExecute` would do. */
+export interface DryRunResult {
+  rule: string;
+  publishedDevices: number;
+  allocatedDevices: number;
+  /** Pods whose claims hold a selected device, sorted. */
+  pods: string[];
+  namespaces: number;
+  evictions: EvictionInfo[];
+  /** The blast radius. */
+  brokenGroups: BrokenGroup[];
+  /** Upstream's `EvictionInProgress=False` (`NoEffect`) message. */
+  message: string;
+}
+
+export interface Victim {
+  unit: UnitKey;
+  pods: string[];
+  priority: number;
+  devices: number;
+}
+
+export type UnitOutcomeName = "placed" | "preempted" | "pending" | "invalid" | "failed";
+
+export interface PodPlacement {
+  pod: string;
+  /** Bound (or nominated, for a preemptor); `null` while pending. */
+  node: string | null;
+  /** `driver/pool/device`, in allocation order. */
+  devices: string[];
+}
+
+export interface UnitOutcome {
+  kind: "PodGroup" | "Pod";
+  /** `namespace/name`. */
+  name: string;
+  outcome: UnitOutcomeName;
+  /** Placed or nominated pods; the pending ones otherwise. */
+  pods: PodPlacement[];
+  /** Devices of the PodGroup's own claims. */
+  groupDevices: string[];
+  victims: Victim[];
+  /** Pending: the explanation's one-line summary; invalid or failed: the error; preempted (manifest sessions): upstream's preemption message; placed: empty. */
+  reason: string;
+  /** Invalid or failed: the problems. */
+  problems: Problem[];
+}
+
+export interface CycleResult {
+  /** Evictions already due at the clock, carried out before the cycle. */
+  carriedOut: EvictionInfo[];
+  /** In the order the cycle took them, then units held back (manifests naming objects that are missing). */
+  units: UnitOutcome[];
+  evictions: EvictionReport;
+  podsBound: number;
+  allPlaced: boolean;
+  /** What `gangpack plan` prints (sessions loaded from manifests). */
+  table?: string;
+}
+
+export interface AdvanceResult {
+  now: Clock;
+  /** The evictions carried out, by time then pod. */
+  evictions: EvictionInfo[];
+}
+
+export interface PodBinding {
+  pod: string;
+  node: string;
+  claims: { claim: string; result: AllocationResult }[];
+}
+
+export interface PlacementDecision {
+  bindings: PodBinding[];
+  groupClaims: { claim: string; result: AllocationResult }[];
+}
+
+/** One fact of an explanation, as the core's serde writes it: `{ <factKind>: { ...fields } }`. */
+export type Fact = { [kind: string]: JsonObject | JsonValue };
+
+export interface Explanation {
+  group: string | null;
+  pod: string | null;
+  status: "Scheduled" | "Wait" | "Unschedulable" | "UnschedulableAndUnresolvable";
+  required: number;
+  best: number;
+  running: number;
+  decision: PlacementDecision | null;
+  shapes: { pods: string[]; devicesPerPod: number; nodes: number; capacity: number; facts: number[] }[];
+  facts: Fact[];
+  /** Indices into `facts`. */
+  blocking: number[];
+  minimal: boolean;
+  budgetExhausted: boolean;
+}
+
+export interface WhatItTakes {
+  unit: UnitKey;
+  fitsNow: boolean;
+  waitingForPods: boolean;
+  preemption: { victims: Victim[]; decision: PlacementDecision } | null;
+  mayPreempt: boolean;
+  domains: {
+    domain: string | null;
+    required: number;
+    fit: number;
+    missing: { example: string; pods: number; devicesPerPod: number }[];
+  }[];
+  unresolvable?: Fact[];
+  /** Its text, as `gangpack explain` words it. */
+  text: string;
+}
+
+export interface SessionExplainResult {
+  unit: UnitKey;
+  /** The explanation's text (its `Display`). */
+  text: string;
+  summary: string;
+  explanation: Explanation;
+  whatItTakes: WhatItTakes;
+}
+
+export interface RequestShape {
+  pods: number;
+  devicesPerPod: number;
+  class?: string | null;
+  tolerations?: DeviceToleration[];
+}
+
+export interface CapacityReportOptions {
+  /** Default: 1×1, 1×2, 1×4, 1×8 and `gangPods`×8. */
+  shapes?: RequestShape[];
+  /** A node label key; `null`: the whole cluster as one domain; left out: the first PodGroup topology key. */
+  key?: string | null;
+  gangPods?: number;
+}
+
+export interface ShapeCapacity {
+  copies: number;
+  pods: number;
+  free: number;
+  fragmentation: number;
+}
+
+export interface CapacityReport {
+  key: string | null;
+  shapes: RequestShape[];
+  domains: { domain: { value: string } | "unlabelled"; nodes: number; cordoned: number; shapes: ShapeCapacity[] }[];
+  nodes: number;
+  cordoned: number;
+  totals: ShapeCapacity[];
+  /** One per shape: `1x8`, `4x8@topology.kubernetes.io/rack`, ... */
+  labels: string[];
+}
+
+export interface SnapshotOptions {
+  /** The node label grouping nodes into domains. Default: the first PodGroup topology key (by group name). */
+  topologyKey?: string;
+}
+
+export interface TaintInfo {
+  key: string;
+  value: string;
+  effect: NodeTaintEffectName | DeviceTaintEffectName;
+  timeAdded: Clock | null;
+}
+
+/** One claim holding a device. */
+export interface DeviceHolder {
+  /** The claim, `namespace/name`. */
+  claim: string;
+  /** Bound pods using the claim. */
+  pods: string[];
+  podGroup: string | null;
+  adminAccess: boolean;
+  /** What this share consumes (shareable devices). */
+  consumedCapacity: Record<string, string>;
+}
+
+/**
+ * `free`: nobody holds it; `allocated`: held exclusively; `shared`: a shareable device with shares
+ * (see `consumedCapacity` against `capacity` for the fraction); `unusable`: not allocatable
+ * (incomplete pool, old generation).
+ */
+export type DeviceStateName = "free" | "allocated" | "shared" | "unusable";
+
+export interface DeviceInfo {
+  /** `driver/pool/device`. */
+  id: string;
+  driver: string;
+  pool: string;
+  device: string;
+  slice: string;
+  node: string | null;
+  state: DeviceStateName;
+  holders: DeviceHolder[];
+  capacity: Record<string, string>;
+  /** Every share's consumption, summed. */
+  consumedCapacity: Record<string, string>;
+  /** Slice taints, then one per selecting DeviceTaintRule. */
+  taints: TaintInfo[];
+  /** Scheduled evictions of pods whose claims hold it. */
+  evictions: EvictionInfo[];
+}
+
+export interface NodeInfo {
+  name: string;
+  labels: Record<string, string>;
+  unschedulable: boolean;
+  taints: TaintInfo[];
+  /** Its node-local devices, by id. */
+  devices: DeviceInfo[];
+  /** Bound pods. */
+  pods: string[];
+  /** Scheduled evictions for its `NoExecute` taints. */
+  evictions: EvictionInfo[];
+}
+
+export interface TopologyDomain {
+  /** The label value; `null` for nodes without the label (last), or every node without a key. */
+  name: string | null;
+  nodes: NodeInfo[];
+}
+
+export interface PodInfo {
+  name: string;
+  podGroup: string | null;
+  node: string | null;
+  status: "bound" | "pending";
+  priority: number;
+  /** Claims allocated with its binding. */
+  claims: string[];
+  eviction: EvictionInfo | null;
+}
+
+export interface GroupInfo {
+  name: string;
+  /** `null` for a basic (non-gang) policy. */
+  minCount: number | null;
+  disruptionMode: "single" | "all";
+  priority: number;
+  pods: string[];
+  bound: number;
+  /** None bound, all bound, or some. */
+  status: "pending" | "running" | "partial";
+}
+
+export interface ClaimInfo {
+  name: string;
+  allocated: boolean;
+  devices: string[];
+  pods: string[];
+  podGroup: string | null;
+}
+
+export interface WaitingInfo {
+  kind: "Pod" | "PodGroup";
+  name: string;
+  reason: string;
+}
+
+/** Everything needed to draw the cluster; every list in a stable order (by name, devices by id, evictions by time then pod). */
+export interface ClusterSnapshot {
+  now: Clock;
+  topologyKey: string | null;
+  domains: TopologyDomain[];
+  /** Devices not local to one node (network-attached). */
+  otherDevices: DeviceInfo[];
+  pods: PodInfo[];
+  groups: GroupInfo[];
+  claims: ClaimInfo[];
+  taintRules: DeviceTaintRule[];
+  /** The `NoExecute` eviction schedule. */
+  evictions: EvictionInfo[];
+  /** Units held back waiting for objects missing from the manifests. */
+  waiting: WaitingInfo[];
+}

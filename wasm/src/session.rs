@@ -1,0 +1,875 @@
+//! The stateful `Scheduler` class: a cluster held in the module for interactive use
+//! (the playground draws it, breaks GPUs, steps the clock, undoes).
+//!
+//! It holds no scheduling logic: every decision is `gangpack::Scheduler`'s, and a
+//! session loaded from manifests (feature `k8s`) runs its cycles through
+//! `gangpack_k8s::output::plan`, so that the objects a cycle changes are kept and
+//! written back by `toManifests`. Every input and output shape is declared in
+//! `session.d.ts`.
+//!
+//! A failed call leaves the state as it was: the core refuses a change before making
+//! it, and the adapter only records what the core accepted.
+//!
+//! | File | What it holds |
+//! |---|---|
+//! | `session.rs` | The class and its state. |
+//! | `session/errors.rs` | Core errors as thrown `Error`s of each kind. |
+//! | `session/kube.rs` | Sessions loaded from manifests: the objects, plan, `toManifests` (feature `k8s`). |
+//! | `session/time.rs` | The clock's RFC 3339 text and seconds. |
+//! | `session/view.rs` | The plain objects returned: cycles, evictions, the drawable state. |
+
+mod errors;
+#[cfg(feature = "k8s")]
+mod kube;
+mod time;
+mod view;
+
+use std::collections::BTreeSet;
+
+use gangpack::{
+    Cluster, DeviceClass, DeviceRef, DeviceTaint, DeviceTaintEffect, DeviceTaintRule, GangOptions,
+    Node, Pod, PodGroup, PriorityClass, RequestShape, ResourceClaim, ResourceSlice, ScoringPolicy,
+    Taint, TaintEffect, Unit,
+};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::wasm_bindgen;
+
+use crate::js::{self, INVALID_ARGUMENT, Problem, from_js, from_js_or_default, to_js};
+use time::TimeArg;
+
+/// A scheduler whose state lives in the module, for interactive use.
+#[wasm_bindgen]
+pub struct Scheduler {
+    state: State,
+}
+
+/// Everything a session holds; cloning it is cheap (the core's state is
+/// copy-on-write), which is what `fork` and `restore` do.
+#[derive(Clone)]
+struct State {
+    sched: gangpack::Scheduler,
+    /// The loaded objects, for a session loaded from manifests.
+    #[cfg(feature = "k8s")]
+    kube: Option<kube::Kube>,
+    /// Warnings from loading, one line per cause.
+    warnings: Vec<String>,
+    /// PriorityClasses put, to carry over when nodes or classes change.
+    priority_classes: Vec<PriorityClass>,
+    /// PodGroups known (`namespace/name`), with or without pods.
+    groups: BTreeSet<String>,
+    /// Changes made through the model or taint methods, which no loaded object
+    /// carries (listed by `toManifests`).
+    journal: Vec<String>,
+}
+
+impl State {
+    fn new(sched: gangpack::Scheduler) -> State {
+        State {
+            sched,
+            #[cfg(feature = "k8s")]
+            kube: None,
+            warnings: Vec::new(),
+            priority_classes: Vec::new(),
+            groups: BTreeSet::new(),
+            journal: Vec::new(),
+        }
+    }
+}
+
+/// The options of `fromModel`.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ModelOptions {
+    now: Option<TimeArg>,
+    policy: Option<String>,
+}
+
+/// gangpack's own JSON model: arrays of the core's types.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct Model {
+    nodes: Vec<Node>,
+    slices: Vec<ResourceSlice>,
+    classes: Vec<DeviceClass>,
+    rules: Vec<DeviceTaintRule>,
+    priority_classes: Vec<PriorityClass>,
+    claims: Vec<ResourceClaim>,
+    groups: Vec<PodGroup>,
+    pods: Vec<Pod>,
+    now: Option<TimeArg>,
+}
+
+/// Which unit `explain` is about: a PodGroup name, `{ podGroup }` or `{ pod }`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum UnitArg {
+    Group(String),
+    Named(NamedUnit),
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NamedUnit {
+    pod_group: Option<String>,
+    pod: Option<String>,
+}
+
+/// `capacityReport`'s options.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct CapacityOptions {
+    shapes: Option<Vec<RequestShape>>,
+    #[serde(deserialize_with = "key_choice")]
+    key: KeyChoice,
+    gang_pods: Option<u32>,
+}
+
+/// `capacityReport`'s `key`: left out (the default key), `null` (the whole cluster)
+/// or a label key.
+#[derive(Default)]
+enum KeyChoice {
+    #[default]
+    Default,
+    Whole,
+    Key(String),
+}
+
+fn key_choice<'de, D: serde::Deserializer<'de>>(d: D) -> Result<KeyChoice, D::Error> {
+    Option::<String>::deserialize(d).map(|k| k.map_or(KeyChoice::Whole, KeyChoice::Key))
+}
+
+/// `snapshot`'s options.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct SnapshotOptions {
+    topology_key: Option<String>,
+}
+
+/// A rule, or the name of one in the cluster.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RuleArg {
+    Name(String),
+    Rule(DeviceTaintRule),
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ExplainView {
+    unit: Unit,
+    text: String,
+    summary: String,
+    explanation: gangpack::Explanation,
+    what_it_takes: WhatItTakesView,
+}
+
+#[derive(Serialize)]
+struct WhatItTakesView {
+    #[serde(flatten)]
+    value: gangpack::WhatItTakes,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct CapacityView {
+    #[serde(flatten)]
+    report: gangpack::CapacityReport,
+    labels: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct AdvanceView {
+    now: time::Clock,
+    evictions: Vec<view::EvictionView>,
+}
+
+fn invalid_argument(field: &str, message: impl Into<String>) -> JsValue {
+    js::error(INVALID_ARGUMENT, &[Problem::field(field, message)])
+}
+
+/// `namespace/name`, `default` for a bare name.
+fn namespaced(name: &str, what: &str) -> Result<String, JsValue> {
+    let (ns, n) = name.split_once('/').unwrap_or(("default", name));
+    if ns.is_empty() || n.is_empty() || n.contains('/') {
+        return Err(invalid_argument(
+            what,
+            format!("{name:?} is not NAMESPACE/NAME or NAME"),
+        ));
+    }
+    Ok(format!("{ns}/{n}"))
+}
+
+fn device_ref(device: &str) -> Result<DeviceRef, JsValue> {
+    DeviceRef::parse(device)
+        .ok_or_else(|| invalid_argument("device", format!("{device:?} is not DRIVER/POOL/DEVICE")))
+}
+
+fn policy(name: Option<&str>, what: &str) -> Result<ScoringPolicy, JsValue> {
+    let Some(name) = name else {
+        return Ok(GangOptions::default().policy);
+    };
+    let folded: String = name.chars().filter(|c| *c != '-' && *c != '_').collect();
+    ScoringPolicy::parse(&folded).ok_or_else(|| {
+        invalid_argument(
+            what,
+            format!("unknown policy {name:?} (expected BestFit, Spread or FragmentationAware)"),
+        )
+    })
+}
+
+fn time_arg(t: &TimeArg, what: &str) -> Result<gangpack::Time, JsValue> {
+    t.time().map_err(|m| invalid_argument(what, m))
+}
+
+#[wasm_bindgen]
+impl Scheduler {
+    /// An empty cluster (no nodes, clock at the epoch).
+    #[wasm_bindgen(constructor)]
+    #[must_use]
+    pub fn new() -> Scheduler {
+        Scheduler {
+            state: State::new(gangpack::Scheduler::new(
+                Cluster::new(),
+                GangOptions::default(),
+            )),
+        }
+    }
+
+    /// A session over Kubernetes manifests, read exactly as `plan` reads them (the
+    /// same `Manifests` and `Options`): bound pods and allocated claims are the running
+    /// state, the rest is pending. Throws `InvalidInput` with every problem found.
+    #[cfg(feature = "k8s")]
+    #[wasm_bindgen(js_name = fromManifests)]
+    pub fn from_manifests(
+        #[wasm_bindgen(unchecked_param_type = "Manifests")] manifests: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Options")] options: Option<JsValue>,
+    ) -> Result<Scheduler, JsValue> {
+        let loaded = kube::load(manifests, options.unwrap_or(JsValue::UNDEFINED))?;
+        let mut state = State::new(loaded.sched);
+        state.warnings = loaded.warnings;
+        state.groups = loaded.groups;
+        state.priority_classes = loaded.priority_classes;
+        state.kube = Some(loaded.kube);
+        Ok(Scheduler { state })
+    }
+
+    /// A session over gangpack's own JSON model (`Model`): the cluster objects first
+    /// (nodes, classes, slices, rules), then PriorityClasses, claims, PodGroups and
+    /// pods. Throws on the first object the core refuses, naming it.
+    #[wasm_bindgen(js_name = fromModel)]
+    pub fn from_model(
+        #[wasm_bindgen(unchecked_param_type = "Model")] model: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ModelOptions")] options: Option<JsValue>,
+    ) -> Result<Scheduler, JsValue> {
+        let model: Model = from_js(model, "model")?;
+        let options: ModelOptions =
+            from_js_or_default(options.unwrap_or(JsValue::UNDEFINED), "options")?;
+        let mut cluster = Cluster::new();
+        let now = match (&options.now, &model.now) {
+            (Some(t), _) => Some(time_arg(t, "options.now")?),
+            (None, Some(t)) => Some(time_arg(t, "model.now")?),
+            (None, None) => None,
+        };
+        if let Some(now) = now {
+            cluster.set_clock(now);
+        }
+        for n in model.nodes {
+            cluster.add_node(n).map_err(|e| errors::cluster(&e))?;
+        }
+        for c in model.classes {
+            cluster.put_class(c).map_err(|e| errors::cluster(&e))?;
+        }
+        for s in model.slices {
+            cluster.add_slice(s).map_err(|e| errors::cluster(&e))?;
+        }
+        for r in model.rules {
+            cluster.add_taint_rule(r).map_err(|e| errors::cluster(&e))?;
+        }
+        let gang = GangOptions {
+            policy: policy(options.policy.as_deref(), "options.policy")?,
+            ..GangOptions::default()
+        };
+        let mut state = State::new(gangpack::Scheduler::new(cluster, gang));
+        let sched = &mut state.sched;
+        for c in model.priority_classes {
+            sched
+                .put_priority_class(c.clone())
+                .map_err(|e| errors::scheduler(&e))?;
+            state.priority_classes.push(c);
+        }
+        for c in model.claims {
+            sched.add_claim(c).map_err(|e| errors::scheduler(&e))?;
+        }
+        for g in model.groups {
+            let key = format!("{}/{}", g.namespace, g.name);
+            sched.add_group(g).map_err(|e| errors::scheduler(&e))?;
+            state.groups.insert(key);
+        }
+        for p in model.pods {
+            sched.add_pod(p).map_err(|e| errors::scheduler(&e))?;
+        }
+        sched.refresh_evictions();
+        Ok(Scheduler { state })
+    }
+
+    /// The warnings of loading (unknown fields, skipped objects), one line per cause.
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        self.state.warnings.clone()
+    }
+
+    // ------------------------------------------------------------- cluster objects
+
+    /// Adds a node (`Node`). Nodes and DeviceClasses change only while the session
+    /// has no pods, claims or PodGroups (the core takes them before the workloads);
+    /// later, this throws `Conflict`.
+    #[wasm_bindgen(js_name = addNode)]
+    pub fn add_node(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Node")] node: JsValue,
+    ) -> Result<(), JsValue> {
+        let node: Node = from_js(node, "node")?;
+        let what = format!("addNode {}", node.name);
+        self.change_cluster(&what, |c| c.add_node(node).map(|_| ()))
+    }
+
+    /// Removes a node (only before workloads are added).
+    #[wasm_bindgen(js_name = removeNode)]
+    pub fn remove_node(&mut self, name: &str) -> Result<(), JsValue> {
+        self.change_cluster(&format!("removeNode {name}"), |c| {
+            c.remove_node(name).map(|_| ())
+        })
+    }
+
+    /// Adds or replaces a DeviceClass (only before workloads are added).
+    #[wasm_bindgen(js_name = putDeviceClass)]
+    pub fn put_device_class(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "DeviceClass")] class: JsValue,
+    ) -> Result<(), JsValue> {
+        let class: DeviceClass = from_js(class, "class")?;
+        let what = format!("putDeviceClass {}", class.name);
+        self.change_cluster(&what, |c| c.put_class(class))
+    }
+
+    /// Removes a DeviceClass (only before workloads are added).
+    #[wasm_bindgen(js_name = removeDeviceClass)]
+    pub fn remove_device_class(&mut self, name: &str) -> Result<(), JsValue> {
+        self.change_cluster(&format!("removeDeviceClass {name}"), |c| {
+            c.remove_class(name).map(|_| ())
+        })
+    }
+
+    /// Adds a ResourceSlice; returns how the eviction schedule moved (its taints apply
+    /// to devices already allocated).
+    #[wasm_bindgen(js_name = addSlice, unchecked_return_type = "EvictionReport")]
+    pub fn add_slice(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "ResourceSlice")] slice: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let slice: ResourceSlice = from_js(slice, "slice")?;
+        let what = format!("addSlice {}", slice.name);
+        let r = self
+            .state
+            .sched
+            .add_slice(slice)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        to_js(&view::EvictionReportView::from(&r))
+    }
+
+    /// Replaces a ResourceSlice of the same name (a driver republishing it).
+    #[wasm_bindgen(js_name = replaceSlice, unchecked_return_type = "EvictionReport")]
+    pub fn replace_slice(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "ResourceSlice")] slice: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let slice: ResourceSlice = from_js(slice, "slice")?;
+        let what = format!("replaceSlice {}", slice.name);
+        let r = self
+            .state
+            .sched
+            .replace_slice(slice)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        to_js(&view::EvictionReportView::from(&r))
+    }
+
+    /// Removes a ResourceSlice.
+    #[wasm_bindgen(js_name = removeSlice, unchecked_return_type = "EvictionReport")]
+    pub fn remove_slice(&mut self, name: &str) -> Result<JsValue, JsValue> {
+        let (_, r) = self
+            .state
+            .sched
+            .remove_slice(name)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(format!("removeSlice {name}"));
+        to_js(&view::EvictionReportView::from(&r))
+    }
+
+    // ---------------------------------------------------------------------- taints
+
+    /// Taints a device, `"driver/pool/device"`, with `{ key, value?, effect }`
+    /// (`timeAdded` defaults to the clock); returns how the eviction schedule moved.
+    #[wasm_bindgen(js_name = taintDevice, unchecked_return_type = "EvictionReport")]
+    pub fn taint_device(
+        &mut self,
+        device: &str,
+        #[wasm_bindgen(unchecked_param_type = "DeviceTaint")] taint: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let r = device_ref(device)?;
+        let taint: DeviceTaint = from_js(taint, "taint")?;
+        let what = format!("taintDevice {device} {taint}");
+        let report = self
+            .state
+            .sched
+            .taint_device(&r, taint)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        to_js(&view::EvictionReportView::from(&report))
+    }
+
+    /// Removes a device's taints with `key` (and `effect`, if given).
+    #[wasm_bindgen(js_name = untaintDevice, unchecked_return_type = "EvictionReport")]
+    pub fn untaint_device(
+        &mut self,
+        device: &str,
+        key: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "DeviceTaintEffectName")] effect: Option<
+            JsValue,
+        >,
+    ) -> Result<JsValue, JsValue> {
+        let r = device_ref(device)?;
+        let effect: Option<DeviceTaintEffect> =
+            from_js_or_default(effect.unwrap_or(JsValue::UNDEFINED), "effect")?;
+        let report = self
+            .state
+            .sched
+            .untaint_device(&r, key, effect.as_ref())
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state
+            .journal
+            .push(format!("untaintDevice {device} {key}"));
+        to_js(&view::EvictionReportView::from(&report))
+    }
+
+    /// Taints a node with `{ key, value?, effect }` (a taint of the same key and
+    /// effect is replaced).
+    #[wasm_bindgen(js_name = taintNode, unchecked_return_type = "EvictionReport")]
+    pub fn taint_node(
+        &mut self,
+        node: &str,
+        #[wasm_bindgen(unchecked_param_type = "Taint")] taint: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let taint: Taint = from_js(taint, "taint")?;
+        let what = format!("taintNode {node} {taint}");
+        let report = self
+            .state
+            .sched
+            .taint_node(node, taint)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        to_js(&view::EvictionReportView::from(&report))
+    }
+
+    /// Removes a node's taints with `key` (and `effect`, if given).
+    #[wasm_bindgen(js_name = untaintNode, unchecked_return_type = "EvictionReport")]
+    pub fn untaint_node(
+        &mut self,
+        node: &str,
+        key: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "NodeTaintEffectName")] effect: Option<
+            JsValue,
+        >,
+    ) -> Result<JsValue, JsValue> {
+        let effect: Option<TaintEffect> =
+            from_js_or_default(effect.unwrap_or(JsValue::UNDEFINED), "effect")?;
+        let report = self
+            .state
+            .sched
+            .untaint_node(node, key, effect)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(format!("untaintNode {node} {key}"));
+        to_js(&view::EvictionReportView::from(&report))
+    }
+
+    /// Adds a DeviceTaintRule.
+    #[wasm_bindgen(js_name = addTaintRule, unchecked_return_type = "EvictionReport")]
+    pub fn add_taint_rule(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "DeviceTaintRule")] rule: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let rule: DeviceTaintRule = from_js(rule, "rule")?;
+        let what = format!("addTaintRule {}", rule.name);
+        let report = self
+            .state
+            .sched
+            .add_taint_rule(rule)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        to_js(&view::EvictionReportView::from(&report))
+    }
+
+    /// Replaces the DeviceTaintRule of the same name (switching a dry run from `None`
+    /// to `NoExecute` starts its eviction clock now).
+    #[wasm_bindgen(js_name = replaceTaintRule, unchecked_return_type = "EvictionReport")]
+    pub fn replace_taint_rule(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "DeviceTaintRule")] rule: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let rule: DeviceTaintRule = from_js(rule, "rule")?;
+        let what = format!("replaceTaintRule {}", rule.name);
+        let report = self
+            .state
+            .sched
+            .replace_taint_rule(rule)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        to_js(&view::EvictionReportView::from(&report))
+    }
+
+    /// Removes a DeviceTaintRule (the evictions it caused are cancelled).
+    #[wasm_bindgen(js_name = removeTaintRule, unchecked_return_type = "EvictionReport")]
+    pub fn remove_taint_rule(&mut self, name: &str) -> Result<JsValue, JsValue> {
+        let (_, report) = self
+            .state
+            .sched
+            .remove_taint_rule(name)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(format!("removeTaintRule {name}"));
+        to_js(&view::EvictionReportView::from(&report))
+    }
+
+    /// What a DeviceTaintRule (given, or the name of one in the cluster) would do with
+    /// effect `NoExecute`, changing nothing: upstream's dry-run numbers and message and
+    /// the PodGroups that would break (the blast radius).
+    #[wasm_bindgen(js_name = dryRunRule, unchecked_return_type = "DryRunResult")]
+    pub fn dry_run_rule(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "DeviceTaintRule | string")] rule: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let sched = &self.state.sched;
+        let rule = match from_js::<RuleArg>(rule, "rule")? {
+            RuleArg::Rule(r) => r,
+            RuleArg::Name(n) => sched.cluster().taint_rule(&n).cloned().ok_or_else(|| {
+                js::error_message(js::NOT_FOUND, format!("DeviceTaintRule {n:?} not found"))
+            })?,
+        };
+        to_js(&view::DryRunView::from(sched.dry_run_rule(&rule)))
+    }
+
+    // ------------------------------------------------------------------- workloads
+
+    /// Adds or replaces a PriorityClass.
+    #[wasm_bindgen(js_name = putPriorityClass)]
+    pub fn put_priority_class(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "PriorityClass")] class: JsValue,
+    ) -> Result<(), JsValue> {
+        let class: PriorityClass = from_js(class, "class")?;
+        self.state
+            .sched
+            .put_priority_class(class.clone())
+            .map_err(|e| errors::scheduler(&e))?;
+        let s = &mut self.state;
+        s.journal.push(format!("putPriorityClass {}", class.name));
+        s.priority_classes.retain(|c| c.name != class.name);
+        s.priority_classes.push(class);
+        Ok(())
+    }
+
+    /// Adds a ResourceClaim (pending until a pod using it is placed).
+    #[wasm_bindgen(js_name = addClaim)]
+    pub fn add_claim(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "ResourceClaim")] claim: JsValue,
+    ) -> Result<(), JsValue> {
+        let claim: ResourceClaim = from_js(claim, "claim")?;
+        let what = format!("addClaim {}/{}", claim.namespace, claim.name);
+        self.state
+            .sched
+            .add_claim(claim)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        Ok(())
+    }
+
+    /// Adds a PodGroup (its priority from its PriorityClass when unset).
+    #[wasm_bindgen(js_name = addPodGroup)]
+    pub fn add_pod_group(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "PodGroup")] group: JsValue,
+    ) -> Result<(), JsValue> {
+        let group: PodGroup = from_js(group, "group")?;
+        let key = format!("{}/{}", group.namespace, group.name);
+        self.state
+            .sched
+            .add_group(group)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(format!("addPodGroup {key}"));
+        self.state.groups.insert(key);
+        Ok(())
+    }
+
+    /// Removes a PodGroup (`namespace/name` or `name`) and every member; returns it.
+    #[wasm_bindgen(js_name = removePodGroup, unchecked_return_type = "PodGroup")]
+    pub fn remove_pod_group(&mut self, name: &str) -> Result<JsValue, JsValue> {
+        let key = namespaced(name, "name")?;
+        let removed = self
+            .state
+            .sched
+            .remove_group(&key)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(format!("removePodGroup {key}"));
+        self.state.groups.remove(&key);
+        to_js(&removed)
+    }
+
+    /// Adds a pod (`nodeName` set: running there, holding its node resources).
+    #[wasm_bindgen(js_name = addPod)]
+    pub fn add_pod(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Pod")] pod: JsValue,
+    ) -> Result<(), JsValue> {
+        let pod: Pod = from_js(pod, "pod")?;
+        let what = format!("addPod {}/{}", pod.namespace, pod.name);
+        self.state
+            .sched
+            .add_pod(pod)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        Ok(())
+    }
+
+    /// Removes a pod (completed or deleted; `namespace/name` or `name`), releasing
+    /// what only it held; returns it.
+    #[wasm_bindgen(js_name = removePod, unchecked_return_type = "Pod")]
+    pub fn remove_pod(&mut self, name: &str) -> Result<JsValue, JsValue> {
+        let key = namespaced(name, "name")?;
+        let removed = self
+            .state
+            .sched
+            .remove_pod(&key)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(format!("removePod {key}"));
+        to_js(&removed)
+    }
+
+    // ------------------------------------------------------------------- lifecycle
+
+    /// One scheduling cycle, after carrying out the evictions already due at the
+    /// clock (as `gangpack plan` does): each unit's outcome. A session loaded from
+    /// manifests runs it through `gangpack_k8s::output::plan`, keeps the objects it
+    /// changes and returns `table`, what `gangpack plan` prints. Pending is an
+    /// outcome, never an error.
+    #[wasm_bindgen(unchecked_return_type = "CycleResult")]
+    pub fn cycle(&mut self) -> Result<JsValue, JsValue> {
+        #[cfg(feature = "k8s")]
+        if let Some(v) = kube::cycle(&mut self.state) {
+            return to_js(&v);
+        }
+        let sched = &mut self.state.sched;
+        let now = sched.now();
+        let carried_out = view::evictions(&sched.advance(now));
+        let report = sched.cycle();
+        let sched = &self.state.sched;
+        let units: Vec<view::UnitView> = report
+            .units
+            .iter()
+            .map(|(u, r)| view::unit(sched, u, r, None))
+            .collect();
+        to_js(&view::CycleView {
+            carried_out,
+            all_placed: units
+                .iter()
+                .all(|u| matches!(u.outcome, "placed" | "preempted")),
+            units,
+            evictions: (&report.evictions).into(),
+            pods_bound: report.pods_bound(),
+            table: None,
+        })
+    }
+
+    /// Moves the logical clock to `now` (RFC 3339 text or seconds; it never goes
+    /// back) and carries out every `NoExecute` eviction due by then; returns the clock
+    /// and the evictions, by time then pod.
+    #[wasm_bindgen(unchecked_return_type = "AdvanceResult")]
+    pub fn advance(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string | number")] now: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let t: TimeArg = from_js(now, "now")?;
+        let t = time_arg(&t, "now")?;
+        let done = self.state.sched.advance(t);
+        to_js(&AdvanceView {
+            now: self.state.sched.now().into(),
+            evictions: view::evictions(&done),
+        })
+    }
+
+    /// The logical clock.
+    #[wasm_bindgen(unchecked_return_type = "Clock")]
+    pub fn now(&self) -> Result<JsValue, JsValue> {
+        to_js(&view::clock(self.state.sched.now()))
+    }
+
+    /// Why a unit is (not) placed against the current state, and what it would take:
+    /// `unit` is a PodGroup name, `{ podGroup }` or `{ pod }` (`namespace/name` or
+    /// `name`). Throws `NotFound` for a unit that does not exist.
+    #[wasm_bindgen(unchecked_return_type = "SessionExplainResult")]
+    pub fn explain(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UnitName")] unit: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let unit = match from_js::<UnitArg>(unit, "unit")? {
+            UnitArg::Group(g) => Unit::Group(namespaced(&g, "unit")?),
+            UnitArg::Named(NamedUnit {
+                pod_group: Some(g),
+                pod: None,
+            }) => Unit::Group(namespaced(&g, "unit.podGroup")?),
+            UnitArg::Named(NamedUnit {
+                pod_group: None,
+                pod: Some(p),
+            }) => Unit::Pod(namespaced(&p, "unit.pod")?),
+            UnitArg::Named(_) => {
+                return Err(invalid_argument(
+                    "unit",
+                    "give exactly one of podGroup and pod",
+                ));
+            }
+        };
+        let sched = &self.state.sched;
+        let explanation = sched.explain(&unit).map_err(|e| errors::scheduler(&e))?;
+        let what = sched
+            .what_it_takes(&unit)
+            .map_err(|e| errors::scheduler(&e))?;
+        to_js(&ExplainView {
+            text: explanation.to_string(),
+            summary: explanation.summary(),
+            what_it_takes: WhatItTakesView {
+                text: what.to_string(),
+                value: what,
+            },
+            explanation,
+            unit,
+        })
+    }
+
+    /// What the free capacity can host, per topology domain: `shapes` (default: 1, 2,
+    /// 4 and 8 devices, and `gangPods` × 8 with `gangPods` default 8), `key` (default:
+    /// the first PodGroup topology key; `null` for the whole cluster).
+    #[wasm_bindgen(js_name = capacityReport, unchecked_return_type = "CapacityReport")]
+    pub fn capacity_report(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "CapacityReportOptions")] options: Option<
+            JsValue,
+        >,
+    ) -> Result<JsValue, JsValue> {
+        let o: CapacityOptions =
+            from_js_or_default(options.unwrap_or(JsValue::UNDEFINED), "options")?;
+        let sched = &self.state.sched;
+        let shapes = o
+            .shapes
+            .unwrap_or_else(|| RequestShape::standard(o.gang_pods.unwrap_or(8)));
+        let key = match o.key {
+            KeyChoice::Default => view::default_topology_key(sched, &self.state.groups),
+            KeyChoice::Whole => None,
+            KeyChoice::Key(k) => Some(k),
+        };
+        let report = sched
+            .cluster()
+            .capacity_report(&shapes, key.as_deref())
+            .map_err(|e| errors::invalid(&e))?;
+        to_js(&CapacityView {
+            labels: report.labels(),
+            report,
+        })
+    }
+
+    /// Everything needed to draw the cluster (`ClusterSnapshot`): topology domains →
+    /// nodes → devices with their state, holders, taints and evictions; pods, groups,
+    /// claims, rules and the eviction schedule. `topologyKey` groups the nodes (default:
+    /// the first PodGroup topology key).
+    #[wasm_bindgen(unchecked_return_type = "ClusterSnapshot")]
+    pub fn snapshot(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "SnapshotOptions")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        let o: SnapshotOptions =
+            from_js_or_default(options.unwrap_or(JsValue::UNDEFINED), "options")?;
+        #[allow(unused_mut)]
+        let mut v = view::cluster(&self.state.sched, &self.state.groups, o.topology_key);
+        #[cfg(feature = "k8s")]
+        if let Some(k) = &self.state.kube {
+            v.waiting = k.waiting_views();
+        }
+        to_js(&v)
+    }
+
+    /// A deep copy (cheap: the state is copy-on-write), for undo and what-if.
+    #[must_use]
+    pub fn fork(&self) -> Scheduler {
+        Scheduler {
+            state: self.state.clone(),
+        }
+    }
+
+    /// Replaces this session's state by a copy of `other`'s (a fork taken earlier).
+    pub fn restore(&mut self, other: &Scheduler) {
+        self.state = other.state.clone();
+    }
+
+    /// The state as multi-document YAML (sessions loaded from manifests): the loaded
+    /// objects with what cycles wrote folded back, pods no longer in the state left
+    /// out (their claims released), and generated claims. A leading comment lists what
+    /// is not written: changes made through the model and taint methods, which no
+    /// loaded object carries. Throws `InvalidArgument` for other sessions.
+    #[cfg(feature = "k8s")]
+    #[wasm_bindgen(js_name = toManifests)]
+    pub fn to_manifests(&self) -> Result<String, JsValue> {
+        kube::to_manifests(&self.state)
+    }
+}
+
+impl Scheduler {
+    /// Changes the cluster's nodes or DeviceClasses. The core sets those before the
+    /// workloads (`gangpack::Scheduler::new`), so this works while the session has no
+    /// pods, claims or PodGroups, and throws `Conflict` otherwise.
+    fn change_cluster(
+        &mut self,
+        what: &str,
+        change: impl FnOnce(&mut Cluster) -> Result<(), gangpack::ClusterError>,
+    ) -> Result<(), JsValue> {
+        let s = &self.state;
+        if s.sched.pods().next().is_some()
+            || s.sched.claims().next().is_some()
+            || !s.groups.is_empty()
+        {
+            return Err(js::error_message(
+                js::CONFLICT,
+                format!(
+                    "{what}: nodes and DeviceClasses can only change before pods, claims and \
+                     PodGroups are added (gangpack::Scheduler has no API to change them later)"
+                ),
+            ));
+        }
+        let mut cluster = s.sched.cluster().clone();
+        change(&mut cluster).map_err(|e| errors::cluster(&e))?;
+        let mut sched = gangpack::Scheduler::new(cluster, s.sched.options().clone());
+        for c in &s.priority_classes {
+            sched
+                .put_priority_class(c.clone())
+                .map_err(|e| errors::scheduler(&e))?;
+        }
+        self.state.sched = sched;
+        self.state.journal.push(what.to_owned());
+        Ok(())
+    }
+}
+
+impl Default for Scheduler {
+    fn default() -> Scheduler {
+        Scheduler::new()
+    }
+}

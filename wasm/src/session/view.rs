@@ -1,0 +1,705 @@
+//! What the class returns, as plain data: cycle outcomes, eviction reports and the
+//! drawable state. Everything here reads the core's state and reshapes it; nothing
+//! decides.
+//!
+//! Order is stable everywhere: domains by label value (unlabelled last), nodes, pods,
+//! claims, groups and rules by name, devices by `driver/pool/device`, evictions by time
+//! then pod (the core's order).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gangpack::{
+    BrokenGroup, ClaimSource, DeviceRef, DeviceTaintRule, DryRunReport, EvictionReason,
+    EvictionReport, PlacementDecision, PodEviction, Quantity, Scheduler, SchedulingPolicy, Time,
+    Unit, UnitResult, Victim,
+};
+use serde::Serialize;
+
+use super::time::Clock;
+use crate::js::Problem;
+
+/// One eviction: `{ pod, at, reason }`.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct EvictionView {
+    pod: String,
+    at: Clock,
+    reason: EvictionReason,
+}
+
+impl From<&PodEviction> for EvictionView {
+    fn from(e: &PodEviction) -> EvictionView {
+        EvictionView {
+            pod: e.pod.clone(),
+            at: e.at.into(),
+            reason: e.reason.clone(),
+        }
+    }
+}
+
+/// Evictions, by time then pod.
+pub(crate) fn evictions(list: &[PodEviction]) -> Vec<EvictionView> {
+    list.iter().map(EvictionView::from).collect()
+}
+
+/// How a change moved the eviction schedule.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct EvictionReportView {
+    started: Vec<EvictionView>,
+    cancelled: Vec<EvictionView>,
+    broken_groups: Vec<BrokenGroup>,
+}
+
+impl From<&EvictionReport> for EvictionReportView {
+    fn from(r: &EvictionReport) -> EvictionReportView {
+        EvictionReportView {
+            started: evictions(&r.started),
+            cancelled: evictions(&r.cancelled),
+            broken_groups: r.broken_groups.clone(),
+        }
+    }
+}
+
+/// A DeviceTaintRule's dry run, with upstream's message.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DryRunView {
+    rule: String,
+    published_devices: usize,
+    allocated_devices: usize,
+    pods: Vec<String>,
+    namespaces: usize,
+    evictions: Vec<EvictionView>,
+    broken_groups: Vec<BrokenGroup>,
+    message: String,
+}
+
+impl From<DryRunReport> for DryRunView {
+    fn from(r: DryRunReport) -> DryRunView {
+        DryRunView {
+            message: r.message(),
+            evictions: evictions(&r.evictions),
+            rule: r.rule,
+            published_devices: r.published_devices,
+            allocated_devices: r.allocated_devices,
+            pods: r.pods,
+            namespaces: r.namespaces,
+            broken_groups: r.broken_groups,
+        }
+    }
+}
+
+// --------------------------------------------------------------------------- cycles
+
+/// The result of `cycle()`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CycleView {
+    /// Evictions already due at the clock, carried out before the cycle.
+    pub(crate) carried_out: Vec<EvictionView>,
+    /// Each unit, in the order the cycle took them (then units held back waiting for
+    /// an object not in the manifests).
+    pub(crate) units: Vec<UnitView>,
+    /// How the eviction schedule changed with the cycle.
+    pub(crate) evictions: EvictionReportView,
+    /// Pods bound by the cycle.
+    pub(crate) pods_bound: usize,
+    /// Whether every unit was placed (or nominated after preemption).
+    pub(crate) all_placed: bool,
+    /// What `gangpack plan` prints (sessions loaded from manifests only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) table: Option<String>,
+}
+
+/// One unit's outcome.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct UnitView {
+    pub(crate) kind: &'static str,
+    pub(crate) name: String,
+    pub(crate) outcome: &'static str,
+    pub(crate) pods: Vec<PodPlacementView>,
+    /// Devices of the PodGroup's own claims.
+    pub(crate) group_devices: Vec<String>,
+    pub(crate) victims: Vec<Victim>,
+    pub(crate) reason: String,
+    pub(crate) problems: Vec<Problem>,
+}
+
+/// A pod of a unit and where it goes (`node: null` while pending).
+#[derive(Debug, Serialize)]
+pub(crate) struct PodPlacementView {
+    pod: String,
+    node: Option<String>,
+    devices: Vec<String>,
+}
+
+fn unit_name(unit: &Unit) -> (&'static str, String) {
+    match unit {
+        Unit::Group(g) => ("PodGroup", g.clone()),
+        Unit::Pod(p) => ("Pod", p.clone()),
+    }
+}
+
+fn devices_of(claims: &[gangpack::ClaimAllocation]) -> Vec<String> {
+    claims
+        .iter()
+        .flat_map(|c| &c.result.devices)
+        .map(|d| format!("{}/{}/{}", d.driver, d.pool, d.device))
+        .collect()
+}
+
+fn placed_pods(d: &PlacementDecision) -> Vec<PodPlacementView> {
+    d.bindings
+        .iter()
+        .map(|b| PodPlacementView {
+            pod: b.pod.clone(),
+            node: Some(b.node.clone()),
+            devices: devices_of(&b.claims),
+        })
+        .collect()
+}
+
+/// The unit's pods that are not bound.
+fn pending_pods(sched: &Scheduler, unit: &Unit) -> Vec<PodPlacementView> {
+    let pending = |p: &str| PodPlacementView {
+        pod: p.to_owned(),
+        node: None,
+        devices: Vec::new(),
+    };
+    match unit {
+        Unit::Pod(p) => vec![pending(p)],
+        Unit::Group(g) => sched
+            .pods()
+            .filter(|p| p.node_name.is_none())
+            .filter(|p| {
+                p.scheduling_group
+                    .as_ref()
+                    .is_some_and(|n| format!("{}/{n}", p.namespace) == *g)
+            })
+            .map(|p| pending(&format!("{}/{}", p.namespace, p.name)))
+            .collect(),
+    }
+}
+
+/// A unit's outcome; `reason` is the pending reason (the explanation's summary, as
+/// `gangpack plan` prints it) when the caller has it, else computed here from the core.
+pub(crate) fn unit(
+    sched: &Scheduler,
+    unit: &Unit,
+    result: &UnitResult,
+    mut reason: Option<String>,
+) -> UnitView {
+    let (kind, name) = unit_name(unit);
+    let mut v = UnitView {
+        kind,
+        name,
+        outcome: "pending",
+        pods: Vec::new(),
+        group_devices: Vec::new(),
+        victims: Vec::new(),
+        reason: String::new(),
+        problems: Vec::new(),
+    };
+    match result {
+        UnitResult::Scheduled(d) => {
+            v.outcome = "placed";
+            v.pods = placed_pods(d);
+            v.group_devices = devices_of(&d.group_claims);
+        }
+        UnitResult::Preempted(p) => {
+            v.outcome = "preempted";
+            v.pods = placed_pods(&p.decision);
+            v.group_devices = devices_of(&p.decision.group_claims);
+            v.victims.clone_from(&p.victims);
+        }
+        UnitResult::Pending(_) => {
+            v.pods = pending_pods(sched, unit);
+            v.reason = reason
+                .take()
+                .unwrap_or_else(|| sched.explain(unit).map(|e| e.summary()).unwrap_or_default());
+        }
+        UnitResult::Invalid(errs) => {
+            v.outcome = "invalid";
+            v.pods = pending_pods(sched, unit);
+            v.problems = errs
+                .iter()
+                .map(|e| Problem::field(e.field.clone(), e.to_string()))
+                .collect();
+            v.reason = errs
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
+        UnitResult::Failed(e) => {
+            v.outcome = "failed";
+            v.pods = pending_pods(sched, unit);
+            v.reason = e.to_string();
+            v.problems = vec![Problem::message(v.reason.clone())];
+        }
+    }
+    // The caller's reason for the other outcomes too (the preemption message).
+    if let Some(r) = reason {
+        v.reason = r;
+    }
+    v
+}
+
+/// A unit held back (manifests naming an object that is not there).
+#[cfg(feature = "k8s")]
+pub(crate) fn waiting_unit(row: &gangpack_k8s::output::PlanRow) -> UnitView {
+    UnitView {
+        kind: row.kind,
+        name: row.name.clone(),
+        outcome: row.outcome.as_str(),
+        pods: row
+            .pods
+            .iter()
+            .map(|p| PodPlacementView {
+                pod: p.pod.clone(),
+                node: p.node.clone(),
+                devices: Vec::new(),
+            })
+            .collect(),
+        group_devices: Vec::new(),
+        victims: Vec::new(),
+        reason: row.reason.clone(),
+        problems: Vec::new(),
+    }
+}
+
+// ------------------------------------------------------------------------ snapshot
+
+/// The drawable state (see `ClusterSnapshot` in `session.d.ts`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ClusterView {
+    now: Clock,
+    topology_key: Option<String>,
+    domains: Vec<DomainView>,
+    other_devices: Vec<DeviceView>,
+    pods: Vec<PodView>,
+    groups: Vec<GroupView>,
+    claims: Vec<ClaimView>,
+    taint_rules: Vec<DeviceTaintRule>,
+    evictions: Vec<EvictionView>,
+    pub(crate) waiting: Vec<WaitingView>,
+}
+
+/// A unit held back, waiting for an object that is not in the manifests.
+#[derive(Debug, Serialize)]
+pub(crate) struct WaitingView {
+    pub(crate) kind: &'static str,
+    pub(crate) name: String,
+    pub(crate) reason: String,
+}
+
+#[derive(Debug, Serialize)]
+struct DomainView {
+    name: Option<String>,
+    nodes: Vec<NodeView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeView {
+    name: String,
+    labels: BTreeMap<String, String>,
+    unschedulable: bool,
+    taints: Vec<TaintView>,
+    devices: Vec<DeviceView>,
+    pods: Vec<String>,
+    evictions: Vec<EvictionView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TaintView {
+    key: String,
+    value: String,
+    effect: String,
+    time_added: Option<Clock>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DeviceView {
+    id: String,
+    driver: String,
+    pool: String,
+    device: String,
+    slice: String,
+    node: Option<String>,
+    state: &'static str,
+    holders: Vec<HolderView>,
+    capacity: BTreeMap<String, Quantity>,
+    consumed_capacity: BTreeMap<String, Quantity>,
+    taints: Vec<TaintView>,
+    evictions: Vec<EvictionView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HolderView {
+    claim: String,
+    pods: Vec<String>,
+    pod_group: Option<String>,
+    admin_access: bool,
+    consumed_capacity: BTreeMap<String, Quantity>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PodView {
+    name: String,
+    pod_group: Option<String>,
+    node: Option<String>,
+    status: &'static str,
+    priority: i32,
+    claims: Vec<String>,
+    eviction: Option<EvictionView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GroupView {
+    name: String,
+    min_count: Option<u32>,
+    disruption_mode: gangpack::DisruptionMode,
+    priority: i32,
+    pods: Vec<String>,
+    bound: usize,
+    status: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClaimView {
+    name: String,
+    allocated: bool,
+    devices: Vec<String>,
+    pods: Vec<String>,
+    pod_group: Option<String>,
+}
+
+/// Who uses each claim: bound pods (the claims of their binding and the claims they
+/// name) and the PodGroup whose claim it is or whose pods use it.
+struct Users {
+    pods: BTreeMap<String, BTreeSet<String>>,
+    group: BTreeMap<String, String>,
+}
+
+fn users(sched: &Scheduler, groups: &BTreeSet<String>) -> Users {
+    let mut u = Users {
+        pods: BTreeMap::new(),
+        group: BTreeMap::new(),
+    };
+    for p in sched.pods() {
+        let key = format!("{}/{}", p.namespace, p.name);
+        let group = p
+            .scheduling_group
+            .as_ref()
+            .map(|g| format!("{}/{g}", p.namespace));
+        let Some(b) = sched.binding(&key) else {
+            continue;
+        };
+        let named = p.resource_claims.iter().filter_map(|c| match &c.source {
+            ClaimSource::ClaimName(n) => Some(format!("{}/{n}", p.namespace)),
+            ClaimSource::Template(_) => None,
+        });
+        for c in b.claims.iter().map(|c| c.claim.clone()).chain(named) {
+            if let Some(g) = &group {
+                u.group.entry(c.clone()).or_insert_with(|| g.clone());
+            }
+            u.pods.entry(c).or_default().insert(key.clone());
+        }
+    }
+    for g in groups {
+        let Some(group) = sched.group(g) else {
+            continue;
+        };
+        for c in &group.resource_claims {
+            if let ClaimSource::ClaimName(n) = &c.source {
+                u.group
+                    .insert(format!("{}/{n}", group.namespace), g.clone());
+            }
+        }
+    }
+    u
+}
+
+/// An effect in its Kubernetes spelling (`NoExecute`), as its serde form writes it.
+fn taint_effect_name<T: Serialize>(effect: &T) -> String {
+    serde_json::to_value(effect)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The state to draw. `key` groups nodes into topology domains (`None`: the first
+/// PodGroup topology key, by group name; one unnamed domain without any).
+pub(crate) fn cluster(
+    sched: &Scheduler,
+    groups: &BTreeSet<String>,
+    key: Option<String>,
+) -> ClusterView {
+    let cluster = sched.cluster();
+    let key = key.or_else(|| default_topology_key(sched, groups));
+    let scheduled = sched.scheduled_evictions();
+    let users = users(sched, groups);
+
+    // Devices, by node (`None`: not local to one node).
+    let mut seen: BTreeSet<DeviceRef> = BTreeSet::new();
+    let mut by_node: BTreeMap<Option<String>, Vec<DeviceView>> = BTreeMap::new();
+    for slice in cluster.slices() {
+        for d in &slice.devices {
+            let r = DeviceRef::new(&slice.driver, &slice.pool.name, &d.name);
+            if !seen.insert(r.clone()) {
+                continue;
+            }
+            let Some(view) = cluster.device_id(&r).and_then(|id| cluster.device(id)) else {
+                continue;
+            };
+            let id = r.to_string();
+            let holders: Vec<HolderView> = cluster
+                .allocations(&r)
+                .iter()
+                .map(|h| HolderView {
+                    claim: h.consumer.clone(),
+                    pods: users
+                        .pods
+                        .get(&h.consumer)
+                        .map(|s| s.iter().cloned().collect())
+                        .unwrap_or_default(),
+                    pod_group: users.group.get(&h.consumer).cloned(),
+                    admin_access: h.admin_access,
+                    consumed_capacity: h.consumed_capacity.clone(),
+                })
+                .collect();
+            let state = if !view.usable {
+                "unusable"
+            } else if !view.free {
+                "allocated"
+            } else if holders.is_empty() {
+                "free"
+            } else {
+                "shared"
+            };
+            let held: BTreeSet<&str> = holders.iter().map(|h| h.claim.as_str()).collect();
+            let evictions = scheduled
+                .iter()
+                .filter(|e| {
+                    matches!(&e.reason, EvictionReason::DeviceTaint { claim, .. }
+                        if held.contains(claim.as_str()))
+                })
+                .map(EvictionView::from)
+                .collect();
+            let node = view.node.map(str::to_owned);
+            let dv = DeviceView {
+                id,
+                driver: view.driver.to_owned(),
+                pool: view.pool.to_owned(),
+                device: view.device.name.clone(),
+                slice: view.slice.to_owned(),
+                node: node.clone(),
+                state,
+                holders,
+                capacity: view
+                    .device
+                    .capacity
+                    .iter()
+                    .map(|(k, c)| (k.clone(), c.value))
+                    .collect(),
+                consumed_capacity: cluster.consumed_capacity(&r).into_iter().collect(),
+                taints: cluster
+                    .device_taints(view.id)
+                    .into_iter()
+                    .map(|t| TaintView {
+                        key: t.key,
+                        value: t.value,
+                        effect: taint_effect_name(&t.effect),
+                        time_added: t.time_added.map(Clock::from),
+                    })
+                    .collect(),
+                evictions,
+            };
+            by_node.entry(node).or_default().push(dv);
+        }
+    }
+    for list in by_node.values_mut() {
+        list.sort_by(|a, b| a.id.cmp(&b.id));
+    }
+
+    let mut bound_on: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in sched.pods() {
+        if let Some(n) = &p.node_name {
+            bound_on
+                .entry(n.clone())
+                .or_default()
+                .push(format!("{}/{}", p.namespace, p.name));
+        }
+    }
+    let mut domains: BTreeMap<Option<String>, Vec<NodeView>> = BTreeMap::new();
+    for n in cluster.nodes() {
+        let domain = key.as_ref().and_then(|k| n.labels.get(k)).cloned();
+        let evictions = scheduled
+            .iter()
+            .filter(|e| matches!(&e.reason, EvictionReason::NodeTaint { node } if *node == n.name))
+            .map(EvictionView::from)
+            .collect();
+        domains.entry(domain).or_default().push(NodeView {
+            name: n.name.clone(),
+            labels: n.labels.clone(),
+            unschedulable: n.unschedulable,
+            taints: n
+                .taints
+                .iter()
+                .map(|t| TaintView {
+                    key: t.key.clone(),
+                    value: t.value.clone(),
+                    effect: taint_effect_name(&t.effect),
+                    time_added: t.time_added.map(Clock::from),
+                })
+                .collect(),
+            devices: by_node.remove(&Some(n.name.clone())).unwrap_or_default(),
+            pods: bound_on.remove(&n.name).unwrap_or_default(),
+            evictions,
+        });
+    }
+    // Labelled domains by value, then the unlabelled one.
+    let unlabelled = domains.remove(&None);
+    let mut domains: Vec<DomainView> = domains
+        .into_iter()
+        .map(|(name, nodes)| DomainView { name, nodes })
+        .collect();
+    if let Some(nodes) = unlabelled {
+        domains.push(DomainView { name: None, nodes });
+    }
+    // Devices of nodes that do not exist, and network-attached devices.
+    let other_devices = by_node.into_values().flatten().collect();
+
+    let eviction_of: BTreeMap<&str, &PodEviction> =
+        scheduled.iter().map(|e| (e.pod.as_str(), e)).collect();
+    let pods = sched
+        .pods()
+        .map(|p| {
+            let key = format!("{}/{}", p.namespace, p.name);
+            PodView {
+                pod_group: p
+                    .scheduling_group
+                    .as_ref()
+                    .map(|g| format!("{}/{g}", p.namespace)),
+                node: p.node_name.clone(),
+                status: if p.node_name.is_some() {
+                    "bound"
+                } else {
+                    "pending"
+                },
+                priority: p.priority,
+                claims: sched
+                    .binding(&key)
+                    .map(|b| b.claims.iter().map(|c| c.claim.clone()).collect())
+                    .unwrap_or_default(),
+                eviction: eviction_of
+                    .get(key.as_str())
+                    .map(|e| EvictionView::from(*e)),
+                name: key,
+            }
+        })
+        .collect();
+
+    let groups = group_views(sched, groups);
+    let claims = sched
+        .claims()
+        .map(|c| {
+            let key = format!("{}/{}", c.namespace, c.name);
+            ClaimView {
+                allocated: c.allocation.is_some(),
+                devices: c
+                    .allocation
+                    .iter()
+                    .flat_map(|a| &a.devices)
+                    .map(|d| format!("{}/{}/{}", d.driver, d.pool, d.device))
+                    .collect(),
+                pods: users
+                    .pods
+                    .get(&key)
+                    .map(|s| s.iter().cloned().collect())
+                    .unwrap_or_default(),
+                pod_group: users.group.get(&key).cloned(),
+                name: key,
+            }
+        })
+        .collect();
+
+    ClusterView {
+        now: sched.now().into(),
+        topology_key: key,
+        domains,
+        other_devices,
+        pods,
+        groups,
+        claims,
+        taint_rules: cluster.taint_rules().cloned().collect(),
+        evictions: evictions(&scheduled),
+        waiting: Vec::new(),
+    }
+}
+
+fn group_views(sched: &Scheduler, groups: &BTreeSet<String>) -> Vec<GroupView> {
+    let mut members: BTreeMap<String, Vec<(String, bool)>> = BTreeMap::new();
+    for p in sched.pods() {
+        if let Some(g) = &p.scheduling_group {
+            members
+                .entry(format!("{}/{g}", p.namespace))
+                .or_default()
+                .push((format!("{}/{}", p.namespace, p.name), p.node_name.is_some()));
+        }
+    }
+    let keys: BTreeSet<&String> = groups.iter().chain(members.keys()).collect();
+    keys.into_iter()
+        .filter_map(|k| {
+            let g = sched.group(k)?;
+            let pods = members.get(k).cloned().unwrap_or_default();
+            let bound = pods.iter().filter(|(_, b)| *b).count();
+            let status = if pods.is_empty() || bound == 0 {
+                "pending"
+            } else if bound == pods.len() {
+                "running"
+            } else {
+                "partial"
+            };
+            Some(GroupView {
+                name: k.clone(),
+                min_count: match g.policy {
+                    SchedulingPolicy::Gang { min_count } => Some(min_count),
+                    SchedulingPolicy::Basic => None,
+                },
+                disruption_mode: g.disruption_mode,
+                priority: g.effective_priority(),
+                pods: pods.into_iter().map(|(p, _)| p).collect(),
+                bound,
+                status,
+            })
+        })
+        .collect()
+}
+
+/// The topology key of the first PodGroup (by name) that has one.
+pub(crate) fn default_topology_key(sched: &Scheduler, groups: &BTreeSet<String>) -> Option<String> {
+    let mut keys: BTreeSet<String> = groups.clone();
+    for p in sched.pods() {
+        if let Some(g) = &p.scheduling_group {
+            keys.insert(format!("{}/{g}", p.namespace));
+        }
+    }
+    keys.iter()
+        .filter_map(|k| sched.group(k))
+        .find_map(|g| g.topology.first().map(|t| t.key.clone()))
+}
+
+/// `Time` as the clock object.
+pub(crate) fn clock(t: Time) -> Clock {
+    t.into()
+}
