@@ -582,6 +582,24 @@ fn kubernetes_regex_library() {
             Bad("error parsing regexp: invalid nested repetition operator: `{2}{3}`"),
         ),
         ("'aaa'.matches('^a{1000}$')", F),
+        // RE2's Unicode classes: general categories and scripts, nothing else (Go
+        // rejects binary properties, ages and break properties).
+        ("'α'.matches('^\\\\p{Greek}$')", T),
+        ("'α'.matches('^\\\\p{Latin}$')", F),
+        ("'1'.matches('^\\\\p{Nd}$')", T),
+        ("'ϰ'.matches('^[\\\\p{Greek}]$')", T),
+        ("'A'.matches('^\\\\x{41}$')", T),
+        // Script, not Script_Extensions: U+0342 (combining perispomeni) is Inherited.
+        ("'\\u0342'.matches('^\\\\p{Greek}$')", F),
+        ("'\\u0342'.matches('^\\\\p{Inherited}$')", T),
+        (
+            "'x'.matches('\\\\p{Alphabetic}')",
+            Bad("error parsing regexp: invalid character class range: `\\p{Alphabetic}`"),
+        ),
+        (
+            "'x'.matches('\\\\p{greek}')",
+            Bad("error parsing regexp: invalid character class range: `\\p{greek}`"),
+        ),
     ]);
 }
 

@@ -222,6 +222,15 @@ fn escape(pattern: &str, at: usize, in_class: bool, out: &mut String) -> Result<
         ('<' | '>', _) if !in_class => {
             return Err(format!("invalid escape sequence: `\\{c}`"));
         }
+        ('p' | 'P', _) => return unicode_class(pattern, at, c, out),
+        ('x', _) if pattern[after..].starts_with('{') => {
+            // `\x{10FFFF}` is copied whole: its braces are no repetition.
+            let Some(close) = pattern[after..].find('}') else {
+                return Err(format!("invalid escape sequence: `{}`", &pattern[at..]));
+            };
+            out.push_str(&pattern[at..=after + close]);
+            return Ok(after + close + 1);
+        }
         ('Q', _) => {
             // `\Q...\E`: everything up to `\E` (or the end) is literal.
             let quoted = &pattern[after..];
@@ -256,6 +265,75 @@ fn escape(pattern: &str, at: usize, in_class: bool, out: &mut String) -> Result<
         }
     }
     Ok(after)
+}
+
+/// Go's general categories (`unicode.Categories`), as `\p{..}` names them.
+const GENERAL_CATEGORIES: [&str; 36] = [
+    "C", "Cc", "Cf", "Co", "Cs", "L", "Ll", "Lm", "Lo", "Lt", "Lu", "M", "Mc", "Me", "Mn", "N",
+    "Nd", "Nl", "No", "P", "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "S", "Sc", "Sk", "Sm", "So",
+    "Z", "Zl", "Zp", "Zs",
+];
+
+/// Translates a Unicode class escape starting at byte `at` (`\pN`, `\p{Name}`,
+/// `\P{Name}`, `\p{^Name}`) and returns the offset after it.
+///
+/// RE2 knows `Any`, the general categories and the scripts (the Script property, as
+/// `regex-syntax`'s bare `\p{Greek}`), by their exact names, and nothing else: no
+/// binary properties (`Alphabetic`), no `Name=Value` forms, no loose matching
+/// (`greek`). `regex-syntax` accepts all of those, so the names are checked here, with
+/// Go's error; the braces are copied (that `{` is no repetition).
+fn unicode_class(
+    pattern: &str,
+    at: usize,
+    letter: char,
+    out: &mut String,
+) -> Result<usize, String> {
+    let after = at + 2;
+    let (name, end, caret) = if pattern[after..].starts_with('{') {
+        let Some(close) = pattern[after..].find('}') else {
+            return Err(format!(
+                "invalid character class range: `{}`",
+                &pattern[at..]
+            ));
+        };
+        let inner = &pattern[after + 1..after + close];
+        match inner.strip_prefix('^') {
+            Some(name) => (name, after + close + 1, true),
+            None => (inner, after + close + 1, false),
+        }
+    } else {
+        let Some(c) = pattern[after..].chars().next() else {
+            return Err(format!(
+                "invalid character class range: `{}`",
+                &pattern[at..]
+            ));
+        };
+        (
+            &pattern[after..after + c.len_utf8()],
+            after + c.len_utf8(),
+            false,
+        )
+    };
+    let bad = || format!("invalid character class range: `{}`", &pattern[at..end]);
+    let sign = if (letter == 'P') == caret { 'p' } else { 'P' };
+    if name == "Any" || GENERAL_CATEGORIES.contains(&name) {
+        let _ = write!(out, "\\{sign}{{{name}}}");
+    } else if is_script_name(name) && syntax::parse(&format!("\\p{{sc={name}}}")).is_ok() {
+        let _ = write!(out, "\\{sign}{{{name}}}");
+    } else {
+        return Err(bad());
+    }
+    Ok(end)
+}
+
+/// Whether `name` is spelt as Go's script names are (`Greek`, `Old_Italic`, `Nko`):
+/// ASCII letters in parts joined by `_`, each part capitalised.
+fn is_script_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.split('_').all(|part| {
+            part.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                && part.chars().all(|c| c.is_ascii_alphabetic())
+        })
 }
 
 /// Appends `c` escaped so that it matches itself.
@@ -375,6 +453,31 @@ mod tests {
         assert_eq!(err(r"\1"), r"invalid escape sequence: `\1`");
         assert_eq!(err(r"a\<"), r"invalid escape sequence: `\<`");
         assert_eq!(err("a**"), "invalid nested repetition operator: `**`");
+        // Unicode classes: categories and scripts by their exact names, nothing else.
+        assert_eq!(
+            tr(r"\pL\p{Lu}\P{Nd}\p{^L}\P{^L}"),
+            r"\p{L}\p{Lu}\P{Nd}\P{L}\p{L}"
+        );
+        assert_eq!(
+            tr(r"[\p{Greek}x]\p{Old_Italic}"),
+            r"[\p{Greek}x]\p{Old_Italic}"
+        );
+        assert_eq!(tr(r"\p{Any}\x{41}\x{1F600}"), r"\p{Any}\x{41}\x{1F600}");
+        for bad in [
+            r"\p{Alphabetic}",
+            r"\p{greek}",
+            r"\p{Script=Greek}",
+            r"\p{Age:3.0}",
+            r"\pX",
+            r"\p{L",
+        ] {
+            assert_eq!(
+                err(bad),
+                format!("invalid character class range: `{bad}`"),
+                "{bad}"
+            );
+        }
+        assert_eq!(err(r"\x{41"), r"invalid escape sequence: `\x{41`");
         assert_eq!(err("a*?+"), "invalid nested repetition operator: `*?+`");
         assert_eq!(
             err("a{2}{3}"),
