@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole gangpack test suite, as CI runs it (.ci/run calls this script).
-# It installs what it needs itself (rustup components and targets), so a fresh
-# machine with only a Rust toolchain can run it: `bash scripts/test.sh`.
+# It installs what it needs itself (rustup components and targets, wasm-bindgen-cli at
+# the version Cargo.lock pins, Debian's chromium and chromium-driver, the npm tools in
+# wasm/package-lock.json), so a fresh machine with a Rust toolchain, Node and apt can
+# run it: `bash scripts/test.sh`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,15 +23,22 @@ step "clippy (native, every target, default and all features)"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p gangpack --all-targets --all-features -- -D warnings
 
-step "clippy (wasm32 bindings)"
-cargo clippy --target wasm32-unknown-unknown -p gangpack-wasm -- -D warnings
+step "clippy (wasm32 bindings, with and without the Kubernetes adapter)"
+cargo clippy --target wasm32-unknown-unknown -p gangpack-wasm --lib --tests -- -D warnings
+cargo clippy --target wasm32-unknown-unknown -p gangpack-wasm --no-default-features -- -D warnings
 
 step "no_std builds: core on bare-metal targets, with and without serde"
 cargo build -p gangpack --no-default-features --target thumbv7em-none-eabihf
 cargo build -p gangpack --no-default-features --features serde --target wasm32v1-none
 
-step "wasm32 build of gangpack-wasm"
-cargo build -p gangpack-wasm --target wasm32-unknown-unknown --release
+step "browser for the wasm tests: Debian's chromium and chromium-driver"
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver
+fi
+
+step "the WebAssembly package (scripts/wasm.sh: release build, wasm-bindgen, wasm-opt, npm package)"
+bash scripts/wasm.sh
 
 step "docs (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
@@ -48,5 +57,17 @@ cargo test --workspace 2>&1 | tee -a "$log"
 cargo test -p gangpack --no-default-features 2>&1 | tee -a "$log"
 cargo test -p gangpack --all-features 2>&1 | tee -a "$log"
 
-# One closing line over every test binary above.
-awk '/^test result:/ { p += $4; f += $6 } END { printf "\ntests: %d passed, %d failed\n", p, f }' "$log"
+step "wasm: TypeScript declarations (tsc --strict over wasm/tests-js/usage.mts)"
+wasm/node_modules/.bin/tsc -p wasm/tests-js
+
+step "wasm: wasm-bindgen-test in Node and in headless Chromium"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+    cargo test --target wasm32-unknown-unknown -p gangpack-wasm --tests 2>&1 | tee -a "$log"
+
+step "wasm: the Node suite (API, Scheduler session, npm package, byte identity with native)"
+cargo build -q -p gangpack-cli
+GANGPACK_NATIVE=target/debug/gangpack node --test --test-concurrency=2 wasm/tests-js/ 2>&1 | tee -a "$log"
+
+# One closing line over every test binary above (cargo's and node's).
+awk '/^test result:/ { p += $4; f += $6 } /^# pass / { p += $3 } /^# fail / { f += $3 }
+     END { printf "\ntests: %d passed, %d failed\n", p, f }' "$log"

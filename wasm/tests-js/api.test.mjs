@@ -1,0 +1,205 @@
+// The manifest functions of the WebAssembly package, against its `nodejs` build:
+// results, options, and the kinds and problems of thrown errors.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const g = require(process.env.GANGPACK_WASM_NODE ?? '../pkg/node/gangpack_wasm.js');
+
+const demo = g.demoManifests(0);
+const cargoVersion = readFileSync(new URL('../../Cargo.toml', import.meta.url), 'utf8').match(/^version = "([^"]+)"/m)[1];
+
+const NODE = `apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+status:
+  allocatable: { cpu: "8", memory: 32Gi, pods: "110" }
+`;
+
+function thrown(fn) {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  assert.fail('expected a thrown error');
+}
+
+test('version and build', () => {
+  assert.equal(g.version(), cargoVersion);
+  assert.equal(g.hasManifests(), true);
+});
+
+test('plan: the table, the list and the exit code of one cycle', () => {
+  const r = g.plan(demo);
+  assert.equal(r.exitCode, 3);
+  assert.equal(r.pending, true);
+  assert.deepEqual(r.warnings, []);
+  assert.match(r.table, /^PodGroup inference\/llama-405b-serve +preempted +2 +16 /m);
+  assert.match(r.table, /^  PodGroup ml-training\/gpt-moe-pretrain: 0 of 4 pods fit: /m);
+  assert.match(r.table, /^10 units: 8 placed, 1 preempted, 1 pending, 0 invalid, 0 failed; 8 pods bound, 2 nominated, 14 devices allocated$/m);
+  assert.equal(r.list.kind, 'List');
+  assert.equal(r.list.apiVersion, 'v1');
+  const kinds = new Set(r.list.items.map((o) => o.kind));
+  assert.deepEqual([...kinds].sort(), ['Pod', 'PodGroup', 'ResourceClaim']);
+  const chat0 = r.list.items.find((o) => o.kind === 'Pod' && o.metadata.name === 'chat-0');
+  assert.equal(chat0.spec.nodeName, 'gpu-r3-n5');
+  // The list prints as `-o json` does: serde_json's pretty form is JSON.stringify's.
+  assert.equal(g.formatList(r.list, 'json'), `${JSON.stringify(r.list, null, 2)}\n`);
+  assert.match(g.formatList(r.list, 'yaml'), /^apiVersion: v1\nitems:\n/);
+});
+
+test('plan: options change the decision and the clock', () => {
+  const spread = g.plan(demo, { policy: 'Spread' });
+  const best = g.plan(demo, { policy: 'best-fit' });
+  assert.notEqual(spread.table, best.table);
+  const asText = g.plan(demo, { now: '2026-11-05T09:00:00Z' });
+  const asSeconds = g.plan(demo, { now: Date.parse('2026-11-05T09:00:00Z') / 1000 });
+  assert.equal(asText.table, asSeconds.table);
+  assert.deepEqual(asText.list, asSeconds.list);
+  const coloured = g.plan(demo, { color: true });
+  assert.match(coloured.table, /\x1b\[32mplaced\x1b\[0m/);
+  assert.doesNotMatch(best.table, /\x1b\[/);
+});
+
+test('plan: several named texts; problems name file, document, object and field', () => {
+  const bad = `apiVersion: v1
+kind: Node
+metadata:
+  name: n2
+status:
+  allocatable: { cpu: eight }
+`;
+  const e = thrown(() => g.plan([{ name: 'good.yaml', text: NODE }, { name: 'bad.yaml', text: bad }]));
+  assert.ok(e instanceof Error);
+  assert.equal(e.name, 'InvalidInput');
+  assert.equal(e.problems.length, 1);
+  const [p] = e.problems;
+  assert.equal(p.file, 'bad.yaml');
+  assert.equal(p.doc, 1);
+  assert.equal(p.object, 'Node "n2"');
+  assert.equal(p.field, 'status.allocatable["cpu"]');
+  assert.equal(e.message, p.line);
+  assert.ok(p.line.startsWith('bad.yaml doc 1: Node "n2": status.allocatable["cpu"]: '), p.line);
+  // Unnamed texts are named by position.
+  const e2 = thrown(() => g.plan([NODE, bad]));
+  assert.equal(e2.problems[0].file, 'manifests[1]');
+  // Skipping invalid objects is a warning instead.
+  const skipped = g.plan([NODE, bad], { skipInvalid: true });
+  assert.equal(skipped.warnings.length, 1);
+  assert.match(skipped.warnings[0], /^skipped: manifests\[1\] doc 1: Node "n2"/);
+});
+
+test('plan: unknown fields are warnings, errors with strict', () => {
+  const text = NODE.replace('metadata:', 'metadata:\n  colour: blue');
+  const lenient = g.plan(text);
+  assert.equal(lenient.warnings.length, 1);
+  assert.match(lenient.warnings[0], /unknown field "metadata.colour"/);
+  const e = thrown(() => g.plan(text, { strict: true }));
+  assert.equal(e.name, 'InvalidInput');
+  assert.equal(e.problems[0].object, 'Node "n1"');
+  assert.equal(e.problems[0].message, 'unknown field "metadata.colour"');
+});
+
+test('plan: nothing pending is exit code 0', () => {
+  const r = g.plan(NODE);
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.pending, false);
+  assert.equal(r.table, 'nothing to schedule: 0 pods bound\n');
+  assert.deepEqual(r.list.items, []);
+});
+
+test('arguments of the wrong shape are InvalidArgument naming the field', () => {
+  let e = thrown(() => g.plan(demo, { policy: 'tightest' }));
+  assert.equal(e.name, 'InvalidArgument');
+  assert.equal(e.problems[0].field, 'options.policy');
+  e = thrown(() => g.plan(demo, { now: 'yesterday' }));
+  assert.equal(e.name, 'InvalidArgument');
+  assert.equal(e.problems[0].field, 'options.now');
+  e = thrown(() => g.plan(demo, { polcy: 'Spread' }));
+  assert.equal(e.name, 'InvalidArgument');
+  assert.equal(e.problems[0].field, 'options.polcy');
+  e = thrown(() => g.plan(42));
+  assert.equal(e.name, 'InvalidArgument');
+  e = thrown(() => g.plan(undefined));
+  assert.equal(e.name, 'InvalidArgument');
+  assert.equal(e.problems[0].field, 'manifests');
+  e = thrown(() => g.formatList({ kind: 'List' }, 'toml'));
+  assert.equal(e.name, 'InvalidArgument');
+});
+
+test('explain: one unit, a pod, every pending unit, and NotFound', () => {
+  const group = g.explain(demo, 'ml-training/gpt-moe-pretrain');
+  assert.match(group.text, /^PodGroup ml-training\/gpt-moe-pretrain: Unschedulable/);
+  assert.equal(g.explain(demo, { podGroup: 'ml-training/gpt-moe-pretrain' }).text, group.text);
+  const all = g.explain(demo, null);
+  assert.equal(all.text, group.text, 'the only pending unit is explained');
+  const pod = g.explain(demo, { pod: 'inference/chat-0' });
+  assert.match(pod.text, /^Pod inference\/chat-0: Scheduled/);
+  let e = thrown(() => g.explain(demo, 'ml-training/nope'));
+  assert.equal(e.name, 'NotFound');
+  assert.equal(e.message, 'PodGroup ml-training/nope not found in the input');
+  e = thrown(() => g.explain(demo, { pod: 'a/b', podGroup: 'c/d' }));
+  assert.equal(e.name, 'InvalidArgument');
+});
+
+test('taint: a device, a node, a rule; the list carries the evictions', () => {
+  const r = g.taint(demo, { device: 'gpu.nvidia.com/gpu-r1-n1/gpu-0', key: 'gpu.nvidia.com/ecc', value: 'uncorrectable' });
+  assert.match(r.table, /^taint: device gpu.nvidia.com\/gpu-r1-n1\/gpu-0: gpu.nvidia.com\/ecc=uncorrectable:NoExecute at /);
+  assert.match(r.table, /^8 pods evicted, 1 gang broken$/m);
+  const evicted = r.list.items.filter((o) => o.kind === 'Pod');
+  assert.equal(evicted.length, 8);
+  for (const pod of evicted) {
+    const c = pod.status.conditions.find((x) => x.type === 'DisruptionTarget');
+    assert.equal(c.status, 'True');
+    assert.equal(c.reason, 'DeletionByDeviceTaintManager');
+  }
+  const dry = g.taint(demo, { device: 'gpu.nvidia.com/gpu-r1-n1/gpu-0', effect: 'None' });
+  assert.match(dry.table, /^0 pods evicted/m);
+  const node = g.taint(demo, { node: 'gpu-r1-n1', effect: 'NoSchedule' });
+  assert.match(node.table, /^no pod is evicted$/m);
+  const rule = `apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata:
+  name: rack-1-maintenance
+spec:
+  deviceSelector:
+    pool: gpu-r1-n2
+  taint:
+    key: maintenance
+    effect: NoExecute
+`;
+  const byRule = g.taint(demo, { rule });
+  assert.match(byRule.table, /^taint: DeviceTaintRule rack-1-maintenance/);
+  assert.ok(byRule.list.items.some((o) => o.kind === 'DeviceTaintRule'));
+  let e = thrown(() => g.taint(demo, { device: 'gpu.nvidia.com/nope/gpu-0' }));
+  assert.equal(e.name, 'NotFound');
+  e = thrown(() => g.taint(demo, { node: 'gpu-r1-n1', effect: 'Sometimes' }));
+  assert.equal(e.name, 'InvalidArgument');
+  assert.equal(e.problems[0].field, 'spec.effect');
+  e = thrown(() => g.taint(demo, { node: 'a', device: 'b/c/d' }));
+  assert.equal(e.name, 'InvalidArgument');
+  e = thrown(() => g.taint(demo, { node: 'gpu-r1-n1', effect: 'None' }));
+  assert.equal(e.name, 'InvalidInput');
+  assert.match(e.message, /--effect None is for devices/);
+});
+
+test('runCli: a command line never throws for bad input', () => {
+  const ok = g.runCli({ command: 'plan', files: [{ name: 'demo.yaml', text: demo }], output: 'json' });
+  assert.equal(ok.code, 3);
+  assert.deepEqual(JSON.parse(ok.stdout), g.plan(demo).list);
+  const bad = g.runCli({ command: 'plan', files: [{ name: 'x.yaml', text: 'kind: [' }] });
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stdout, '');
+  assert.ok(bad.errors.length > 0 && bad.errors[0].startsWith('x.yaml'), bad.errors[0]);
+  const missing = g.runCli({ command: 'explain', files: [{ name: 'd', text: demo }], group: 'x/y' });
+  assert.equal(missing.code, 2);
+  assert.deepEqual(missing.errors, ['PodGroup x/y not found in the input']);
+  const demoRun = g.runCli({ command: 'demo' });
+  assert.equal(demoRun.code, 0);
+  assert.match(demoRun.stdout, /^gangpack demo: 4 racks x 8 nodes x 8 /);
+});

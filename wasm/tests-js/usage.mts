@@ -1,0 +1,86 @@
+// Type-checked by `tsc -p wasm/tests-js` (strict) in the test command: the package's
+// declarations must describe every call below, and reject the marked misuses. If the
+// Rust side's shapes drift from the declarations, this stops compiling.
+
+import {
+  plan, explain, taint, formatList, runCli, demoManifests, version, Scheduler,
+  type ClusterSnapshot, type CycleResult, type DeviceStateName, type EvictionReport, type Model,
+  type PlanResult, type ExplainResult, type TaintResult, type CliResult, type Options,
+  type GangpackError, type Problem, type KubeObject,
+} from 'gangpack';
+import init, { plan as webPlan } from 'gangpack/web';
+
+const manifests: string = demoManifests(0);
+const options: Options = { policy: 'FragmentationAware', now: '2026-11-05T08:00:00Z', strict: true };
+
+const r: PlanResult = plan(manifests, options);
+const code: 0 | 3 = r.exitCode;
+const table: string = r.table;
+const first: KubeObject | undefined = r.list.items[0];
+const firstName: string | undefined = first?.metadata.name;
+plan([manifests, { name: 'extra.yaml', text: manifests }]);
+plan(manifests);
+
+const e1: ExplainResult = explain(manifests, 'ml-training/gpt-moe-pretrain');
+explain(manifests, { pod: 'inference/chat-0' });
+explain(manifests, { podGroup: 'ml-training/gpt-moe-pretrain' }, { now: 0 });
+explain(manifests, null);
+
+const t: TaintResult = taint(manifests, { device: 'gpu.nvidia.com/gpu-r1-n1/gpu-0', effect: 'NoExecute' });
+taint(manifests, { node: 'gpu-r1-n1', key: 'k', value: 'v', afterPlan: true });
+taint(manifests, { rule: 'apiVersion: resource.k8s.io/v1\nkind: DeviceTaintRule\n' });
+const yaml: string = formatList(t.list, 'yaml');
+
+const c: CliResult = runCli({ command: 'plan', files: [{ name: 'a.yaml', text: manifests }], output: 'json' });
+const exit: number = c.code;
+
+try {
+  plan('kind: [');
+} catch (err) {
+  const e = err as GangpackError;
+  const kind: 'InvalidInput' | 'InvalidArgument' | 'NotFound' | 'AlreadyExists' | 'Conflict' | 'IoError' = e.name;
+  const p: Problem | undefined = e.problems[0];
+  const field: string | undefined = p?.field;
+  void kind; void field;
+}
+
+// The stateful scheduler: load, cycle, break a GPU, let the clock run, explain, undo.
+const session = Scheduler.fromManifests(manifests, { policy: 'BestFit' });
+const cycled: CycleResult = session.cycle();
+const firstOutcome: 'placed' | 'preempted' | 'pending' | 'invalid' | 'failed' | undefined = cycled.units[0]?.outcome;
+const before = session.fork();
+const report: EvictionReport = session.taintDevice('gpu.nvidia.com/gpu-r1-n1/gpu-0', { key: 'ecc', value: 'x', effect: 'NoExecute' });
+session.advance('2026-11-05T09:00:00Z');
+session.advance(1_800_000_000);
+const view: ClusterSnapshot = session.snapshot({ topologyKey: 'topology.kubernetes.io/zone' });
+const state: DeviceStateName | undefined = view.domains[0]?.nodes[0]?.devices[0]?.state;
+const why: string = session.explain({ podGroup: 'ml-training/gpt-moe-pretrain' }).text;
+session.restore(before);
+const yamlOut: string = session.toManifests();
+const model: Model = { nodes: [], slices: [] };
+const empty = Scheduler.fromModel(model);
+empty.free();
+before.free();
+session.free();
+// @ts-expect-error: a device state is one of four names
+const badState: 'broken' = state;
+
+async function browser(text: string): Promise<string> {
+  await init();
+  return webPlan(text).table;
+}
+
+// @ts-expect-error: not a policy
+plan(manifests, { policy: 'Tightest' });
+// @ts-expect-error: options are checked field by field
+plan(manifests, { polcy: 'Spread' });
+// @ts-expect-error: a taint names one target
+taint(manifests, { effect: 'NoExecute' });
+// @ts-expect-error: a rule carries its own effect
+taint(manifests, { rule: 'x', effect: 'NoExecute' });
+// @ts-expect-error: exit codes of plan are 0 and 3
+const wrong: 2 = r.exitCode;
+// @ts-expect-error: formats are yaml and json
+formatList(t.list, 'toml');
+
+void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, yamlOut, badState];
