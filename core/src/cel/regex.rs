@@ -316,13 +316,13 @@ fn unicode_class(
     };
     let bad = || format!("invalid character class range: `{}`", &pattern[at..end]);
     let sign = if (letter == 'P') == caret { 'p' } else { 'P' };
-    if name == "Any" || GENERAL_CATEGORIES.contains(&name) {
-        let _ = write!(out, "\\{sign}{{{name}}}");
-    } else if is_script_name(name) && syntax::parse(&format!("\\p{{sc={name}}}")).is_ok() {
-        let _ = write!(out, "\\{sign}{{{name}}}");
-    } else {
+    let known = name == "Any"
+        || GENERAL_CATEGORIES.contains(&name)
+        || (is_script_name(name) && syntax::parse(&format!("\\p{{sc={name}}}")).is_ok());
+    if !known {
         return Err(bad());
     }
+    let _ = write!(out, "\\{sign}{{{name}}}");
     Ok(end)
 }
 
