@@ -66,8 +66,11 @@ impl Problem {
             message,
         }
     }
+}
 
-    fn of(e: &InputError) -> Problem {
+impl From<&InputError> for Problem {
+    /// The problem of one input error, with where it is.
+    fn from(e: &InputError) -> Problem {
         Problem {
             line: e.to_string(),
             file: e.source.as_ref().map(|s| s.file.clone()),
@@ -120,7 +123,7 @@ pub(crate) fn build_options(global: &Options) -> BuildOptions {
 /// Every problem of a failed load, one line each (`... and N more problems` last when
 /// some were not listed).
 pub(crate) fn input_failure(errors: &InputErrors) -> Failure {
-    let mut lines: Vec<Problem> = errors.errors.iter().map(Problem::of).collect();
+    let mut lines: Vec<Problem> = errors.errors.iter().map(Problem::from).collect();
     if errors.more > 0 {
         lines.push(Problem::message(format!(
             "... and {} more problem{}",

@@ -261,6 +261,18 @@ pub fn plan_table(
     plan::render(plan, snapshot, style)
 }
 
+/// The snapshot every command starts from: the input loaded and built as the options
+/// say, with the warnings the command would print. For callers that keep the state
+/// (the WebAssembly `Scheduler` class).
+pub fn snapshot(
+    input: &Input,
+    options: &Options,
+) -> Result<(gangpack_k8s::Snapshot, Vec<String>), Failure> {
+    let mut messages = input::Messages::default();
+    let snapshot = input::snapshot(options, input, &mut messages)?;
+    Ok((snapshot, messages.into_lines()))
+}
+
 /// `gangpack explain [PODGROUP | --pod POD]`.
 pub fn explain(input: &Input, options: &Options, group: Option<&str>, pod: Option<&str>) -> Run {
     let mut messages = input::Messages::default();

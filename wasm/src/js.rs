@@ -146,3 +146,58 @@ pub fn from_js_or_default<T: DeserializeOwned + Default>(
         from_js(value, what)
     }
 }
+
+/// A unit as JavaScript names it (`UnitName` in the declarations).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum UnitName {
+    /// A PodGroup: a string, or `{ podGroup }`.
+    PodGroup(String),
+    /// `{ pod }`.
+    Pod(String),
+}
+
+impl UnitName {
+    /// The field of the argument that named it, for errors about the name.
+    pub(crate) fn field(&self, plain: bool) -> &'static str {
+        match (self, plain) {
+            (_, true) => "unit",
+            (UnitName::PodGroup(_), false) => "unit.podGroup",
+            (UnitName::Pod(_), false) => "unit.pod",
+        }
+    }
+}
+
+/// `unit` read as a PodGroup name (`"ns/name"` or `"name"`), `{ podGroup }` or
+/// `{ pod }`; the flag says whether it was a plain string.
+pub(crate) fn unit_name(value: JsValue) -> Result<(UnitName, bool), JsValue> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Arg {
+        Group(String),
+        Named(Named),
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct Named {
+        pod_group: Option<String>,
+        pod: Option<String>,
+    }
+    match from_js::<Arg>(value, "unit")? {
+        Arg::Group(g) => Ok((UnitName::PodGroup(g), true)),
+        Arg::Named(Named {
+            pod_group: Some(g),
+            pod: None,
+        }) => Ok((UnitName::PodGroup(g), false)),
+        Arg::Named(Named {
+            pod_group: None,
+            pod: Some(p),
+        }) => Ok((UnitName::Pod(p), false)),
+        Arg::Named(_) => Err(error(
+            INVALID_ARGUMENT,
+            &[Problem::field(
+                "unit",
+                "give exactly one of podGroup and pod",
+            )],
+        )),
+    }
+}

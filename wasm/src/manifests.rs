@@ -163,7 +163,8 @@ pub(crate) fn failure(f: &Failure) -> JsValue {
     }
 }
 
-fn problem(p: &gangpack_cli::Problem) -> Problem {
+/// A command's problem as thrown errors carry it.
+pub(crate) fn problem(p: &gangpack_cli::Problem) -> Problem {
     Problem {
         line: p.line.clone(),
         file: p.file.clone(),
@@ -214,23 +215,6 @@ struct ExplainResult {
     warnings: Vec<String>,
 }
 
-/// Which unit `explain` is about.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum UnitArg {
-    /// A PodGroup, `namespace/name` or `name`.
-    Group(String),
-    /// `{ podGroup }` or `{ pod }`.
-    Named(NamedUnit),
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct NamedUnit {
-    pod_group: Option<String>,
-    pod: Option<String>,
-}
-
 /// Why a unit is not placed, as `gangpack explain` prints it: `{ text, warnings }`.
 /// `unit` is a PodGroup name (`namespace/name` or `name`), `{ podGroup }`, `{ pod }`, or
 /// `null` for every unit that stays pending.
@@ -242,20 +226,12 @@ pub fn explain(
 ) -> Result<JsValue, JsValue> {
     let input = self::manifests(manifests, "manifests")?;
     let unit = unit.unwrap_or(JsValue::UNDEFINED);
-    let (group, pod) = match from_js_or_default::<Option<UnitArg>>(unit, "unit")? {
-        None => (None, None),
-        Some(UnitArg::Group(g)) => (Some(g), None),
-        Some(UnitArg::Named(NamedUnit { pod_group, pod })) => {
-            if pod_group.is_some() == pod.is_some() {
-                return Err(js::error(
-                    INVALID_ARGUMENT,
-                    &[Problem::field(
-                        "unit",
-                        "give exactly one of podGroup and pod",
-                    )],
-                ));
-            }
-            (pod_group, pod)
+    let (group, pod) = if unit.is_undefined() || unit.is_null() {
+        (None, None)
+    } else {
+        match js::unit_name(unit)?.0 {
+            js::UnitName::PodGroup(g) => (Some(g), None),
+            js::UnitName::Pod(p) => (None, Some(p)),
         }
     };
     let o = JsOptions::read(options.unwrap_or(JsValue::UNDEFINED), "options")?;

@@ -100,21 +100,6 @@ struct Model {
     now: Option<TimeArg>,
 }
 
-/// Which unit `explain` is about: a PodGroup name, `{ podGroup }` or `{ pod }`.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum UnitArg {
-    Group(String),
-    Named(NamedUnit),
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct NamedUnit {
-    pod_group: Option<String>,
-    pod: Option<String>,
-}
-
 /// `capacityReport`'s options.
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
@@ -722,22 +707,11 @@ impl Scheduler {
         &self,
         #[wasm_bindgen(unchecked_param_type = "UnitName")] unit: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let unit = match from_js::<UnitArg>(unit, "unit")? {
-            UnitArg::Group(g) => Unit::Group(namespaced(&g, "unit")?),
-            UnitArg::Named(NamedUnit {
-                pod_group: Some(g),
-                pod: None,
-            }) => Unit::Group(namespaced(&g, "unit.podGroup")?),
-            UnitArg::Named(NamedUnit {
-                pod_group: None,
-                pod: Some(p),
-            }) => Unit::Pod(namespaced(&p, "unit.pod")?),
-            UnitArg::Named(_) => {
-                return Err(invalid_argument(
-                    "unit",
-                    "give exactly one of podGroup and pod",
-                ));
-            }
+        let (name, plain) = js::unit_name(unit)?;
+        let field = name.field(plain);
+        let unit = match name {
+            js::UnitName::PodGroup(g) => Unit::Group(namespaced(&g, field)?),
+            js::UnitName::Pod(p) => Unit::Pod(namespaced(&p, field)?),
         };
         let sched = &self.state.sched;
         let explanation = sched.explain(&unit).map_err(|e| errors::scheduler(&e))?;

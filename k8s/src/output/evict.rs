@@ -173,27 +173,35 @@ pub(crate) fn write(changes: &mut Changes<'_>, sched: &Scheduler, ev: &Evictions
             list.retain(|x| !is_evicted_pod(x, &claim.namespace, &evicted));
         }
         if released {
-            let status = object_at(doc, "status");
-            status.remove("allocation");
-            if status
-                .get("reservedFor")
-                .and_then(Value::as_array)
-                .is_some_and(Vec::is_empty)
-            {
-                status.remove("reservedFor");
-            }
-            if status.is_empty()
-                && let Some(doc) = doc.as_object_mut()
-            {
-                doc.remove("status");
-            }
-            if let Some(f) = doc
-                .pointer_mut("/metadata/finalizers")
-                .and_then(Value::as_array_mut)
-            {
-                f.retain(|x| x.as_str() != Some(DELETE_PROTECTION_FINALIZER));
-            }
+            release_claim(doc);
         }
+    }
+}
+
+/// Removes a claim document's allocation (and an emptied `reservedFor`, an emptied
+/// `status`) and the delete-protection finalizer, as the resourceclaim controller does
+/// when it deallocates a claim nobody uses.
+pub(crate) fn release_claim(doc: &mut Value) {
+    if let Some(status) = doc.get_mut("status").and_then(Value::as_object_mut) {
+        status.remove("allocation");
+        if status
+            .get("reservedFor")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
+            status.remove("reservedFor");
+        }
+        if status.is_empty()
+            && let Some(doc) = doc.as_object_mut()
+        {
+            doc.remove("status");
+        }
+    }
+    if let Some(f) = doc
+        .pointer_mut("/metadata/finalizers")
+        .and_then(Value::as_array_mut)
+    {
+        f.retain(|x| x.as_str() != Some(DELETE_PROTECTION_FINALIZER));
     }
 }
 

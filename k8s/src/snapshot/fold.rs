@@ -7,7 +7,6 @@ use serde_json::Value;
 
 use super::Snapshot;
 use crate::object::Kind;
-use crate::output::DELETE_PROTECTION_FINALIZER;
 
 impl Snapshot {
     /// Puts changed whole documents (a [`Plan`](crate::output::Plan)'s or a
@@ -49,7 +48,7 @@ impl Snapshot {
     /// leave them: each such pod's object is dropped; every claim loses the
     /// `status.reservedFor` entries of pods that no longer exist, and a claim the
     /// scheduler holds unallocated loses `status.allocation` and the
-    /// [`DELETE_PROTECTION_FINALIZER`]. Pods still held back
+    /// [`DELETE_PROTECTION_FINALIZER`](crate::output::DELETE_PROTECTION_FINALIZER). Pods still held back
     /// ([`Snapshot::waiting`]) are kept. Returns the dropped pods, `namespace/name`, in
     /// input order.
     pub fn fold_deletions(&mut self) -> Vec<String> {
@@ -113,7 +112,7 @@ impl Snapshot {
                 });
             }
             if unallocated {
-                release(doc);
+                crate::output::release_claim(doc);
             }
         }
         dropped
@@ -135,31 +134,5 @@ impl Snapshot {
             .iter_mut()
             .find(|g| g.claim.namespace == ns && g.claim.name == name)
             .map(|g| &mut g.raw)
-    }
-}
-
-/// Removes a claim document's allocation (and an emptied `reservedFor`, an emptied
-/// `status`) and the delete-protection finalizer.
-fn release(doc: &mut Value) {
-    if let Some(status) = doc.get_mut("status").and_then(Value::as_object_mut) {
-        status.remove("allocation");
-        if status
-            .get("reservedFor")
-            .and_then(Value::as_array)
-            .is_some_and(Vec::is_empty)
-        {
-            status.remove("reservedFor");
-        }
-        if status.is_empty()
-            && let Some(doc) = doc.as_object_mut()
-        {
-            doc.remove("status");
-        }
-    }
-    if let Some(f) = doc
-        .pointer_mut("/metadata/finalizers")
-        .and_then(Value::as_array_mut)
-    {
-        f.retain(|x| x.as_str() != Some(DELETE_PROTECTION_FINALIZER));
     }
 }

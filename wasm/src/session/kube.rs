@@ -9,18 +9,15 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use gangpack_cli::{Format, Input, Style};
+use gangpack_cli::{Format, Style};
 use gangpack_k8s::output;
-use gangpack_k8s::{
-    BuildOptions, GeneratedClaim, InputError, InputErrors, Kind, LoadOptions, Loaded, Object,
-    Snapshot, Waiting, Warning,
-};
+use gangpack_k8s::{GeneratedClaim, InputError, Kind, Object, Snapshot, Waiting, Warning};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 use super::State;
 use super::view::{self, CycleView, WaitingView};
-use crate::js::{self, INVALID_ARGUMENT, INVALID_INPUT, Problem};
+use crate::js::{self, INVALID_ARGUMENT};
 use crate::manifests::{self as m, JsOptions};
 
 /// The loaded objects (everything of a `Snapshot` but its scheduler).
@@ -43,69 +40,14 @@ pub(crate) struct LoadedSession {
     pub(crate) priority_classes: Vec<gangpack::PriorityClass>,
 }
 
-fn problem(e: &InputError) -> Problem {
-    Problem {
-        line: e.to_string(),
-        file: e.source.as_ref().map(|s| s.file.clone()),
-        doc: e.source.as_ref().map(|s| s.doc),
-        item: e.source.as_ref().and_then(|s| s.item),
-        object: e.object.clone(),
-        field: e.field.clone(),
-        message: e.message.clone(),
-    }
-}
-
-fn input_errors(errors: &InputErrors) -> JsValue {
-    let mut problems: Vec<Problem> = errors.errors.iter().map(problem).collect();
-    if errors.more > 0 {
-        problems.push(Problem::message(format!(
-            "... and {} more problem{}",
-            errors.more,
-            if errors.more == 1 { "" } else { "s" }
-        )));
-    }
-    js::error(INVALID_INPUT, &problems)
-}
-
-/// Loads and builds as `gangpack plan` does: each text with `load_str_with`, then
-/// `Snapshot::build` with the options' policy, clock and `skipInvalid`.
+/// Loads and builds as `gangpack plan` does (`gangpack_cli::snapshot`: the options'
+/// strictness, policy, clock and `skipInvalid`, and the same warnings).
 pub(crate) fn load(manifests: JsValue, options: JsValue) -> Result<LoadedSession, JsValue> {
     let input = m::manifests(manifests, "manifests")?;
     let o = JsOptions::read(options, "options")?;
     let style = o.style();
     let o = o.options("options")?;
-    let Input::Files(files) = input else {
-        return Err(js::error_message(
-            INVALID_ARGUMENT,
-            "manifests: expected texts",
-        ));
-    };
-    let load_options = LoadOptions { strict: o.strict };
-    let mut loaded = Loaded::default();
-    let mut errors = InputErrors::default();
-    for f in &files {
-        match gangpack_k8s::load_str_with(&f.text, &f.name, &load_options) {
-            Ok(l) => loaded.extend(l),
-            Err(e) => errors.extend(e),
-        }
-    }
-    if !errors.is_empty() {
-        return Err(input_errors(&errors));
-    }
-    let build = BuildOptions {
-        gang: gangpack::GangOptions {
-            policy: o.policy.scoring(),
-            ..gangpack::GangOptions::default()
-        },
-        skip_invalid: o.skip_invalid,
-        now: o.now,
-    };
-    let snapshot = Snapshot::build(loaded, &build).map_err(|e| input_errors(&e))?;
-    let mut warnings: Vec<String> = gangpack_k8s::group_warnings(&snapshot.warnings)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    warnings.extend(snapshot.skipped.iter().map(|s| format!("skipped: {s}")));
+    let (snapshot, warnings) = gangpack_cli::snapshot(&input, &o).map_err(|f| m::failure(&f))?;
     let groups = snapshot
         .objects
         .iter()
