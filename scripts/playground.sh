@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The browser playground: builds the WebAssembly package (scripts/wasm.sh), puts the
+# page and the module's web build into web-demo/dist/ (a static site: host it
+# anywhere), and serves it on http://127.0.0.1:8765/ (Python's http.server, which
+# serves .wasm as application/wasm).
+#
+#   bash scripts/playground.sh               build and serve (Ctrl-C stops)
+#   bash scripts/playground.sh --build-only  build web-demo/dist/ and exit
+#   PORT=9000 bash scripts/playground.sh     another port
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_only=0
+for arg in "$@"; do
+    case "$arg" in
+        --build-only) build_only=1 ;;
+        *) echo "usage: bash scripts/playground.sh [--build-only]" >&2; exit 2 ;;
+    esac
+done
+
+bash scripts/wasm.sh
+dist=web-demo/dist
+rm -rf "$dist"
+mkdir -p "$dist/pkg"
+cp web-demo/index.html "$dist/"
+cp -r web-demo/src "$dist/src"
+cp wasm/pkg/web/gangpack_wasm.js wasm/pkg/web/gangpack_wasm_bg.wasm "$dist/pkg/"
+echo "playground built: $dist"
+if [ "$build_only" = 1 ]; then
+    exit 0
+fi
+port=${PORT:-8765}
+echo "serving $dist on http://127.0.0.1:$port/"
+exec python3 -m http.server "$port" --bind 127.0.0.1 --directory "$dist"
