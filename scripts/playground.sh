@@ -6,19 +6,24 @@
 #
 #   bash scripts/playground.sh               build and serve (Ctrl-C stops)
 #   bash scripts/playground.sh --build-only  build web-demo/dist/ and exit
+#   bash scripts/playground.sh --reuse-wasm  use wasm/pkg as built (scripts/test.sh)
 #   PORT=9000 bash scripts/playground.sh     another port
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_only=0
+reuse_wasm=0
 for arg in "$@"; do
     case "$arg" in
         --build-only) build_only=1 ;;
-        *) echo "usage: bash scripts/playground.sh [--build-only]" >&2; exit 2 ;;
+        --reuse-wasm) reuse_wasm=1 ;;
+        *) echo "usage: bash scripts/playground.sh [--build-only] [--reuse-wasm]" >&2; exit 2 ;;
     esac
 done
 
-bash scripts/wasm.sh
+if [ "$reuse_wasm" = 0 ] || ! [ -f wasm/pkg/web/gangpack_wasm_bg.wasm ]; then
+    bash scripts/wasm.sh
+fi
 dist=web-demo/dist
 rm -rf "$dist"
 mkdir -p "$dist/pkg"

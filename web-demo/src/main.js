@@ -175,4 +175,12 @@ window.addEventListener('resize', draw);
 await init();
 session = Scheduler.fromManifests(demoManifests(0));
 step();
+// For the end-to-end tests: the state the page draws, and where each GPU is drawn.
+window.gangpackPlayground = {
+  snapshot: () => session.snapshot(),
+  cell: (id) => {
+    const h = hits.find((x) => x.d.id === id);
+    return h && { x: h.x, y: h.y, size: CELL };
+  },
+};
 document.body.dataset.ready = 'true';
