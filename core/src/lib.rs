@@ -91,7 +91,7 @@ pub use model::claim::{
     DeviceAllocationConfiguration, DeviceClaimConfiguration, DeviceConstraint, DeviceRequest,
     DeviceRequestAllocationResult, DeviceRequestKind, DeviceSubRequest, ExactDeviceRequest,
     OpaqueDeviceConfiguration, RequestView, ResourceClaim, ResourceClaimSpec, share_id,
-    split_request_ref,
+    split_request_ref, uuid_v8,
 };
 pub use model::class::{DeviceClass, DeviceSelector};
 pub use model::decision::{ClaimAllocation, PlacementDecision, PodBinding};

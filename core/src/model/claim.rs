@@ -1025,7 +1025,22 @@ pub fn share_id(claim_uid_or_name: &str, request: &str, device: &str, ordinal: u
         lo = mix64(lo ^ hi.rotate_left(29));
         hi = mix64(hi ^ lo.rotate_left(17));
     }
-    let mut v = (u128::from(hi) << 64) | u128::from(lo);
+    uuid_v8((u128::from(hi) << 64) | u128::from(lo))
+}
+
+/// `bits` as an RFC 9562 version-8 ("custom") UUID in the normalized lowercase
+/// `xxxxxxxx-xxxx-8xxx-yxxx-xxxxxxxxxxxx` form: the version nibble (bits 76..80) set to
+/// `8` and the variant bits (62..64) to RFC 4122's `10`, the other 122 bits kept. For
+/// ids derived from a hash ([`share_id`], the Kubernetes adapter's derived uids).
+///
+/// ```
+/// use gangpack::uuid_v8;
+///
+/// assert_eq!(uuid_v8(0), "00000000-0000-8000-8000-000000000000");
+/// assert_eq!(uuid_v8(u128::MAX), "ffffffff-ffff-8fff-bfff-ffffffffffff");
+/// ```
+pub fn uuid_v8(bits: u128) -> String {
+    let mut v = bits;
     v = (v & !(0xf << 76)) | (0x8 << 76); // version 8
     v = (v & !(0x3 << 62)) | (0x2 << 62); // variant 10
     let hex = format!("{v:032x}");

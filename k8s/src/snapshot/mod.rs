@@ -275,18 +275,7 @@ impl Snapshot {
         h ^= h >> 67;
         h = h.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
         h ^= h >> 59;
-        // Version 8 in bits 76..80, variant 0b10 in bits 62..64.
-        h = (h & !(0xf << 76)) | (0x8 << 76);
-        h = (h & !(0x3 << 62)) | (0x2 << 62);
-        let hex = format!("{h:032x}");
-        format!(
-            "{}-{}-{}-{}-{}",
-            &hex[0..8],
-            &hex[8..12],
-            &hex[12..16],
-            &hex[16..20],
-            &hex[20..32]
-        )
+        gangpack::uuid_v8(h)
     }
 
     /// The waiting unit `Pod ns/name` or `PodGroup ns/name`, if it waits.
