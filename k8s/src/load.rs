@@ -26,6 +26,7 @@
 use std::cell::RefCell;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
@@ -410,7 +411,7 @@ impl Reader<'_> {
             kind: k,
             namespace,
             name,
-            raw: v,
+            raw: Arc::new(v),
         });
     }
 

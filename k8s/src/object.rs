@@ -1,6 +1,7 @@
 //! Loaded objects, where they came from, and input errors that say so.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// The object kinds gangpack reads. Anything else in the input is skipped with a
 /// [`Warning`].
@@ -153,8 +154,10 @@ pub struct Object {
     pub namespace: Option<String>,
     /// `metadata.name`.
     pub name: String,
-    /// The document as JSON (in [`Kind::api_version`]).
-    pub raw: serde_json::Value,
+    /// The document as JSON (in [`Kind::api_version`]), shared: a clone of the
+    /// object (or of a whole snapshot's objects, for undo) copies a pointer, and a
+    /// write copies only the document it changes ([`Arc::make_mut`]).
+    pub raw: Arc<serde_json::Value>,
 }
 
 impl Object {

@@ -459,7 +459,7 @@ fn a_planned_extended_resource_claim_is_recorded_on_the_pod_and_found_again() {
     assert_eq!(status.request_mappings.len(), 2);
     // Applied and read back: the pod is running with that claim; nothing is generated
     // again and the devices stay held.
-    let mut docs: Vec<serde_json::Value> = s.objects.iter().map(|o| o.raw.clone()).collect();
+    let mut docs: Vec<serde_json::Value> = s.objects.iter().map(|o| (*o.raw).clone()).collect();
     for c in &plan.changed {
         match docs
             .iter_mut()

@@ -116,7 +116,7 @@ fn object(kind: Kind, raw: Value) -> Object {
         kind,
         namespace,
         name,
-        raw,
+        raw: std::sync::Arc::new(raw),
     }
 }
 
@@ -542,7 +542,7 @@ fn train_snapshot(group_conditions: Value) -> Snapshot {
 #[test]
 fn scheduled_gang_binds_pods_allocates_claims_and_marks_the_group() {
     let mut snap = train_snapshot(json!([]));
-    let originals: Vec<Value> = snap.objects.iter().map(|o| o.raw.clone()).collect();
+    let originals: Vec<Value> = snap.objects.iter().map(|o| (*o.raw).clone()).collect();
     let plan = plan(&mut snap);
     assert!(matches!(plan.report.units[0].1, UnitResult::Scheduled(_)));
     assert_eq!(
@@ -1188,7 +1188,7 @@ fn device_taint_evicts_the_whole_all_gang_after_toleration_seconds_and_replaces_
             &json!({"type": "DisruptionTarget", "status": "True", "observedGeneration": 2, "reason": "DeletionByDeviceTaintManager", "message": "Device Taint manager: deleting due to NoExecute taint", "lastProbeTime": null, "lastTransitionTime": at_text})
         );
         let original = &snap.objects[1 + i].raw;
-        assert_eq!(without(doc, &["/status/conditions/1"]), *original);
+        assert_eq!(without(doc, &["/status/conditions/1"]), **original);
     }
 
     // Where the gang goes: the claims tolerate the taint (for 300 s), so the tainted
@@ -1338,7 +1338,7 @@ fn drain_rule(effect: DeviceTaintEffect) -> DeviceTaintRule {
 #[test]
 fn none_rule_writes_the_dry_run_status_and_evicts_nobody() {
     let mut snap = drain_snapshot();
-    let original = snap.objects[0].raw.clone();
+    let original = (*snap.objects[0].raw).clone();
     let plan = taint(
         &mut snap,
         TaintTarget::Rule(drain_rule(DeviceTaintEffect::None)),

@@ -18,7 +18,11 @@ const INPUTS: [&str; 5] = [
 
 fn documents() -> Vec<Value> {
     let loaded = load_paths(&INPUTS).unwrap_or_else(|e| panic!("{e}"));
-    loaded.objects.into_iter().map(|o| o.raw).collect()
+    loaded
+        .objects
+        .into_iter()
+        .map(|o| std::sync::Arc::unwrap_or_clone(o.raw))
+        .collect()
 }
 
 /// A replacement value: other types, edge numbers and strings.

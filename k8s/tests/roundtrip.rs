@@ -77,7 +77,7 @@ fn fields_gangpack_does_not_own_survive_a_plan() {
     let originals: Vec<(Kind, Value)> = snap
         .objects
         .iter()
-        .map(|o| (o.kind, o.raw.clone()))
+        .map(|o| (o.kind, (*o.raw).clone()))
         .collect();
     let plan = output::plan(&mut snap);
     assert!(
@@ -163,7 +163,7 @@ fn the_objects_written_applied_and_read_back_plan_to_nothing_new() {
     let mut snap = snapshot_of(&INPUTS);
     let first = output::plan(&mut snap);
     // Apply: each changed object replaces the input's, new ones are added.
-    let mut applied: Vec<Value> = snap.objects.iter().map(|o| o.raw.clone()).collect();
+    let mut applied: Vec<Value> = snap.objects.iter().map(|o| (*o.raw).clone()).collect();
     for c in &first.changed {
         match applied.iter_mut().find(|o| id(o) == id(c)) {
             Some(o) => *o = c.clone(),

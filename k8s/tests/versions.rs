@@ -10,7 +10,11 @@ use serde_json::Value;
 fn raws(text: &str) -> Vec<Value> {
     let loaded = load_str(text, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    loaded.objects.into_iter().map(|o| o.raw).collect()
+    loaded
+        .objects
+        .into_iter()
+        .map(|o| std::sync::Arc::unwrap_or_clone(o.raw))
+        .collect()
 }
 
 /// The load's errors, one per line.

@@ -149,9 +149,9 @@ pub(crate) fn validation_error(obj: &Object, e: &ValidationError) -> InputError 
 pub(crate) fn typed<T: DeserializeOwned>(obj: &Object) -> Result<T, InputError> {
     let converted;
     let raw = if obj.raw.get("apiVersion").and_then(Value::as_str) == Some(obj.kind.api_version()) {
-        &obj.raw
+        &*obj.raw
     } else {
-        let mut v = obj.raw.clone();
+        let mut v = (*obj.raw).clone();
         super::versions::to_read_version(obj.kind, &mut v);
         converted = v;
         &converted

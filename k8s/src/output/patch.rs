@@ -41,7 +41,7 @@ impl<'a> Changes<'a> {
     pub(crate) fn original(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a Value> {
         let ns = kind.is_namespaced().then_some(namespace);
         if let Some(o) = self.snapshot.object(kind, ns, name) {
-            return Some(&o.raw);
+            return Some(&*o.raw);
         }
         if kind == Kind::ResourceClaim {
             return self
@@ -61,7 +61,7 @@ impl<'a> Changes<'a> {
         if !self.objects.contains_key(&k) {
             let ns = kind.is_namespaced().then_some(namespace);
             let entry = if let Some(o) = self.snapshot.object(kind, ns, name) {
-                (Some(o.raw.clone()), o.raw.clone())
+                (Some((*o.raw).clone()), (*o.raw).clone())
             } else {
                 // Generated claims do not exist in the input: they are new objects.
                 let generated = (kind == Kind::ResourceClaim)

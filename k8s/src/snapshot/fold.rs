@@ -3,6 +3,8 @@
 //! ([`Snapshot::fold_deletions`]), so that what is written next (another plan, the
 //! state as manifests) starts from them.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::Snapshot;
@@ -32,7 +34,7 @@ impl Snapshot {
                 .iter_mut()
                 .find(|o| o.kind == kind && o.name == name && o.namespace == namespace)
             {
-                o.raw = doc;
+                o.raw = Arc::new(doc);
             } else if kind == Kind::ResourceClaim
                 && let Some(g) = self.generated.iter_mut().find(|g| {
                     Some(&g.claim.namespace) == namespace.as_ref() && g.claim.name == name
@@ -120,7 +122,7 @@ impl Snapshot {
 
     fn claim_raw(&self, ns: &str, name: &str) -> Option<&Value> {
         let o = self.object(Kind::ResourceClaim, Some(ns), name);
-        o.map(|o| &o.raw)
+        o.map(|o| &*o.raw)
             .or_else(|| self.generated_claim(ns, name).map(|g| &g.raw))
     }
 
@@ -128,7 +130,7 @@ impl Snapshot {
         if let Some(i) = self.objects.iter().position(|o| {
             o.kind == Kind::ResourceClaim && o.name == name && o.namespace.as_deref() == Some(ns)
         }) {
-            return Some(&mut self.objects[i].raw);
+            return Some(Arc::make_mut(&mut self.objects[i].raw));
         }
         self.generated
             .iter_mut()
