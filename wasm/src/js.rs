@@ -103,10 +103,16 @@ pub fn error_message(kind: &str, message: impl Into<String>) -> JsValue {
 
 /// A JSON-compatible JavaScript value of `value` (maps as plain objects, 64-bit
 /// integers as numbers).
+///
+/// Written as JSON text and parsed by the engine's `JSON.parse`: one string crosses
+/// the boundary instead of one call per field and value, which makes large results
+/// (a 1,000-node `snapshot()`) several times faster than building them value by value
+/// with serde-wasm-bindgen, for the same value.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| error_message(IO_ERROR, format!("cannot convert the result: {e}")))
+    let text = serde_json::to_string(value)
+        .map_err(|e| error_message(IO_ERROR, format!("cannot convert the result: {e}")))?;
+    js_sys::JSON::parse(&text)
+        .map_err(|_| error_message(IO_ERROR, "cannot convert the result: JSON.parse failed"))
 }
 
 /// `value` read as `T`; an error names `what` and the field path that failed.

@@ -494,6 +494,8 @@ export interface DeviceInfo {
   slice: string;
   node: string | null;
   state: DeviceStateName;
+  /** Its `productName` (or `model`) string attribute, whatever the driver's domain. */
+  model: string | null;
   holders: DeviceHolder[];
   capacity: Record<string, string>;
   /** Every share's consumption, summed. */

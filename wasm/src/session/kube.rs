@@ -189,7 +189,7 @@ pub(crate) fn to_manifests(state: &State) -> Result<String, JsValue> {
     let docs = snapshot
         .objects
         .iter()
-        .map(|o| &o.raw)
+        .map(|o| &*o.raw)
         .chain(snapshot.generated.iter().map(|g| &g.raw));
     for doc in docs {
         out.push_str("---\n");

@@ -332,6 +332,8 @@ struct DeviceView {
     slice: String,
     node: Option<String>,
     state: &'static str,
+    /// The `productName` (or `model`) string attribute, any driver's domain.
+    model: Option<String>,
     holders: Vec<HolderView>,
     capacity: BTreeMap<String, Quantity>,
     consumed_capacity: BTreeMap<String, Quantity>,
@@ -504,6 +506,7 @@ pub(crate) fn cluster(
                 slice: view.slice.to_owned(),
                 node: node.clone(),
                 state,
+                model: device_model(&view.device.attributes),
                 holders,
                 capacity: view
                     .device
@@ -702,4 +705,18 @@ pub(crate) fn default_topology_key(sched: &Scheduler, groups: &BTreeSet<String>)
 /// `Time` as the clock object.
 pub(crate) fn clock(t: Time) -> Clock {
     t.into()
+}
+
+/// A device's model, for the playground's selector and tooltips: the string
+/// attribute `productName` or `model`, whatever the driver's domain prefix.
+fn device_model(attributes: &BTreeMap<String, gangpack::DeviceAttribute>) -> Option<String> {
+    ["productName", "model"].iter().find_map(|want| {
+        attributes.iter().find_map(|(name, value)| {
+            let base = name.rsplit_once('/').map_or(name.as_str(), |(_, b)| b);
+            match value {
+                gangpack::DeviceAttribute::String(s) if base == *want => Some(s.clone()),
+                _ => None,
+            }
+        })
+    })
 }
