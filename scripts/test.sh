@@ -68,9 +68,12 @@ step "wasm: the Node suite (API, Scheduler session, npm package, byte identity w
 cargo build -q -p gangpack-cli
 GANGPACK_NATIVE=target/debug/gangpack node --test --test-concurrency=2 wasm/tests-js/ 2>&1 | tee -a "$log"
 
+step "playground: its scenarios on the engine in Node (web-demo/test/)"
+(cd web-demo && npm ci --no-audit --no-fund)
+node --test web-demo/test/ 2>&1 | tee -a "$log"
+
 step "playground: the static site and its end-to-end test in headless Chromium (web-demo/e2e/)"
 bash scripts/playground.sh --build-only --reuse-wasm
-(cd web-demo && npm ci --no-audit --no-fund)
 node --test web-demo/e2e/ 2>&1 | tee -a "$log"
 
 # One closing line over every test binary above (cargo's and node's).

@@ -1,26 +1,32 @@
-// The playground in real Chromium (playwright-core driving Debian's /usr/bin/chromium):
-// the page loads the wasm module and draws the demo cluster; clicking a GPU taints it
-// NoExecute, the evictions appear in the timeline and the cell is drawn with a red
-// frame; advancing the clock carries the evictions out; undo restores the state.
-// Screenshots (1280x800 and 390x844) go to target/playground/.
-//
-// Needs the static site: `bash scripts/playground.sh --build-only`.
+// The playground in real Chromium (playwright-core driving Debian's /usr/bin/chromium),
+// served from the static site (`bash scripts/playground.sh --build-only` writes
+// web-demo/dist/). Each test drives the page as a person would (clicks, the
+// keyboard, the forms) and checks what the page shows and what the session holds.
+// Screenshots of every scenario (1280x800 and 390x844) go to target/playground/,
+// and the 1,000-node cycle + redraw timing to target/playground/perf.json.
 
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { mkdirSync, readFileSync, existsSync } from 'node:fs';
-import { extname, join, dirname, normalize } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { SCENARIOS } from '../src/scenarios/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
 const dist = join(here, '..', 'dist');
-const shots = join(here, '..', '..', 'target', 'playground');
+const shots = join(root, 'target', 'playground');
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
+const SIZES = [{ width: 1280, height: 800 }, { width: 390, height: 844 }];
+
+let server;
+let browser;
+let base;
 
 function serve() {
-  const server = createServer((req, res) => {
+  const s = createServer((req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
     const file = join(dist, path.endsWith('/') ? `${path}index.html` : path);
     if (!file.startsWith(dist) || !existsSync(file)) {
@@ -30,84 +36,285 @@ function serve() {
     res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
     res.end(readFileSync(file));
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve(s)));
 }
 
-test('the playground draws the cluster, breaks a GPU and undoes it', async () => {
+before(async () => {
   assert.ok(existsSync(join(dist, 'index.html')), 'run bash scripts/playground.sh --build-only');
   mkdirSync(shots, { recursive: true });
-  const server = await serve();
-  const url = `http://127.0.0.1:${server.address().port}/`;
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+  server = await serve();
+  base = `http://127.0.0.1:${server.address().port}/`;
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+/** A page at `hash`, ready; page errors fail the test at `done()`. */
+async function open(hash = '', size = SIZES[0]) {
+  const page = await browser.newPage({ viewport: size });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(base + hash);
+  await page.waitForSelector('body[data-ready=true]', { timeout: 120000 });
+  page.done = async () => {
+    assert.deepEqual(errors, [], 'no uncaught errors in the page');
+    await page.close();
+  };
+  return page;
+}
+
+const state = (page) => page.evaluate(() => window.gangpackPlayground.state());
+const devices = (snap) => snap.domains.flatMap((d) => d.nodes.flatMap((n) => n.devices));
+const device = (snap, id) => devices(snap).find((d) => d.id === id);
+
+/** Clicks a GPU cell on the canvas (run `run` of a side-by-side page). */
+async function clickCell(page, id, run = 0) {
+  const cell = await page.evaluate(([d, r]) => window.gangpackPlayground.cell(d, r), [id, run]);
+  assert.ok(cell, `the GPU ${id} is drawn`);
+  const box = await page.locator('canvas.cluster').nth(run).boundingBox();
+  await page.mouse.click(box.x + cell.x + cell.size / 2, box.y + cell.y + cell.size / 2);
+}
+
+/** The colour at the centre of a cell, [r, g, b]. */
+async function cellPixel(page, id, dx = 0.5, dy = 0.5) {
+  return page.evaluate(([d, fx, fy]) => {
+    const c = window.gangpackPlayground.cell(d);
+    const canvas = document.querySelector('canvas.cluster');
+    const ratio = window.devicePixelRatio || 1;
+    const px = canvas.getContext('2d').getImageData(Math.round((c.x + c.size * fx) * ratio), Math.round((c.y + c.size * fy) * ratio), 1, 1).data;
+    return [px[0], px[1], px[2]];
+  }, [id, dx, dy]);
+}
+
+async function playScenario(page) {
+  for (let i = 0; i < 50 && !(await page.locator('#next-step').isDisabled()); i++) {
+    await page.click('#next-step');
+    await page.waitForFunction((n) => window.gangpackPlayground.state().actions.length >= n, i + 1);
+  }
+}
+
+test('every scenario loads from the menu, plays to its end and is photographed at both sizes', async () => {
+  const page = await open();
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
-    await page.waitForSelector('body[data-ready=true]');
-
-    // The demo cluster: 4 racks x 8 nodes x 8 GPUs, one gang pending after the cycle.
-    const view = await page.evaluate(() => window.gangpackPlayground.snapshot());
-    assert.equal(view.domains.length, 4);
-    assert.equal(view.domains.flatMap((d) => d.nodes).flatMap((n) => n.devices).length, 256);
-    assert.match(await page.locator('#units').innerText(), /PodGroup ml-training\/gpt-moe-pretrain: pending/);
-    assert.match(await page.locator('#why').innerText(), /^PodGroup ml-training\/gpt-moe-pretrain: Unschedulable/);
-    await page.screenshot({ path: join(shots, 'demo-1280x800.png') });
-
-    // Click an allocated GPU of a training gang: it is tainted NoExecute.
-    const id = 'gpu.nvidia.com/gpu-r1-n1/gpu-0';
-    const cell = await page.evaluate((d) => window.gangpackPlayground.cell(d), id);
-    const box = await page.locator('#cluster').boundingBox();
-    await page.mouse.click(box.x + cell.x + cell.size / 2, box.y + cell.y + cell.size / 2);
-    const timeline = await page.locator('#timeline').innerText();
-    assert.match(timeline, /tainted gpu.nvidia.com\/gpu-r1-n1\/gpu-0: 8 evictions started/);
-    assert.match(timeline, /eviction of ml-training\/bert-large-worker-0 at /);
-    const tainted = await page.evaluate((d) => {
-      const all = window.gangpackPlayground.snapshot().domains.flatMap((x) => x.nodes).flatMap((n) => n.devices);
-      return all.find((x) => x.id === d);
-    }, id);
-    assert.deepEqual(tainted.taints.map((t) => t.effect), ['NoExecute']);
-    assert.ok(tainted.evictions.length > 0, 'the eviction is pending on the device');
-    // What a person sees: the cell's frame is red.
-    const pixel = await page.evaluate(({ c }) => {
-      const canvas = document.getElementById('cluster');
-      const r = window.devicePixelRatio || 1;
-      return Array.from(canvas.getContext('2d').getImageData(Math.round((c.x + 1.5) * r), Math.round((c.y + c.size / 2) * r), 1, 1).data);
-    }, { c: cell });
-    assert.deepEqual(pixel.slice(0, 3), [0xc5, 0x22, 0x1f], `frame pixel ${pixel}`);
-    await page.screenshot({ path: join(shots, 'gpu-broken-1280x800.png') });
-
-    // The clock moves: the evictions are carried out and the gang's GPUs are free.
-    await page.click('#advance');
-    assert.match(await page.locator('#timeline').innerText(), /evicted ml-training\/bert-large-worker-0/);
-    const after = await page.evaluate(() => window.gangpackPlayground.snapshot());
-    const rack1 = after.domains.find((d) => d.name === 'rack-1').nodes.find((n) => n.name === 'gpu-r1-n1');
-    assert.ok(rack1.devices.every((d) => d.holders.length === 0), 'gpu-r1-n1 is empty after the evictions');
-
-    // Undo twice: back to before the taint, byte for byte.
-    await page.click('#undo');
-    await page.click('#undo');
-    assert.deepEqual(await page.evaluate(() => window.gangpackPlayground.snapshot()), view);
-
-    // Keyboard: the controls are buttons in order, reached with Tab, pressed with Enter.
-    await page.focus('#step');
-    await page.keyboard.press('Tab');
-    assert.equal(await page.evaluate(() => document.activeElement.id), 'advance');
-    await page.keyboard.press('Tab');
-    assert.equal(await page.evaluate(() => document.activeElement.id), 'undo');
-    await page.keyboard.press('Shift+Tab');
-    await page.keyboard.press('Shift+Tab');
-    assert.equal(await page.evaluate(() => document.activeElement.id), 'step');
-    await page.keyboard.press('Enter');
-    assert.match(await page.locator('#timeline').innerText(), /cycle: /);
-
-    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
-    await phone.goto(url);
-    await phone.waitForSelector('body[data-ready=true]');
-    await phone.screenshot({ path: join(shots, 'demo-390x844.png') });
-    assert.deepEqual(errors, []);
+    const options = await page.locator('#scenario option:not([disabled])').allTextContents();
+    assert.deepEqual(options, SCENARIOS.map((s) => s.title));
+    for (const s of SCENARIOS) {
+      await page.selectOption('#scenario', s.id);
+      await page.waitForFunction((id) => window.gangpackPlayground.state().scenario === id && location.hash.includes(`s=${id}`), s.id);
+      await page.setViewportSize(SIZES[0]);
+      await playScenario(page);
+      const st = await state(page);
+      assert.equal(st.actions.length, s.steps.length, `${s.id}: every step played`);
+      assert.deepEqual(st.actions, s.steps.map((x) => x.do));
+      assert.equal(st.snapshots.length, s.compare?.length ?? 1);
+      assert.match(await page.locator('#step-caption').innerText(), /Scenario played/);
+      assert.ok(st.timeline.length > s.steps.length, `${s.id}: the timeline records what happened`);
+      for (const size of SIZES) {
+        await page.setViewportSize(size);
+        await page.waitForTimeout(250);
+        await page.screenshot({ path: join(shots, `${s.id}-${size.width}x${size.height}.png`) });
+      }
+    }
   } finally {
-    await browser.close();
-    server.close();
+    await page.done();
+  }
+});
+
+test('clicking a GPU taints it NoExecute: the eviction is in the timeline, the cell turns red, the clock carries it out', async () => {
+  const page = await open('#s=demo');
+  try {
+    await page.click('#step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+    const id = 'gpu.nvidia.com/gpu-r1-n1/gpu-0';
+    let snap = (await state(page)).snapshots[0];
+    const held = device(snap, id);
+    assert.equal(held.state, 'allocated', 'the GPU is in use by a gang');
+    const before = await cellPixel(page, id, 0.3, 0.5);
+    await clickCell(page, id);
+    await page.waitForSelector('#target-dialog[open]');
+    assert.match(await page.locator('#target-title').innerText(), new RegExp(`Taint GPU ${id}`));
+    await page.selectOption('#t-effect', 'NoExecute');
+    await page.click('#t-apply');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
+    snap = (await state(page)).snapshots[0];
+    const tainted = device(snap, id);
+    assert.ok(tainted.taints.some((t) => t.effect === 'NoExecute' && t.key === 'gpu.nvidia.com/ecc'));
+    const timeline = await page.locator('#timeline').innerText();
+    for (const pod of tainted.holders[0].pods) assert.match(timeline, new RegExp(`eviction of ${pod} scheduled`));
+    assert.match(timeline, /whole gang, disruptionMode All/);
+    const red = await cellPixel(page, id, 0.3, 0.5);
+    assert.notDeepEqual(red, before);
+    assert.ok(red[0] > 150 && red[0] > red[1] + 60 && red[0] > red[2] + 60, `the cell is drawn red, got ${red}`);
+    await page.screenshot({ path: join(shots, 'tainted-gpu-1280x800.png') });
+
+    await page.click('#advance');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 3);
+    snap = (await state(page)).snapshots[0];
+    assert.equal(device(snap, id).holders.length, 0, 'the evictions freed the GPU');
+    assert.match(await page.locator('#timeline').innerText(), /evicted .* \(claim .*device taint gpu\.nvidia\.com\/ecc=uncorrectable:NoExecute\)/);
+
+    // Undo (the browser's back button) restores the state before the advance, exactly.
+    await page.goBack();
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
+    const back = (await state(page)).snapshots[0];
+    assert.deepEqual(device(back, id), tainted);
+    await page.click('#redo');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 3);
+  } finally {
+    await page.done();
+  }
+});
+
+test('a pasted cluster loads with its node and GPU counts; a gang that cannot fit is explained and its blocking taint lit up', async () => {
+  const dir = join(root, 'examples', 'cluster');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+  const text = files.map((f) => readFileSync(join(dir, f), 'utf8')).join('\n---\n');
+  // Counted from the text itself: Nodes, and the devices listed in the ResourceSlices.
+  const nodes = (readFileSync(join(dir, 'nodes.yaml'), 'utf8').match(/^\s*kind: Node$/gm) ?? []).length;
+  const gpus = (readFileSync(join(dir, 'resourceslices.yaml'), 'utf8').match(/^\s*-? ?name: gpu-\d+$/gm) ?? []).length;
+  assert.ok(nodes > 0 && gpus > 0);
+  const page = await open('#s=demo');
+  try {
+    // A broken paste first: the error names the object and field, and nothing changes.
+    await page.click('#open-yaml');
+    await page.fill('#yaml-text', 'apiVersion: v1\nkind: Node\nmetadata:\n  name: bad\nstatus:\n  allocatable:\n    cpu: lots\n');
+    await page.click('#yaml-load');
+    await page.waitForSelector('#yaml-errors li');
+    const errorText = await page.locator('#yaml-errors').innerText();
+    assert.match(errorText, /Node "bad"/);
+    assert.match(errorText, /status\.allocatable/);
+    assert.equal((await state(page)).scenario, 'demo');
+    await page.screenshot({ path: join(shots, 'yaml-error-1280x800.png') });
+
+    await page.fill('#yaml-text', text);
+    await page.click('#yaml-load');
+    await page.waitForFunction(() => window.gangpackPlayground.state().scenario === 'yaml');
+    let snap = (await state(page)).snapshots[0];
+    assert.equal(snap.domains.flatMap((d) => d.nodes).length, nodes);
+    assert.equal(devices(snap).length, gpus);
+    assert.match(await page.evaluate(() => location.hash), /^#y=/);
+
+    // Submit a gang of every node × 8 GPUs: one GPU carries a NoSchedule taint.
+    await page.click('#submit-details summary');
+    await page.fill('#f-name', 'big');
+    await page.fill('#f-pods', String(nodes));
+    await page.fill('#f-gpus', '8');
+    await page.fill('#f-min', String(nodes));
+    await page.click('#f-submit');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+    await page.click('#step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
+    await page.locator('#units button', { hasText: 'PodGroup default/big' }).click();
+    const why = await page.locator('#selected').innerText();
+    assert.match(why, /PodGroup default\/big/);
+    assert.match(why, /gpu\.nvidia\.com\/ecc=correctable-threshold:NoSchedule, not tolerated/);
+    const blocking = page.locator('#selected .fact.blocking');
+    assert.equal(await blocking.count(), 1);
+    assert.match(await blocking.innerText(), /NoSchedule/);
+    snap = (await state(page)).snapshots[0];
+    const taintedId = devices(snap).find((d) => d.taints.some((t) => t.effect === 'NoSchedule')).id;
+    const lit = await page.evaluate(() => [...document.querySelectorAll('canvas.cluster')].length && window.gangpackPlayground.highlight());
+    assert.deepEqual(lit.devices, [taintedId], 'the blocking GPU is lit up');
+    const ring = await cellPixel(page, taintedId, -0.125, 0.5);
+    assert.ok(ring[0] > 200 && ring[1] > 140 && ring[2] < 110, `an amber ring around the blocking GPU, got ${ring}`);
+    await page.screenshot({ path: join(shots, 'blocking-taint-1280x800.png') });
+  } finally {
+    await page.done();
+  }
+});
+
+test('a shared link reloads to the same state', async () => {
+  const page = await open('#s=demo');
+  let url;
+  let expected;
+  try {
+    await page.click('#step');
+    await clickCell(page, 'gpu.nvidia.com/gpu-r2-n1/gpu-3');
+    await page.waitForSelector('#target-dialog[open]');
+    await page.selectOption('#t-effect', 'NoSchedule');
+    await page.click('#t-apply');
+    await page.click('#advance');
+    await page.click('#step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 4);
+    url = page.url();
+    expected = await state(page);
+  } finally {
+    await page.done();
+  }
+  const again = await browser.newPage({ viewport: SIZES[0] });
+  try {
+    await again.goto(url);
+    await again.waitForSelector('body[data-ready=true]');
+    const got = await state(again);
+    assert.deepEqual(got.actions, expected.actions);
+    assert.deepEqual(got.snapshots, expected.snapshots);
+    assert.deepEqual(got.metrics, expected.metrics);
+  } finally {
+    await again.close();
+  }
+});
+
+test('the main controls work from the keyboard', async () => {
+  const page = await open('#s=demo');
+  try {
+    await page.focus('#step');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'run');
+    // The map: focus, move with the arrows, open a GPU with Enter, taint it, close.
+    await page.focus('canvas.cluster');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowDown');
+    const focused = await page.locator('#focused-cell').innerText();
+    assert.match(focused, /^GPU gpu\.nvidia\.com\/gpu-r1-n2\/gpu-1/);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#target-dialog[open]');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 't-key');
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !document.getElementById('target-dialog').open);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#target-dialog[open]');
+    await page.focus('#t-apply');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
+    // Undo from the keyboard.
+    await page.focus('#undo');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+    // Every control has an accessible name; focus is visible.
+    const unnamed = await page.evaluate(() => [...document.querySelectorAll('button, select, input, canvas')]
+      .filter((el) => !(el.getAttribute('aria-label') || el.labels?.length || el.textContent.trim()))
+      .map((el) => el.outerHTML.slice(0, 80)));
+    assert.deepEqual(unnamed, []);
+    await page.focus('#step');
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+    assert.notEqual(outline, 'none');
+  } finally {
+    await page.done();
+  }
+});
+
+test('one cycle plus redraw with 1,000 nodes × 8 GPUs is measured', async () => {
+  const large = SCENARIOS.find((s) => s.id === 'large');
+  assert.ok(large, 'the large scenario is registered');
+  const page = await open('#s=large');
+  try {
+    const snap = (await state(page)).snapshots[0];
+    assert.equal(snap.domains.flatMap((d) => d.nodes).length, 1000);
+    assert.equal(devices(snap).length, 8000);
+    await playScenario(page);
+    const runs = [];
+    for (let i = 0; i < 5; i++) runs.push(await page.evaluate(() => window.gangpackPlayground.timeCycle()));
+    const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+    const result = { nodes: 1000, gpus: 8000, runs, median: { cycle: median('cycle'), redraw: median('redraw'), total: median('total') } };
+    writeFileSync(join(shots, 'perf.json'), `${JSON.stringify(result, null, 2)}\n`);
+    console.log(`1,000 nodes x 8 GPUs: cycle ${result.median.cycle.toFixed(1)} ms + redraw ${result.median.redraw.toFixed(1)} ms = ${result.median.total.toFixed(1)} ms (median of 5)`);
+    await page.screenshot({ path: join(shots, 'large-overview-1280x800.png') });
+  } finally {
+    await page.done();
   }
 });

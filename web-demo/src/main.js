@@ -1,186 +1,771 @@
-// The playground's first cut: the demo cluster drawn from `Scheduler.snapshot()`,
-// one cycle at a time, GPUs broken by clicking them, the clock advanced so NoExecute
-// evictions play out, and the pending units explained. Every decision is the wasm
-// module's (gangpack-wasm); this file only draws and forwards clicks.
+// The gangpack playground. A case is a scenario (or a pasted cluster) plus the list
+// of actions taken so far; both live in the URL hash, every action is replayed on the
+// wasm `Scheduler` (gangpack-wasm), and the page draws what the session reports.
+// This file wires the page: loading, actions, undo/redo through the browser's
+// history, the run loop, dialogs and the answers panel.
 
-import init, { Scheduler, demoManifests } from '../pkg/gangpack_wasm.js';
+import init, { Scheduler, demoManifests, version } from '../pkg/gangpack_wasm.js';
+import { apply, UNIT_DEFAULTS } from './actions.js';
+import { ClusterView, describeDevice, duration, PALETTE } from './cluster-view.js';
+import { h, metrics, renderCapacity, renderChart, renderExplanation, renderMetrics, renderTimeline } from './panel.js';
+import { SCENARIOS, scenarioById } from './scenarios/index.js';
+import { decode, encode } from './url.js';
 
-const TAINT = { key: 'gpu.nvidia.com/ecc', value: 'uncorrectable', effect: 'NoExecute' };
-const CELL = 16;
-const GAP = 3;
-const NODE_LABEL = 78;
-
-const canvas = document.getElementById('cluster');
-const ctx = canvas.getContext('2d');
 const $ = (id) => document.getElementById(id);
 
-let session;
-const history = [];
-let hits = [];
+const app = {
+  source: { scenario: SCENARIOS[0].id },
+  def: null,
+  runs: [],
+  actions: [],
+  redo: [],
+  timeline: [],
+  checkpoints: [],
+  selected: null,
+  timer: null,
+  busy: false,
+};
 
-function log(text) {
-  const li = document.createElement('li');
-  li.textContent = `${session.now().rfc3339}  ${text}`;
-  $('timeline').prepend(li);
+// ------------------------------------------------------------------- loading
+
+function customScenario(yaml) {
+  return { id: 'yaml', title: 'Your cluster (pasted YAML)', summary: 'The cluster you pasted or dropped. Click a GPU to taint it, submit workloads, step cycles.', manifests: () => yaml, options: {}, steps: [] };
 }
 
-function hue(name) {
-  let h = 2166136261;
-  for (const c of name) h = Math.imul(h ^ c.codePointAt(0), 16777619);
-  // Hues 30..320: reds are kept for NoExecute taints.
-  return 30 + (Math.abs(h) % 290);
-}
-
-function cellColour(d) {
-  if (d.state === 'unusable') return '#9aa0a6';
-  if (d.holders.length === 0) return '#e8f0e8';
-  const owner = d.holders[0].podGroup ?? d.holders[0].pods[0] ?? d.holders[0].claim;
-  return `hsl(${hue(owner)} 55% 55%)`;
-}
-
-function drawCell(x, y, d) {
-  ctx.fillStyle = cellColour(d);
-  ctx.fillRect(x, y, CELL, CELL);
-  const effects = new Set(d.taints.map((t) => t.effect));
-  if (effects.has('NoSchedule')) {
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(x, y, CELL, CELL);
-    ctx.clip();
-    ctx.strokeStyle = '#333';
-    ctx.lineWidth = 1;
-    for (let k = -CELL; k < CELL; k += 5) {
-      ctx.beginPath();
-      ctx.moveTo(x + k, y + CELL);
-      ctx.lineTo(x + k + CELL, y);
-      ctx.stroke();
-    }
-    ctx.restore();
-  }
-  if (effects.has('NoExecute')) {
-    ctx.strokeStyle = '#c5221f';
-    ctx.lineWidth = 3;
-    ctx.strokeRect(x + 1.5, y + 1.5, CELL - 3, CELL - 3);
-    if (d.evictions.length > 0) {
-      ctx.fillStyle = '#c5221f';
-      ctx.fillRect(x + 4, y + 4, CELL - 8, CELL - 8);
-    }
-  } else if (effects.has('None')) {
-    ctx.strokeStyle = '#1a73e8';
-    ctx.lineWidth = 2;
-    ctx.strokeRect(x + 1, y + 1, CELL - 2, CELL - 2);
-  }
-}
-
-function draw() {
-  const view = session.snapshot();
-  const domains = view.domains;
-  const width = canvas.parentElement.clientWidth;
-  const rackWidth = NODE_LABEL + 8 * (CELL + GAP) + 24;
-  const perRow = Math.max(1, Math.floor(width / rackWidth));
-  const rackHeight = (n) => 22 + n * (CELL + GAP) + 16;
-  const tallest = Math.max(...domains.map((d) => d.nodes.length));
-  const rows = Math.ceil(domains.length / perRow);
-  const ratio = window.devicePixelRatio || 1;
-  canvas.width = Math.floor(Math.min(width, perRow * rackWidth) * ratio);
-  canvas.height = Math.floor(rows * rackHeight(tallest) * ratio);
-  canvas.style.width = `${canvas.width / ratio}px`;
-  canvas.style.height = `${canvas.height / ratio}px`;
-  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  ctx.clearRect(0, 0, canvas.width, canvas.height);
-  ctx.font = '12px system-ui, sans-serif';
-  hits = [];
-  domains.forEach((domain, i) => {
-    const ox = (i % perRow) * rackWidth;
-    const oy = Math.floor(i / perRow) * rackHeight(tallest);
-    ctx.fillStyle = '#202124';
-    ctx.fillText(domain.name ?? '(no rack)', ox, oy + 14);
-    domain.nodes.forEach((node, r) => {
-      const y = oy + 22 + r * (CELL + GAP);
-      ctx.fillStyle = node.taints.length ? '#c5221f' : '#5f6368';
-      ctx.fillText(node.name, ox, y + CELL - 3);
-      node.devices.forEach((d, c) => {
-        const x = ox + NODE_LABEL + c * (CELL + GAP);
-        drawCell(x, y, d);
-        hits.push({ x, y, d });
-      });
-    });
+/** Builds the sessions of a source; throws the session's error (with problems) when it does not load. */
+function build(source) {
+  const def = source.yaml !== undefined ? customScenario(source.yaml) : scenarioById(source.scenario);
+  if (!def) throw new Error(`no scenario named ${JSON.stringify(source.scenario)}; pick one from the list`);
+  const text = def.manifests({ demoManifests });
+  const entries = def.compare ?? [{ label: '', policy: def.options?.policy }];
+  const runs = entries.map((entry, i) => {
+    const options = { ...def.options };
+    if (entry.policy) options.policy = entry.policy;
+    const session = Scheduler.fromManifests(source.yaml !== undefined ? [{ name: 'pasted.yaml', text }] : [{ name: `${def.id}.yaml`, text }], options);
+    return { label: entry.label, policy: entry.policy ?? 'BestFit', session, book: new Map(), series: [], index: i };
   });
-  $('clock').textContent = `clock ${view.now.rfc3339}`;
-  return view;
+  if (!def.topologyKey) def.topologyKey = topologyKeyOf(runs[0].session.snapshot());
+  return { def, runs };
 }
 
-function units(cycle) {
+/** How to group a cluster that names no topology: the PodGroups' key, else a rack/block/zone-like node label. */
+function topologyKeyOf(snap) {
+  if (snap.topologyKey) return snap.topologyKey;
+  const nodes = snap.domains.flatMap((d) => d.nodes);
+  const values = new Map();
+  for (const n of nodes) for (const [k, v] of Object.entries(n.labels)) {
+    if (!values.has(k)) values.set(k, new Set());
+    values.get(k).add(v);
+  }
+  const usable = [...values].filter(([k, vs]) => vs.size >= 2 && vs.size < nodes.length && !/hostname|^kubernetes\.io\/|instance-type|\/os$|\/arch$/.test(k));
+  const rank = (k) => (/rack/.test(k) ? 0 : /block|spine|nvlink|clique/.test(k) ? 1 : /zone/.test(k) ? 2 : 3);
+  usable.sort((a, b) => rank(a[0]) - rank(b[0]) || a[0].localeCompare(b[0]));
+  return usable[0]?.[0] ?? null;
+}
+
+function cloneBook(book) {
+  return new Map([...book].map(([k, v]) => [k, structuredClone(v)]));
+}
+
+/** Frees the forks of checkpoints from index `k` on (wasm memory is not garbage-collected). */
+function freeCheckpoints(k) {
+  for (const cp of app.checkpoints.slice(k)) for (const r of cp?.runs ?? []) r.fork.free();
+  app.checkpoints.length = Math.min(app.checkpoints.length, k);
+}
+
+function checkpoint() {
+  app.checkpoints[app.actions.length] = {
+    runs: app.runs.map((r) => ({ fork: r.session.fork(), book: cloneBook(r.book), series: r.series.slice() })),
+    timeline: app.timeline.length,
+  };
+}
+
+function record(run) {
+  const snap = run.session.snapshot(app.def.topologyKey ? { topologyKey: app.def.topologyKey } : undefined);
+  let capacity = null;
+  try { capacity = run.session.capacityReport(app.def.topologyKey ? { key: app.def.topologyKey } : undefined); } catch { capacity = null; }
+  run.snap = snap;
+  run.capacity = capacity;
+  run.series.push(metrics(snap, capacity));
+}
+
+function refreshSnapshots() {
+  for (const run of app.runs) {
+    run.snap = run.session.snapshot(app.def.topologyKey ? { topologyKey: app.def.topologyKey } : undefined);
+    try { run.capacity = run.session.capacityReport(app.def.topologyKey ? { key: app.def.topologyKey } : undefined); } catch { run.capacity = null; }
+  }
+}
+
+function log(run, events) {
+  const time = run.session.now().rfc3339;
+  for (const e of events) app.timeline.push({ ...e, time, label: run.label, step: app.actions.length });
+}
+
+/** Loads a source and replays `actions`; stops at the first action that fails and says so. */
+function load(source, actions = []) {
+  stop();
+  let built;
+  try {
+    built = build(source);
+  } catch (e) {
+    return { error: e };
+  }
+  for (const r of app.runs) r.session.free();
+  freeCheckpoints(0);
+  app.source = source;
+  app.def = built.def;
+  app.runs = built.runs;
+  app.actions = [];
+  app.checkpoints = [];
+  app.timeline = [];
+  app.redo = [];
+  for (const run of app.runs) {
+    log(run, [{ kind: 'load', text: `loaded ${app.def.title}${run.label ? ` with ${run.label}` : ''}` }]);
+    record(run);
+  }
+  // A scenario's focus names a PodGroup or a pod (it may not exist until a step submits it).
+  const focus = app.def.focus ?? null;
+  app.selected = typeof focus === 'string' ? { kind: app.runs[0].snap.pods.some((p) => p.name === focus && !p.podGroup) ? 'Pod' : 'PodGroup', name: focus } : focus;
+  checkpoint();
+  setupViews();
+  let failed = null;
+  for (const a of actions) {
+    try {
+      doAction(a);
+    } catch (e) {
+      failed = e;
+      break;
+    }
+  }
+  render();
+  if (failed) notify(`The link's action ${app.actions.length + 1} (${failed.action?.op ?? ''}) could not be replayed: ${message(failed)}`, true);
+  return { error: null };
+}
+
+/**
+ * Carries out one action on every session, all or nothing; throws, with state
+ * unchanged, on failure (restored from the checkpoint taken after the previous action).
+ */
+function doAction(action) {
+  try {
+    for (const run of app.runs) {
+      log(run, apply(run.session, action, run.book));
+      record(run);
+    }
+  } catch (e) {
+    restore(app.checkpoints[app.actions.length]);
+    e.action = action;
+    throw e;
+  }
+  app.actions.push(action);
+  freeCheckpoints(app.actions.length);
+  checkpoint();
+}
+
+/** Puts every session, its book and metrics, and the timeline back as a checkpoint has them. */
+function restore(cp) {
+  app.runs.forEach((r, i) => { r.session.restore(cp.runs[i].fork); r.book = cloneBook(cp.runs[i].book); r.series = cp.runs[i].series.slice(); });
+  app.timeline.length = cp.timeline;
+  refreshSnapshots();
+}
+
+/** Moves to the state after `actions`, reusing the longest common prefix's checkpoint. */
+function goTo(actions) {
+  let k = 0;
+  while (k < actions.length && k < app.actions.length && JSON.stringify(actions[k]) === JSON.stringify(app.actions[k])) k++;
+  restore(app.checkpoints[k]);
+  app.actions = app.actions.slice(0, k);
+  freeCheckpoints(k + 1);
+  for (const a of actions.slice(k)) doAction(a);
+}
+
+// ------------------------------------------------------------------- actions from the page
+
+/** A person's action: carried out, recorded in the URL (a new history entry), drawn. */
+async function perform(action, { quiet = false } = {}) {
+  try {
+    doAction(action);
+  } catch (e) {
+    notify(message(e), true);
+    return false;
+  }
+  app.redo = [];
+  render();
+  await pushUrl();
+  if (!quiet) notify('');
+  return true;
+}
+
+function message(e) {
+  if (e?.problems?.length) return e.problems.map((p) => p.line ?? p.message).join('\n');
+  return e?.message ?? String(e);
+}
+
+async function pushUrl(replace = false) {
+  const hash = await encode({ scenario: app.source.scenario, yaml: app.source.yaml, actions: app.actions });
+  if (location.hash === hash) return;
+  if (replace) history.replaceState({ depth: history.state?.depth ?? 0 }, '', hash);
+  else history.pushState({ depth: (history.state?.depth ?? 0) + 1 }, '', hash);
+}
+
+function undo() {
+  if (!app.actions.length) return;
+  if ((history.state?.depth ?? 0) > 0) {
+    history.back();
+    return;
+  }
+  app.redo.push(app.actions.at(-1));
+  goTo(app.actions.slice(0, -1));
+  render();
+  pushUrl(true);
+}
+
+async function redo() {
+  const a = app.redo.pop();
+  if (!a) return;
+  const keep = app.redo;
+  if (await perform(a)) app.redo = keep;
+}
+
+window.addEventListener('popstate', async () => {
+  let state;
+  try {
+    state = await decode(location.hash);
+  } catch (e) {
+    notify(message(e), true);
+    return;
+  }
+  const same = (state.yaml !== undefined ? state.yaml === app.source.yaml : state.scenario === app.source.scenario && app.source.yaml === undefined);
+  if (!same) {
+    load(state.yaml !== undefined ? { yaml: state.yaml } : { scenario: state.scenario ?? SCENARIOS[0].id }, state.actions);
+    return;
+  }
+  const before = app.actions.slice();
+  try {
+    goTo(state.actions);
+  } catch (e) {
+    notify(message(e), true);
+  }
+  // Going back: what was undone can be redone.
+  if (state.actions.length < before.length) app.redo.push(...before.slice(state.actions.length).reverse());
+  render();
+});
+
+// ------------------------------------------------------------------- the run loop
+
+function nextStep() {
+  const steps = app.def.steps ?? [];
+  const k = app.actions.length;
+  if (k >= steps.length) return null;
+  for (let i = 0; i < k; i++) if (JSON.stringify(steps[i].do) !== JSON.stringify(app.actions[i])) return null;
+  return steps[k];
+}
+
+async function tick() {
+  if (app.busy) return;
+  app.busy = true;
+  try {
+    const step = nextStep();
+    if (step) {
+      await perform(step.do, { quiet: true });
+      return;
+    }
+    const before = JSON.stringify(app.runs.map((r) => r.series.at(-1)));
+    await perform({ op: 'cycle' }, { quiet: true });
+    const after = JSON.stringify(app.runs.map((r) => r.series.at(-1)));
+    if (before === after) {
+      const due = Math.min(...app.runs.flatMap((r) => r.snap.evictions.map((e) => e.at.seconds)));
+      if (Number.isFinite(due)) {
+        await perform({ op: 'advance', seconds: Math.max(0, due - app.runs[0].snap.now.seconds) }, { quiet: true });
+      } else {
+        stop();
+        notify('Nothing changes any more: paused.');
+      }
+    }
+  } finally {
+    app.busy = false;
+  }
+}
+
+function start() {
+  if (app.timer) return;
+  app.timer = setInterval(tick, 700);
+  $('run').textContent = 'Pause';
+  $('run').setAttribute('aria-pressed', 'true');
+}
+
+function stop() {
+  if (!app.timer) return;
+  clearInterval(app.timer);
+  app.timer = null;
+  $('run').textContent = 'Run';
+  $('run').setAttribute('aria-pressed', 'false');
+}
+
+// ------------------------------------------------------------------- drawing
+
+function setupViews() {
+  const host = $('views');
+  host.replaceChildren();
+  host.classList.toggle('compare', app.runs.length > 1);
+  for (const run of app.runs) {
+    const canvas = h('canvas', {
+      class: 'cluster',
+      tabindex: '0',
+      role: 'application',
+      'aria-roledescription': 'GPU cluster map',
+      'aria-label': `GPU cells by ${app.def.topologyKey ?? 'domain'} and node${run.label ? `, ${run.label}` : ''}. Arrow keys move between GPUs, Enter opens the GPU, Shift+Enter its node, plus and minus zoom, 0 fits.`,
+      'aria-describedby': 'focused-cell',
+    });
+    const figure = h('figure', { class: 'view' }, run.label ? h('figcaption', {}, run.label, h('span', { class: 'policy' }, ` (policy ${run.policy})`)) : null, canvas);
+    host.append(figure);
+    run.view = new ClusterView(canvas, {
+      onActivate: (hit) => openTarget(run, hit),
+      onHover: (hit, x, y) => tooltip(run, hit, x, y, figure),
+      onFocus: (hit) => { $('focused-cell').textContent = hit ? describeDevice(hit.device, run.snap.now.seconds) : ''; },
+    });
+  }
+}
+
+function tooltip(run, hit, x, y, figure) {
+  const tip = $('tooltip');
+  if (!hit) { tip.hidden = true; return; }
+  let text = '';
+  if (hit.kind === 'device') text = describeDevice(hit.device, run.snap.now.seconds);
+  else if (hit.kind === 'node') text = `node ${hit.node.name}: ${hit.node.pods.length} pod(s)${hit.node.taints.map((t) => `; taint ${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join('')}${hit.node.unschedulable ? '; cordoned' : ''}. Click to taint it.`;
+  else text = `${app.def.topologyKey ?? 'domain'} ${hit.domain.name ?? '(none)'}: ${hit.domain.nodes.length} node(s). Click to taint every node.`;
+  tip.textContent = text;
+  tip.hidden = false;
+  const r = figure.getBoundingClientRect();
+  const c = run.view.canvas.getBoundingClientRect();
+  tip.style.left = `${Math.min(window.innerWidth - 300, c.left + x + 14)}px`;
+  tip.style.top = `${c.top + y + 14 + window.scrollY}px`;
+  void r;
+}
+
+function unitsOf(snap) {
+  const list = snap.groups.map((g) => ({ kind: 'PodGroup', name: g.name, status: g.status, detail: `${g.bound}/${g.pods.length} bound${g.minCount !== null ? `, minCount ${g.minCount}` : ''}, priority ${g.priority}` }));
+  for (const p of snap.pods) if (!p.podGroup) list.push({ kind: 'Pod', name: p.name, status: p.status === 'bound' ? 'running' : 'pending', detail: p.node ? `on ${p.node}` : `priority ${p.priority}` });
+  for (const w of snap.waiting) list.push({ kind: w.kind, name: w.name, status: 'waiting', detail: w.reason });
+  const order = { pending: 0, partial: 1, waiting: 2, running: 3 };
+  return list.sort((a, b) => order[a.status] - order[b.status] || a.name.localeCompare(b.name));
+}
+
+function render() {
+  const t0 = performance.now();
+  for (const run of app.runs) {
+    run.view.update(run.snap);
+    run.view.setSelected(app.selected?.name ?? null);
+  }
+  const main = app.runs[0];
+  $('clock').textContent = `clock ${main.snap.now.rfc3339}`;
+  $('scenario').value = app.source.yaml !== undefined ? 'yaml' : app.def.id;
+  $('summary').textContent = app.def.summary;
+  $('summary').title = app.def.summary;
+  const step = nextStep();
+  const steps = app.def.steps ?? [];
+  $('step-caption').textContent = step
+    ? `Step ${app.actions.length + 1} of ${steps.length}: ${step.say}`
+    : steps.length && app.actions.length >= steps.length ? `Scenario played (${steps.length} steps). Carry on: click a GPU, submit a workload, step or run.` : steps.length ? 'You left the script: carry on freely, or reset.' : '';
+  $('next-step').disabled = !step;
+  $('undo').disabled = app.actions.length === 0;
+  $('redo').disabled = app.redo.length === 0;
+  $('download').disabled = false;
+  renderUnits(main.snap);
+  renderSelected();
+  renderMetrics($('metrics'), app.runs);
+  renderChart($('chart'), app.runs);
+  if (main.capacity) renderCapacity($('capacity'), main.capacity);
+  renderTimeline($('timeline'), app.timeline);
+  app.lastRender = performance.now() - t0;
+}
+
+const UNITS_SHOWN = 150;
+
+function renderUnits(snap) {
   const list = $('units');
-  list.replaceChildren();
-  for (const u of cycle.units) {
-    const li = document.createElement('li');
-    li.textContent = `${u.kind} ${u.name}: ${u.outcome}${u.reason ? ` (${u.reason})` : ''}`;
-    li.className = u.outcome;
-    list.append(li);
-  }
-  const pending = cycle.units.find((u) => u.outcome === 'pending');
-  $('why').textContent = pending
-    ? session.explain(pending.kind === 'PodGroup' ? { podGroup: pending.name } : { pod: pending.name }).text
-    : 'Nothing is pending.';
+  const filter = $('unit-filter').value.trim().toLowerCase();
+  const all = unitsOf(snap).filter((u) => !filter || `${u.kind} ${u.name} ${u.status}`.toLowerCase().includes(filter));
+  const shown = all.slice(0, UNITS_SHOWN);
+  list.replaceChildren(...shown.map((u) => h('li', {},
+    h('button', {
+      type: 'button',
+      class: `unit status-${u.status}${app.selected?.name === u.name ? ' selected' : ''}`,
+      'aria-pressed': app.selected?.name === u.name ? 'true' : 'false',
+      onclick: () => select(u.kind, u.name),
+    }, h('span', { class: 'swatch', style: `background:${app.runs[0].view.colour(u.name)}`, 'aria-hidden': 'true' }), `${u.kind} ${u.name}`, h('span', { class: 'status' }, u.status), h('small', {}, u.detail)))));
+  if (all.length > shown.length) list.append(h('li', { class: 'hint' }, `… and ${all.length - shown.length} more (pending ones first): filter to find one.`));
+  $('unit-count').textContent = `${all.length}${filter ? ' matching' : ''}`;
 }
 
-function step() {
-  history.push(session.fork());
-  const cycle = session.cycle();
-  for (const e of cycle.carriedOut ?? []) log(`evicted ${e.pod}`);
-  const placed = cycle.units.filter((u) => u.outcome === 'placed' || u.outcome === 'preempted').length;
-  log(`cycle: ${placed} of ${cycle.units.length} units placed`);
-  units(cycle);
-  draw();
+function select(kind, name) {
+  app.selected = { kind, name };
+  render();
+  $('selected').scrollIntoView?.({ block: 'nearest' });
 }
 
-canvas.addEventListener('click', (event) => {
-  const rect = canvas.getBoundingClientRect();
-  const px = event.clientX - rect.left;
-  const py = event.clientY - rect.top;
-  const hit = hits.find((h) => px >= h.x && px < h.x + CELL && py >= h.y && py < h.y + CELL);
-  if (!hit) return;
-  history.push(session.fork());
-  const tainted = hit.d.taints.some((t) => t.key === TAINT.key);
-  const report = tainted ? session.untaintDevice(hit.d.id, TAINT.key) : session.taintDevice(hit.d.id, TAINT);
-  log(`${tainted ? 'untainted' : 'tainted'} ${hit.d.id}: ${report.started.length} evictions started, ${report.cancelled.length} cancelled`);
-  for (const e of report.started) log(`  eviction of ${e.pod} at ${e.at.rfc3339}`);
-  draw();
-});
-
-$('step').addEventListener('click', step);
-$('advance').addEventListener('click', () => {
-  history.push(session.fork());
-  const r = session.advance(session.now().seconds + 300);
-  for (const e of r.evictions) log(`evicted ${e.pod}`);
-  draw();
-});
-$('undo').addEventListener('click', () => {
-  const previous = history.pop();
-  if (previous) {
-    session.restore(previous);
-    log('undo');
-    draw();
+function renderSelected() {
+  const el = $('selected');
+  for (const r of app.runs) r.view.setHighlight(null);
+  if (!app.selected) {
+    el.replaceChildren(h('p', { class: 'hint' }, 'Select a PodGroup or pod from the list (or click one of its GPUs) to see where it runs or why it is pending.'));
+    return;
   }
-});
-$('reset').addEventListener('click', () => {
-  session = Scheduler.fromManifests(demoManifests(0));
-  history.length = 0;
-  $('timeline').replaceChildren();
-  step();
-});
-window.addEventListener('resize', draw);
+  const { kind, name } = app.selected;
+  const parts = [h('h3', {}, `${kind} ${name}`)];
+  for (const run of app.runs) parts.push(...selectedIn(run, kind, name));
+  el.replaceChildren(...parts);
+}
+
+/** The selected unit in one session: its placement, or why it is pending (and the highlight on that session's view). */
+function selectedIn(run, kind, name) {
+  const snap = run.snap;
+  const parts = run.label ? [h('h4', { class: 'run-label' }, run.label)] : [];
+  const group = kind === 'PodGroup' ? snap.groups.find((g) => g.name === name) : null;
+  const pod = kind === 'Pod' ? snap.pods.find((p) => p.name === name) : null;
+  if (!group && !pod) {
+    parts.push(h('p', {}, `${kind} ${name} is not in the cluster (any more).`));
+    return parts;
+  }
+  const pods = group ? snap.pods.filter((p) => p.podGroup === name) : [pod];
+  if (group) parts.push(h('p', {}, `${group.status}: ${group.bound} of ${group.pods.length} pod(s) bound${group.minCount !== null ? `, minCount ${group.minCount}` : ' (basic policy)'}, priority ${group.priority}, disruptionMode ${group.disruptionMode}.`));
+  else parts.push(h('p', {}, `${pod.status}${pod.node ? ` on ${pod.node}` : ''}, priority ${pod.priority}.`));
+  const placed = pods.filter((p) => p.node);
+  if (placed.length) {
+    const devs = new Map();
+    for (const d of snap.domains.flatMap((x) => x.nodes.flatMap((n) => n.devices))) for (const hd of d.holders) for (const p of hd.pods) {
+      if (!devs.has(p)) devs.set(p, []);
+      devs.get(p).push(d.device);
+    }
+    parts.push(h('h4', {}, 'Placement'), h('ul', { class: 'placement' }, ...placed.map((p) => h('li', {}, `${p.name} → ${p.node}${devs.get(p.name) ? ` (${devs.get(p.name).join(', ')})` : ''}${p.eviction ? `; evicted in ${duration(p.eviction.at.seconds - snap.now.seconds)}` : ''}`))));
+    run.view.setHighlight({ nodes: [...new Set(placed.map((p) => p.node))], dim: false });
+  }
+  const pending = pods.some((p) => p.status === 'pending') || (group && group.pods.length === 0);
+  if (pending) {
+    try {
+      const result = run.session.explain(kind === 'PodGroup' ? { podGroup: name } : { pod: name });
+      const tree = h('div', { class: 'explanation' });
+      const blocking = renderExplanation(tree, result, snap, (t) => run.view.setHighlight(t));
+      run.view.setHighlight(blocking);
+      parts.push(h('h4', {}, 'Why it is pending'), tree,
+        h('p', { class: 'hint' }, 'The minimal blocking set is lit up on the cluster; click a fact to light up its objects.'),
+        h('h4', {}, 'What it would take'), h('pre', { class: 'what', tabindex: '0' }, result.whatItTakes.text));
+    } catch (e) {
+      parts.push(h('p', { class: 'error' }, message(e)));
+    }
+  }
+  return parts;
+}
+
+// ------------------------------------------------------------------- dialogs
+
+const NODE_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+const DEVICE_EFFECTS = ['NoSchedule', 'NoExecute', 'None'];
+
+function openTarget(run, hit) {
+  const dlg = $('target-dialog');
+  const body = $('target-body');
+  const snap = run.snap;
+  let target;
+  let title;
+  let taints;
+  let effects;
+  let ruleSelector = null;
+  if (hit.kind === 'device') {
+    const d = hit.device;
+    target = { device: d.id };
+    title = `GPU ${d.id}`;
+    taints = d.taints;
+    effects = DEVICE_EFFECTS;
+    ruleSelector = { driver: d.driver, pool: d.pool, device: d.device };
+    const holder = d.holders[0];
+    if (holder) {
+      const unit = holder.podGroup ? { kind: 'PodGroup', name: holder.podGroup } : holder.pods[0] ? { kind: 'Pod', name: holder.pods[0] } : null;
+      if (unit) setTimeout(() => select(unit.kind, unit.name));
+    }
+  } else if (hit.kind === 'node') {
+    const n = hit.node;
+    target = { node: n.name };
+    title = `node ${n.name}`;
+    taints = n.taints;
+    effects = NODE_EFFECTS;
+    const pool = n.devices[0];
+    if (pool && n.devices.every((d) => d.driver === pool.driver && d.pool === pool.pool)) ruleSelector = { driver: pool.driver, pool: pool.pool };
+  } else {
+    target = { domain: hit.domain.name, key: app.def.topologyKey ?? snap.topologyKey ?? undefined };
+    title = `${target.key ?? 'domain'} ${hit.domain.name}`;
+    const keys = new Map();
+    for (const n of hit.domain.nodes) for (const t of n.taints) keys.set(t.key, t);
+    taints = [...keys.values()];
+    effects = NODE_EFFECTS;
+  }
+  $('target-title').textContent = `Taint ${title}`;
+  const kindText = hit.kind === 'device'
+    ? 'A device taint in its ResourceSlice, as the DRA driver sets it (e.g. on an ECC error).'
+    : hit.kind === 'node' ? 'A node taint (spec.taints).' : `A node taint on each of its ${hit.domain.nodes.length} node(s).`;
+  const key = h('input', { id: 't-key', name: 'key', value: 'gpu.nvidia.com/ecc', required: true, 'aria-describedby': 't-kind' });
+  const value = h('input', { id: 't-value', name: 'value', value: 'uncorrectable' });
+  const effect = h('select', { id: 't-effect', name: 'effect' }, ...effects.map((e) => h('option', { value: e, selected: e === 'NoExecute' }, e)));
+  const out = h('div', { id: 't-dry', class: 'dry', 'aria-live': 'polite' });
+  const taintOf = () => ({ key: key.value.trim(), value: value.value.trim() || undefined, effect: effect.value });
+  const close = () => dlg.close();
+  const existing = taints.length
+    ? h('ul', { class: 'taints' }, ...taints.map((t) => h('li', {}, `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`,
+      h('button', { type: 'button', onclick: async () => { close(); await perform({ op: 'untaint', target, key: t.key }); } }, 'Untaint'))))
+    : h('p', {}, 'No taints.');
+  const rules = snap.taintRules.filter((r) => ruleSelector && (!r.selector?.pool || r.selector.pool === ruleSelector.pool) && (!r.selector?.device || r.selector.device === ruleSelector.device));
+  const ruleName = () => `playground-${(ruleSelector.device ?? ruleSelector.pool).replace(/[^a-z0-9-]/gi, '-').toLowerCase()}-${taintOf().key.replace(/[^a-z0-9-]/gi, '-').toLowerCase()}`.slice(0, 63).replace(/-+$/, '');
+  const ruleOf = () => ({ name: ruleName(), selector: ruleSelector, taint: taintOf() });
+  body.replaceChildren(...[
+    h('p', { id: 't-kind' }, kindText),
+    h('h4', {}, 'Current taints'), existing,
+    rules.length ? h('div', {}, h('h4', {}, 'DeviceTaintRules selecting it'), h('ul', {}, ...rules.map((r) => h('li', {}, `${r.name}: ${r.taint.key}:${r.taint.effect}`,
+      h('button', { type: 'button', onclick: async () => { close(); await perform({ op: 'unrule', name: r.name }); } }, 'Remove rule'))))) : null,
+    h('h4', {}, 'Add a taint'),
+    h('div', { class: 'fields' },
+      h('label', { for: 't-key' }, 'key'), key,
+      h('label', { for: 't-value' }, 'value'), value,
+      h('label', { for: 't-effect' }, 'effect'), effect),
+    h('div', { class: 'buttons' },
+      h('button', { type: 'button', id: 't-apply', class: 'primary', onclick: async () => { if (!taintOf().key) return; close(); await perform({ op: 'taint', target, taint: taintOf() }); } }, hit.kind === 'device' ? 'Taint the GPU' : 'Taint'),
+      ruleSelector ? h('button', { type: 'button', id: 't-dry-run', onclick: () => dryRun() }, 'DeviceTaintRule: dry run…') : null,
+      h('button', { type: 'button', onclick: close }, 'Cancel')),
+    out].filter(Boolean));
+  function dryRun() {
+    const rule = ruleOf();
+    let r;
+    try {
+      r = run.session.dryRunRule({ ...rule, taint: { ...rule.taint, effect: 'None' } });
+    } catch (e) {
+      out.replaceChildren(h('p', { class: 'error' }, message(e)));
+      return;
+    }
+    const devices = new Set();
+    for (const d of snap.domains.flatMap((x) => x.nodes.flatMap((n) => n.devices))) {
+      if (d.driver === ruleSelector.driver && d.pool === ruleSelector.pool && (!ruleSelector.device || d.device === ruleSelector.device)) devices.add(d.id);
+    }
+    run.view.setHighlight({ devices: [...devices], nodes: [...new Set(r.pods.map((p) => snap.pods.find((x) => x.name === p)?.node).filter(Boolean))] });
+    out.replaceChildren(...[
+      h('h4', {}, `Dry run of DeviceTaintRule ${rule.name} (effect None)`),
+      h('p', {}, r.message),
+      h('p', {}, `Blast radius with ${rule.taint.effect}: ${r.publishedDevices} device(s), ${r.allocatedDevices} allocated, ${r.pods.length} pod(s) in ${r.namespaces} namespace(s); ${r.brokenGroups.length} gang(s) broken${r.brokenGroups.length ? `: ${r.brokenGroups.map((b) => `${b.group} (${b.evicted.length} pod(s)${b.whole ? ', whole gang' : ''})`).join(', ')}` : ''}.`),
+      r.pods.length ? h('details', {}, h('summary', {}, 'pods'), h('ul', {}, ...r.pods.map((p) => h('li', {}, p)))) : null,
+      h('div', { class: 'buttons' }, h('button', { type: 'button', id: 't-rule-apply', class: 'primary', onclick: async () => { close(); await perform({ op: 'rule', rule }); } }, `Apply the rule (${rule.taint.effect})`))].filter(Boolean));
+  }
+  dlg.showModal();
+  key.focus();
+}
+
+function submitForm() {
+  const form = $('submit-form');
+  const models = [...new Set(app.runs[0].snap.domains.flatMap((d) => d.nodes.flatMap((n) => n.devices.map((x) => x.model))).filter(Boolean))].sort();
+  const sel = form.elements.namedItem('model');
+  const keep = sel.value;
+  sel.replaceChildren(h('option', { value: '' }, 'any model'), ...models.map((m) => h('option', { value: m }, m)));
+  sel.value = models.includes(keep) ? keep : '';
+  const keys = new Set([app.def.topologyKey, app.runs[0].snap.topologyKey].filter(Boolean));
+  for (const n of app.runs[0].snap.domains.flatMap((d) => d.nodes)) for (const k of Object.keys(n.labels)) if (/topology|rack|block|zone|hostname/.test(k)) keys.add(k);
+  const topo = form.elements.namedItem('topologyKey');
+  const keepKey = topo.value;
+  topo.replaceChildren(h('option', { value: '' }, 'no topology constraint'), ...[...keys].sort().map((k) => h('option', { value: k }, k)));
+  topo.value = keys.has(keepKey) ? keepKey : '';
+}
+
+function readUnit(form) {
+  const f = new FormData(form);
+  const tolerations = [];
+  if (f.get('tolKey') || f.get('tolOperator') === 'Exists') {
+    tolerations.push({ key: String(f.get('tolKey') ?? ''), operator: String(f.get('tolOperator')), value: String(f.get('tolValue') ?? ''), effect: String(f.get('tolEffect') ?? ''), tolerationSeconds: String(f.get('tolSeconds') ?? '') });
+  }
+  const kind = String(f.get('kind'));
+  const pods = Number(f.get('pods'));
+  return {
+    kind,
+    namespace: String(f.get('namespace') || 'default'),
+    name: String(f.get('name')).trim(),
+    pods,
+    gpusPerPod: Number(f.get('gpusPerPod')),
+    deviceClass: String(f.get('deviceClass') || UNIT_DEFAULTS.deviceClass),
+    model: String(f.get('model') ?? ''),
+    minCount: Number(f.get('minCount') || pods),
+    topologyKey: String(f.get('topologyKey') ?? ''),
+    priority: Number(f.get('priority') || 0),
+    disruptionMode: String(f.get('disruptionMode')),
+    gpuShare: String(f.get('gpuShare') ?? '').trim(),
+    tolerations,
+  };
+}
+
+function openYaml() {
+  $('yaml-errors').replaceChildren();
+  $('yaml-dialog').showModal();
+  $('yaml-text').focus();
+}
+
+function loadYaml(text) {
+  const result = load({ yaml: text });
+  if (result.error) {
+    const e = result.error;
+    const problems = e.problems?.length ? e.problems : [{ line: message(e) }];
+    $('yaml-errors').replaceChildren(h('p', {}, `Not loaded (${e.name ?? 'error'}): fix these and load again.`),
+      h('ul', {}, ...problems.map((p) => h('li', {}, p.object ? h('strong', {}, p.object) : null, p.field ? h('code', {}, ` ${p.field}`) : null, p.object || p.field ? `: ${p.message}` : (p.line ?? p.message)))));
+    return false;
+  }
+  $('yaml-dialog').close();
+  pushUrl();
+  const w = app.runs[0].session.warnings();
+  notify(w.length ? `Loaded, with ${w.length} warning(s): ${w.slice(0, 3).join(' · ')}` : `Loaded ${app.runs[0].snap.domains.flatMap((d) => d.nodes).length} nodes.`);
+  return true;
+}
+
+function notify(text, error = false) {
+  const el = $('status');
+  el.textContent = text;
+  el.classList.toggle('error', error);
+}
+
+// ------------------------------------------------------------------- wiring
+
+function wire() {
+  const summary = $('summary');
+  const toggle = () => summary.setAttribute('aria-expanded', String(summary.classList.toggle('open')));
+  summary.addEventListener('click', toggle);
+  summary.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(); } });
+  const sel = $('scenario');
+  sel.replaceChildren(...SCENARIOS.map((s) => h('option', { value: s.id }, s.title)), h('option', { value: 'yaml', disabled: true }, 'Your cluster (pasted YAML)'));
+  sel.addEventListener('change', () => {
+    if (sel.value === 'yaml') return;
+    load({ scenario: sel.value });
+    pushUrl();
+  });
+  $('next-step').addEventListener('click', async () => { const s = nextStep(); if (s) await perform(s.do); });
+  $('step').addEventListener('click', () => perform({ op: 'cycle' }));
+  $('run').addEventListener('click', () => (app.timer ? stop() : start()));
+  $('advance').addEventListener('click', () => perform({ op: 'advance', seconds: Number($('advance-by').value) }));
+  $('undo').addEventListener('click', undo);
+  $('redo').addEventListener('click', redo);
+  $('reset').addEventListener('click', () => { load(app.source); pushUrl(); });
+  $('share').addEventListener('click', async () => {
+    await pushUrl(true);
+    try { await navigator.clipboard.writeText(location.href); notify('Link copied: it reloads to this state.'); } catch { notify(`Share this link: ${location.href}`); }
+  });
+  $('open-yaml').addEventListener('click', openYaml);
+  $('download').addEventListener('click', () => {
+    let text;
+    try { text = app.runs[0].session.toManifests(); } catch (e) { notify(message(e), true); return; }
+    const a = h('a', { href: URL.createObjectURL(new Blob([text], { type: 'application/yaml' })), download: `gangpack-${app.def.id}.yaml` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+  });
+  $('zoom-in').addEventListener('click', () => app.runs.forEach((r) => r.view.zoom(1.25)));
+  $('zoom-out').addEventListener('click', () => app.runs.forEach((r) => r.view.zoom(0.8)));
+  $('zoom-fit').addEventListener('click', () => app.runs.forEach((r) => { r.view.fit(); r.view.requestDraw(); }));
+  $('yaml-load').addEventListener('click', () => loadYaml($('yaml-text').value));
+  $('yaml-cancel').addEventListener('click', () => $('yaml-dialog').close());
+  $('yaml-file').addEventListener('change', async (e) => {
+    const files = [...e.target.files];
+    $('yaml-text').value = (await Promise.all(files.map((f) => f.text()))).join('\n---\n');
+  });
+  const drop = $('yaml-text');
+  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('drag'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('drag'));
+  drop.addEventListener('drop', async (e) => {
+    e.preventDefault();
+    drop.classList.remove('drag');
+    const files = [...(e.dataTransfer?.files ?? [])];
+    if (files.length) drop.value = (await Promise.all(files.map((f) => f.text()))).join('\n---\n');
+  });
+  $('unit-filter').addEventListener('input', () => renderUnits(app.runs[0].snap));
+  const form = $('submit-form');
+  $('submit-details').addEventListener('toggle', submitForm);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const unit = readUnit(form);
+    if (!unit.name) { notify('Name the workload.', true); return; }
+    if (await perform({ op: 'submit', unit })) {
+      notify(`Submitted ${unit.namespace}/${unit.name}: step a cycle to schedule it.`);
+      select(unit.kind === 'gang' ? 'PodGroup' : 'Pod', unit.kind === 'gang' ? `${unit.namespace}/${unit.name}` : `${unit.namespace}/${unit.pods > 1 ? `${unit.name}-0` : unit.name}`);
+      const n = form.elements.namedItem('name');
+      n.value = n.value.replace(/(\d*)$/, (m) => String((Number(m) || 1) + 1));
+    }
+  });
+  form.elements.namedItem('kind').addEventListener('change', () => {
+    const gang = form.elements.namedItem('kind').value === 'gang';
+    for (const n of ['minCount', 'topologyKey', 'disruptionMode']) form.elements.namedItem(n).disabled = !gang;
+  });
+  document.addEventListener('keydown', (e) => {
+    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement || e.target instanceof HTMLSelectElement) return;
+    if ((e.ctrlKey || e.metaKey) && e.key === 'z') { e.preventDefault(); (e.shiftKey ? redo : undo)(); }
+  });
+  let resize = null;
+  window.addEventListener('resize', () => { clearTimeout(resize); resize = setTimeout(() => { for (const r of app.runs) { r.view.relayout(); r.view.fit(); r.view.draw(); } renderChart($('chart'), app.runs); }, 100); });
+}
 
 await init();
-session = Scheduler.fromManifests(demoManifests(0));
-step();
-// For the end-to-end tests: the state the page draws, and where each GPU is drawn.
+$('version').textContent = `gangpack ${version()}`;
+wire();
+let initial = { scenario: SCENARIOS[0].id, actions: [] };
+if (location.hash.length > 1) {
+  try {
+    initial = await decode(location.hash);
+  } catch (e) {
+    notify(message(e), true);
+  }
+}
+const first = load(initial.yaml !== undefined ? { yaml: initial.yaml } : { scenario: initial.scenario ?? SCENARIOS[0].id }, initial.actions);
+if (first.error) {
+  notify(message(first.error), true);
+  load({ scenario: SCENARIOS[0].id });
+}
+history.replaceState({ depth: 0 }, '', location.hash || await encode({ scenario: app.source.scenario, yaml: app.source.yaml, actions: app.actions }));
+
+// For the end-to-end tests and the performance measurement.
 window.gangpackPlayground = {
-  snapshot: () => session.snapshot(),
-  cell: (id) => {
-    const h = hits.find((x) => x.d.id === id);
-    return h && { x: h.x, y: h.y, size: CELL };
+  state: () => ({
+    scenario: app.def.id,
+    actions: app.actions.slice(),
+    snapshots: app.runs.map((r) => r.snap),
+    metrics: app.runs.map((r) => r.series.at(-1)),
+    timeline: app.timeline.slice(),
+  }),
+  cell: (id, run = 0) => app.runs[run]?.view.cellRect(id) ?? null,
+  /** What the first view lights up now (sorted lists). */
+  highlight: () => {
+    const hl = app.runs[0].view.highlight;
+    return { devices: [...hl.devices].sort(), nodes: [...hl.nodes].sort(), domains: [...hl.domains].sort() };
   },
+  /** Milliseconds of one cycle action (the session's cycle, its snapshot and metrics) and of the redraw that follows. */
+  timeCycle: async () => {
+    const t0 = performance.now();
+    doAction({ op: 'cycle' });
+    const t1 = performance.now();
+    render();
+    await pushUrl();
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+    const t2 = performance.now();
+    return { cycle: t1 - t0, redraw: t2 - t1, total: t2 - t0, render: app.lastRender };
+  },
+  /** Where the time of one cycle goes, on a fork (the state is unchanged). */
+  profile: () => {
+    const run = app.runs[0];
+    const fork = run.session.fork();
+    const opts = app.def.topologyKey ? { topologyKey: app.def.topologyKey } : undefined;
+    const time = (f) => { const t = performance.now(); const v = f(); return [performance.now() - t, v]; };
+    const [cycle] = time(() => fork.cycle());
+    const [snapshot, snap] = time(() => fork.snapshot(opts));
+    const [capacity] = time(() => fork.capacityReport(app.def.topologyKey ? { key: app.def.topologyKey } : undefined));
+    const [metricsMs] = time(() => metrics(snap, null));
+    const [forkMs] = time(() => fork.fork().free());
+    const sel = app.selected;
+    const [explain] = time(() => { try { if (sel) fork.explain(sel.kind === 'Pod' ? { pod: sel.name } : { podGroup: sel.name }); } catch { /* not pending */ } });
+    const [draw] = time(() => { run.view.update(run.snap); });
+    const [units] = time(() => renderUnits(run.snap));
+    const [timeline] = time(() => renderTimeline($('timeline'), app.timeline));
+    fork.free();
+    return { cycle, snapshot, capacity, metrics: metricsMs, fork: forkMs, explain, draw, units, timeline };
+  },
+  perform,
+  palette: PALETTE,
 };
 document.body.dataset.ready = 'true';

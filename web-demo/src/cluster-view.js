@@ -1,0 +1,601 @@
+// The cluster view: a canvas that draws `Scheduler.snapshot()` as topology domains
+// (optionally grouped once more, e.g. blocks around racks) → nodes → GPU cells, with
+// zoom and pan, hit testing, keyboard focus and highlighting. Only what is on screen
+// is drawn, so 1,000 nodes × 8 GPUs stay smooth.
+//
+// Cell encoding (every state has a pattern as well as a colour):
+//   free       pale, thin border
+//   allocated  filled with its PodGroup's colour (pod's colour for plain pods)
+//   shared     filled from the bottom by the fraction of capacity consumed
+//   unusable   grey with a dotted cross
+//   NoSchedule black diagonal hatching
+//   NoExecute  red frame and a red cross; a countdown while an eviction is pending
+//   None       dashed blue outline
+
+export const CELL = 16;
+const NO_EFFECTS = new Set();
+const GAP = 3;
+const LABEL = 86;
+const PAD = 8;
+const HEADER = 22;
+const GROUP_HEADER = 22;
+
+// Okabe–Ito's colour-blind-safe palette without its vermillion (red marks NoExecute),
+// then lighter and darker variants for clusters with many PodGroups.
+const BASE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#F0E442', '#7D5BA6', '#8C6D31'];
+export const PALETTE = [...BASE, ...BASE.map((c) => shade(c, 0.45)), ...BASE.map((c) => shade(c, -0.35))];
+export const RED = '#C5221F';
+export const HIGHLIGHT = '#F9AB00';
+
+function shade(hex, t) {
+  const n = parseInt(hex.slice(1), 16);
+  const ch = [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v) => Math.round(t > 0 ? v + (255 - v) * t : v * (1 + t)));
+  return `#${ch.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** The owner a cell is coloured by: its PodGroup, else its pod, else its claim. */
+export function owner(holder) {
+  return holder.podGroup ?? holder.pods[0] ?? holder.claim;
+}
+
+/** The fraction of a shared device's capacity consumed (first capacity with a value). */
+export function sharedFraction(d) {
+  for (const [k, v] of Object.entries(d.capacity)) {
+    const cap = quantity(v);
+    if (cap > 0) return Math.min(1, quantity(d.consumedCapacity[k] ?? '0') / cap);
+  }
+  return d.holders.length > 0 ? 0.5 : 0;
+}
+
+/** Each holder of a shared device with the fraction of its capacity it consumes. */
+export function holderFractions(d) {
+  const key = Object.keys(d.capacity).find((k) => quantity(d.capacity[k]) > 0);
+  const n = d.holders.length;
+  return d.holders.map((holder) => {
+    const used = key ? quantity(holder.consumedCapacity[key] ?? '0') / quantity(d.capacity[key]) : 0;
+    return [holder, Math.min(1, used > 0 ? used : 1 / Math.max(2, n))];
+  });
+}
+
+const SUFFIX = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+
+/** A Kubernetes quantity as a number (enough for ratios). */
+export function quantity(q) {
+  const m = /^([0-9.]+)([A-Za-z]*)$/.exec(String(q).trim());
+  if (!m) return 0;
+  return Number(m[1]) * (SUFFIX[m[2]] ?? 1);
+}
+
+export function duration(seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : ''}`;
+  return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;
+}
+
+/** A node label key that groups the domains once more (blocks around racks), if any. */
+function outerKey(domains, key) {
+  if (!key || domains.length < 2) return null;
+  const keys = new Map();
+  for (const d of domains) {
+    const seen = new Map();
+    for (const n of d.nodes) for (const [k, v] of Object.entries(n.labels)) {
+      if (k === key) continue;
+      seen.set(k, seen.has(k) && seen.get(k) !== v ? null : v);
+    }
+    for (const [k, v] of seen) {
+      if (v === null || d.nodes.some((n) => !(k in n.labels))) { keys.set(k, null); continue; }
+      if (!keys.has(k)) keys.set(k, new Set());
+      keys.get(k)?.add(v);
+    }
+  }
+  const fits = [...keys].filter(([k, vs]) => vs && vs.size >= 2 && vs.size < domains.length && !k.startsWith('kubernetes.io/'));
+  fits.sort((a, b) => rank(a[0]) - rank(b[0]) || a[1].size - b[1].size);
+  return fits[0]?.[0] ?? null;
+}
+
+/**
+ * How many domains side by side: as many as fit at 1:1 for small clusters; for large
+ * ones (an overview), the count that lets the whole cluster fit the canvas largest.
+ */
+function columns(snap, viewWidth, viewHeight, domainWidth, domainHeight) {
+  const n = snap.domains.length;
+  const natural = Math.max(1, Math.floor((viewWidth - 2 * PAD) / (domainWidth + GAP)));
+  const cells = snap.domains.reduce((k, d) => k + d.nodes.reduce((j, x) => j + x.devices.length, 0), 0);
+  if (cells <= 2000 || n <= natural) return natural;
+  const tallest = Math.max(...snap.domains.map(domainHeight)) + GAP;
+  let best = natural;
+  let bestScale = 0;
+  for (let c = 1; c <= n; c++) {
+    const scale = Math.min(viewWidth / (c * (domainWidth + GAP) + 2 * PAD), viewHeight / (Math.ceil(n / c) * tallest));
+    if (scale > bestScale) { bestScale = scale; best = c; }
+  }
+  return best;
+}
+
+function rank(k) {
+  if (/block|spine|pod|superpod/i.test(k)) return 0;
+  if (/zone/i.test(k)) return 1;
+  return 2;
+}
+
+export class ClusterView {
+  /**
+   * @param {HTMLCanvasElement} canvas
+   * @param {{ onActivate?: (hit: object) => void, onFocus?: (hit: object|null) => void, label?: string }} hooks
+   */
+  constructor(canvas, hooks = {}) {
+    this.canvas = canvas;
+    this.ctx = canvas.getContext('2d');
+    this.hooks = hooks;
+    this.scale = 1;
+    this.tx = 0;
+    this.ty = 0;
+    this.layout = { groups: [], domains: [], cells: [], width: 0, height: 0 };
+    this.colours = new Map();
+    this.highlight = { devices: new Set(), nodes: new Set(), domains: new Set(), dim: false };
+    this.selected = null;
+    this.focusIndex = -1;
+    this.hover = null;
+    this.snapshot = null;
+    this.pending = false;
+    this.fitted = false;
+    this.bind();
+  }
+
+  /** Colours by owner, assigned in name order so a reload draws the same picture. */
+  colour(name) {
+    if (!this.colours.has(name)) this.colours.set(name, PALETTE[this.colours.size % PALETTE.length]);
+    return this.colours.get(name);
+  }
+
+  /** Sets what to draw; lays it out and draws (synchronously, so callers can time it). */
+  update(snapshot) {
+    this.snapshot = snapshot;
+    const owners = new Set();
+    for (const g of snapshot.groups) owners.add(g.name);
+    for (const p of snapshot.pods) if (!p.podGroup) owners.add(p.name);
+    for (const name of [...owners].sort()) this.colour(name);
+    this.relayout();
+    if (!this.fitted) { this.fit(); this.fitted = true; }
+    this.draw();
+  }
+
+  relayout() {
+    const snap = this.snapshot;
+    if (!snap) return;
+    const viewWidth = Math.max(320, this.canvas.clientWidth);
+    const maxDevices = Math.max(1, ...snap.domains.flatMap((d) => d.nodes.map((n) => n.devices.length)));
+    const domainWidth = PAD * 2 + LABEL + maxDevices * (CELL + GAP);
+    const domainHeight = (d) => HEADER + d.nodes.length * (CELL + GAP) + PAD;
+    const key = outerKey(snap.domains, snap.topologyKey);
+    const groups = new Map();
+    for (const d of snap.domains) {
+      const value = key ? d.nodes[0]?.labels[key] ?? null : null;
+      if (!groups.has(value)) groups.set(value, []);
+      groups.get(value).push(d);
+    }
+    const perRow = columns(snap, viewWidth, Math.max(200, this.canvas.clientHeight), domainWidth, domainHeight);
+    const layoutGroups = [];
+    const domains = [];
+    const cells = [];
+    let y = 0;
+    let width = 0;
+    for (const [value, list] of groups) {
+      const gy = y;
+      if (key) y += GROUP_HEADER;
+      for (let i = 0; i < list.length; i += perRow) {
+        const row = list.slice(i, i + perRow);
+        const h = Math.max(...row.map(domainHeight));
+        row.forEach((d, j) => {
+          const x = PAD + j * (domainWidth + GAP);
+          const box = { domain: d, name: d.name, x, y, w: domainWidth, h: domainHeight(d), nodes: [] };
+          d.nodes.forEach((n, r) => {
+            const ny = y + HEADER + r * (CELL + GAP);
+            const nodeBox = { node: n, x: x + PAD, y: ny, w: domainWidth - 2 * PAD, h: CELL, first: cells.length };
+            n.devices.forEach((dev, c) => {
+              cells.push({ device: dev, node: n, domain: d, x: x + PAD + LABEL + c * (CELL + GAP), y: ny });
+            });
+            nodeBox.last = cells.length;
+            box.nodes.push(nodeBox);
+          });
+          domains.push(box);
+          width = Math.max(width, x + domainWidth + PAD);
+        });
+        y += h + GAP;
+      }
+      if (key) layoutGroups.push({ key, value, y: gy, h: y - gy, w: 0 });
+      y += key ? PAD : 0;
+    }
+    for (const g of layoutGroups) g.w = width;
+    this.layout = { groups: layoutGroups, domains, cells, width, height: y + PAD };
+    if (this.focusIndex >= cells.length) this.focusIndex = cells.length - 1;
+  }
+
+  /**
+   * Zooms to fit: the whole cluster when it is large (an overview), else the width
+   * at a readable size (the rest is a drag away), never above 2:1.
+   */
+  fit() {
+    const w = this.canvas.clientWidth || 800;
+    const h = this.canvas.clientHeight || 600;
+    const { width, height, cells } = this.layout;
+    const fitWidth = Math.min(2, w / Math.max(1, width));
+    const fitAll = Math.min(fitWidth, h / Math.max(1, height));
+    this.scale = Math.max(0.05, cells.length > 2000 ? fitAll : Math.max(fitAll, fitWidth * 0.75));
+    this.tx = Math.max(0, (w - width * this.scale) / 2);
+    this.ty = 0;
+  }
+
+  zoom(factor, cx = this.canvas.clientWidth / 2, cy = this.canvas.clientHeight / 2) {
+    const s = Math.min(6, Math.max(0.05, this.scale * factor));
+    this.tx = cx - ((cx - this.tx) * s) / this.scale;
+    this.ty = cy - ((cy - this.ty) * s) / this.scale;
+    this.scale = s;
+    this.requestDraw();
+  }
+
+  pan(dx, dy) {
+    this.tx += dx;
+    this.ty += dy;
+    this.requestDraw();
+  }
+
+  requestDraw() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => { this.pending = false; this.draw(); });
+  }
+
+  /** Lights up devices, nodes and domains; with `dim`, everything else steps back. */
+  setHighlight(h) {
+    this.highlight = {
+      devices: new Set(h?.devices ?? []),
+      nodes: new Set(h?.nodes ?? []),
+      domains: new Set(h?.domains ?? []),
+      dim: h?.dim ?? true,
+    };
+    this.requestDraw();
+  }
+
+  setSelected(ownerName) {
+    this.selected = ownerName;
+    this.requestDraw();
+  }
+
+  /** Where a device is drawn, in CSS pixels relative to the canvas (for tests and tooltips). */
+  cellRect(id) {
+    const c = this.layout.cells.find((x) => x.device.id === id);
+    if (!c) return null;
+    return { x: this.tx + c.x * this.scale, y: this.ty + c.y * this.scale, size: CELL * this.scale };
+  }
+
+  /** Scrolls a cell into view at a readable zoom. */
+  reveal(index) {
+    const c = this.layout.cells[index];
+    if (!c) return;
+    if (this.scale < 0.8) this.scale = 1;
+    const w = this.canvas.clientWidth;
+    const h = this.canvas.clientHeight;
+    const x = this.tx + c.x * this.scale;
+    const y = this.ty + c.y * this.scale;
+    if (x < 0 || x > w - CELL * this.scale || y < 0 || y > h - CELL * this.scale) {
+      this.tx = w / 2 - c.x * this.scale;
+      this.ty = h / 2 - c.y * this.scale;
+    }
+  }
+
+  /** What is under a point in CSS pixels: a cell, a node label or a domain header. */
+  hitAt(px, py) {
+    const x = (px - this.tx) / this.scale;
+    const y = (py - this.ty) / this.scale;
+    for (const box of this.layout.domains) {
+      if (x < box.x || x >= box.x + box.w || y < box.y || y >= box.y + box.h) continue;
+      if (y < box.y + HEADER) return { kind: 'domain', domain: box.domain };
+      for (const nb of box.nodes) {
+        if (y < nb.y || y >= nb.y + CELL + GAP) continue;
+        for (let i = nb.first; i < nb.last; i++) {
+          const c = this.layout.cells[i];
+          if (x >= c.x && x < c.x + CELL + GAP / 2) return { kind: 'device', device: c.device, node: c.node, domain: c.domain, index: i };
+        }
+        return { kind: 'node', node: nb.node, domain: box.domain };
+      }
+      return { kind: 'domain', domain: box.domain };
+    }
+    return null;
+  }
+
+  draw() {
+    const { canvas, ctx } = this;
+    const ratio = window.devicePixelRatio || 1;
+    const w = canvas.clientWidth;
+    const h = canvas.clientHeight;
+    if (canvas.width !== Math.round(w * ratio) || canvas.height !== Math.round(h * ratio)) {
+      canvas.width = Math.round(w * ratio);
+      canvas.height = Math.round(h * ratio);
+    }
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.clearRect(0, 0, w, h);
+    if (!this.snapshot) return;
+    ctx.setTransform(ratio * this.scale, 0, 0, ratio * this.scale, ratio * this.tx, ratio * this.ty);
+    const x0 = -this.tx / this.scale;
+    const y0 = -this.ty / this.scale;
+    const x1 = x0 + w / this.scale;
+    const y1 = y0 + h / this.scale;
+    const visible = (x, y, bw, bh) => x + bw >= x0 && x <= x1 && y + bh >= y0 && y <= y1;
+    const text = this.scale >= 0.45;
+    const now = this.snapshot.now.seconds;
+    ctx.textBaseline = 'middle';
+    for (const g of this.layout.groups) {
+      if (!visible(0, g.y, g.w, g.h)) continue;
+      ctx.fillStyle = '#f1f3f4';
+      ctx.fillRect(0, g.y, g.w, g.h);
+      if (text) {
+        ctx.fillStyle = '#3c4043';
+        ctx.font = 'bold 13px system-ui, sans-serif';
+        ctx.fillText(`${g.key}=${g.value ?? '(none)'}`, PAD, g.y + GROUP_HEADER / 2);
+      }
+    }
+    for (const box of this.layout.domains) {
+      if (!visible(box.x, box.y, box.w, box.h)) continue;
+      const lit = this.highlight.domains.has(box.name);
+      ctx.fillStyle = lit ? '#fef7e0' : '#ffffff';
+      ctx.fillRect(box.x, box.y, box.w, box.h);
+      ctx.lineWidth = lit ? 3 : 1;
+      ctx.strokeStyle = lit ? HIGHLIGHT : '#dadce0';
+      ctx.strokeRect(box.x + 0.5, box.y + 0.5, box.w - 1, box.h - 1);
+      if (text) {
+        ctx.fillStyle = '#202124';
+        ctx.font = 'bold 12px system-ui, sans-serif';
+        const devs = box.domain.nodes.flatMap((n) => n.devices);
+        const used = devs.filter((d) => d.state !== 'free').length;
+        ctx.fillText(`${box.name ?? '(no domain)'}  ·  ${used}/${devs.length} devices in use`, box.x + PAD, box.y + HEADER / 2 + 1);
+      }
+      for (const nb of box.nodes) {
+        if (!visible(nb.x, nb.y, nb.w, CELL)) continue;
+        const n = nb.node;
+        if (this.highlight.nodes.has(n.name)) {
+          ctx.fillStyle = '#fde293';
+          ctx.fillRect(nb.x - 2, nb.y - 1, nb.w + 4, CELL + 2);
+        }
+        if (text) {
+          ctx.font = '11px system-ui, sans-serif';
+          ctx.fillStyle = n.taints.length || n.unschedulable ? RED : '#5f6368';
+          const mark = n.unschedulable ? '⊘ ' : n.taints.length ? '⚠ ' : '';
+          ctx.fillText(clip(ctx, mark + n.name, LABEL - 6), nb.x, nb.y + CELL / 2 + 1);
+        }
+        for (let i = nb.first; i < nb.last; i++) this.drawCell(this.layout.cells[i], now, text);
+      }
+    }
+    if (this.focusIndex >= 0 && document.activeElement === canvas) {
+      const c = this.layout.cells[this.focusIndex];
+      if (c) {
+        ctx.lineWidth = 2.5;
+        ctx.strokeStyle = '#000';
+        ctx.strokeRect(c.x - 2.5, c.y - 2.5, CELL + 5, CELL + 5);
+        ctx.strokeStyle = '#fff';
+        ctx.lineWidth = 1;
+        ctx.strokeRect(c.x - 4, c.y - 4, CELL + 8, CELL + 8);
+      }
+    }
+  }
+
+  drawCell(c, now, text) {
+    const { ctx } = this;
+    const d = c.device;
+    const { x, y } = c;
+    const effects = d.taints.length ? new Set(d.taints.map((t) => t.effect)) : NO_EFFECTS;
+    ctx.fillStyle = '#eef3ee';
+    ctx.fillRect(x, y, CELL, CELL);
+    if (d.state === 'unusable') {
+      ctx.fillStyle = '#9aa0a6';
+      ctx.fillRect(x, y, CELL, CELL);
+      ctx.setLineDash([2, 2]);
+      line(ctx, x + 2, y + 2, x + CELL - 2, y + CELL - 2, '#fff', 1);
+      line(ctx, x + CELL - 2, y + 2, x + 2, y + CELL - 2, '#fff', 1);
+      ctx.setLineDash([]);
+    } else if (d.holders.length > 0) {
+      ctx.fillStyle = this.colour(owner(d.holders[0]));
+      if (d.state === 'shared') {
+        // One stacked segment per share, from the bottom, split by white lines.
+        let top = y + CELL;
+        const shares = holderFractions(d);
+        for (const [holder, f] of shares) {
+          const hgt = CELL * f;
+          ctx.fillStyle = this.colour(owner(holder));
+          ctx.fillRect(x, top - hgt, CELL, hgt);
+          top -= hgt;
+          line(ctx, x, top, x + CELL, top, '#ffffff', 1.5);
+        }
+        line(ctx, x, top, x + CELL, top, '#202124', 1);
+      } else {
+        ctx.fillRect(x, y, CELL, CELL);
+      }
+    }
+    const selected = this.selected !== null && d.holders.length > 0 && d.holders.some((h) => owner(h) === this.selected || h.pods.includes(this.selected));
+    if (selected || text) {
+      // Zoomed out, the gaps between cells are their borders.
+      ctx.lineWidth = selected ? 2 : 1;
+      ctx.strokeStyle = selected ? '#202124' : '#b0b8b0';
+      ctx.strokeRect(x + 0.5, y + 0.5, CELL - 1, CELL - 1);
+    }
+    if (effects.has('NoSchedule')) {
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(x, y, CELL, CELL);
+      ctx.clip();
+      for (let k = -CELL; k < CELL; k += 4) line(ctx, x + k, y + CELL, x + k + CELL, y, '#202124', 1);
+      ctx.restore();
+    }
+    if (effects.has('NoExecute')) {
+      ctx.fillStyle = 'rgba(197, 34, 31, 0.35)';
+      ctx.fillRect(x, y, CELL, CELL);
+      line(ctx, x + 3, y + 3, x + CELL - 3, y + CELL - 3, RED, 2.5);
+      line(ctx, x + CELL - 3, y + 3, x + 3, y + CELL - 3, RED, 2.5);
+      ctx.lineWidth = 2.5;
+      ctx.strokeStyle = RED;
+      ctx.strokeRect(x + 1.25, y + 1.25, CELL - 2.5, CELL - 2.5);
+    } else if (effects.has('None')) {
+      ctx.setLineDash([3, 2]);
+      ctx.lineWidth = 2;
+      ctx.strokeStyle = '#1a73e8';
+      ctx.strokeRect(x + 1, y + 1, CELL - 2, CELL - 2);
+      ctx.setLineDash([]);
+    }
+    if (d.evictions.length > 0 && text) {
+      const left = Math.min(...d.evictions.map((e) => e.at.seconds)) - now;
+      ctx.fillStyle = RED;
+      ctx.fillRect(x - 1, y - 9, CELL + 2, 9);
+      ctx.fillStyle = '#fff';
+      ctx.font = 'bold 7px system-ui, sans-serif';
+      ctx.textAlign = 'center';
+      ctx.fillText(duration(left), x + CELL / 2, y - 4.5);
+      ctx.textAlign = 'start';
+    }
+    const hl = this.highlight;
+    if (hl.devices.has(d.id)) {
+      if (hl.devices.size <= 256 || this.scale >= 0.45) {
+        ctx.lineWidth = 3;
+        ctx.strokeStyle = HIGHLIGHT;
+        ctx.strokeRect(x - 2, y - 2, CELL + 4, CELL + 4);
+      }
+    } else if (hl.dim && hl.devices.size + hl.nodes.size + hl.domains.size > 0 && !hl.nodes.has(c.node.name) && !hl.domains.has(c.domain.name)) {
+      // Something is lit up: everything else steps back.
+      ctx.fillStyle = 'rgba(255, 255, 255, 0.6)';
+      ctx.fillRect(x, y, CELL, CELL);
+    }
+  }
+
+  bind() {
+    const c = this.canvas;
+    let drag = null;
+    c.addEventListener('wheel', (e) => {
+      e.preventDefault();
+      const r = c.getBoundingClientRect();
+      this.zoom(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - r.left, e.clientY - r.top);
+    }, { passive: false });
+    c.addEventListener('pointerdown', (e) => {
+      drag = { x: e.clientX, y: e.clientY, moved: false };
+    });
+    c.addEventListener('pointermove', (e) => {
+      const r = c.getBoundingClientRect();
+      if (drag && (e.buttons & 1)) {
+        const dx = e.clientX - drag.x;
+        const dy = e.clientY - drag.y;
+        if (drag.moved || Math.abs(dx) + Math.abs(dy) > 4) {
+          drag.moved = true;
+          c.setPointerCapture?.(e.pointerId);
+          this.pan(dx, dy);
+          drag.x = e.clientX;
+          drag.y = e.clientY;
+        }
+        return;
+      }
+      this.hover = this.hitAt(e.clientX - r.left, e.clientY - r.top);
+      this.hooks.onHover?.(this.hover, e.clientX - r.left, e.clientY - r.top);
+    });
+    c.addEventListener('pointerleave', () => this.hooks.onHover?.(null));
+    c.addEventListener('pointerup', (e) => {
+      const moved = drag?.moved;
+      drag = null;
+      if (moved) return;
+      const r = c.getBoundingClientRect();
+      const hit = this.hitAt(e.clientX - r.left, e.clientY - r.top);
+      if (hit) {
+        if (hit.kind === 'device') this.focusIndex = hit.index;
+        this.hooks.onActivate?.(hit);
+      }
+    });
+    c.addEventListener('focus', () => {
+      if (this.focusIndex < 0 && this.layout.cells.length) this.focusIndex = 0;
+      this.announce();
+      this.requestDraw();
+    });
+    c.addEventListener('blur', () => this.requestDraw());
+    c.addEventListener('keydown', (e) => this.key(e));
+  }
+
+  /** Arrow keys move between GPUs, Home/End along a node, PageUp/PageDown between domains; Enter acts; +/−/0 zoom. */
+  key(e) {
+    const cells = this.layout.cells;
+    if (!cells.length) return;
+    let i = Math.max(0, this.focusIndex);
+    const c = cells[i];
+    const nodeOf = (k) => cells[k].node;
+    const row = () => {
+      let a = i;
+      while (a > 0 && nodeOf(a - 1) === c.node) a--;
+      let b = i;
+      while (b < cells.length - 1 && nodeOf(b + 1) === c.node) b++;
+      return [a, b];
+    };
+    const [a, b] = row();
+    switch (e.key) {
+      case 'ArrowRight': i = Math.min(cells.length - 1, i + 1); break;
+      case 'ArrowLeft': i = Math.max(0, i - 1); break;
+      case 'ArrowDown': i = Math.min(cells.length - 1, b + 1 + (i - a)); if (cells[i] && nodeOf(i) === c.node) i = b; break;
+      case 'ArrowUp': {
+        if (a === 0) break;
+        let pa = a - 1;
+        while (pa > 0 && nodeOf(pa - 1) === nodeOf(a - 1)) pa--;
+        i = Math.min(a - 1, pa + (i - a));
+        break;
+      }
+      case 'Home': i = a; break;
+      case 'End': i = b; break;
+      case 'PageDown': { let k = i; while (k < cells.length - 1 && cells[k].domain === c.domain) k++; i = k; break; }
+      case 'PageUp': { let k = i; while (k > 0 && cells[k].domain === c.domain) k--; while (k > 0 && cells[k - 1].domain === cells[k].domain) k--; i = k; break; }
+      case 'Enter': case ' ': {
+        e.preventDefault();
+        const hit = e.shiftKey
+          ? { kind: 'node', node: c.node, domain: c.domain }
+          : { kind: 'device', device: c.device, node: c.node, domain: c.domain, index: i };
+        this.hooks.onActivate?.(hit);
+        return;
+      }
+      case '+': case '=': this.zoom(1.25); return;
+      case '-': this.zoom(0.8); return;
+      case '0': this.fit(); this.requestDraw(); return;
+      default: return;
+    }
+    e.preventDefault();
+    this.focusIndex = i;
+    this.reveal(i);
+    this.announce();
+    this.requestDraw();
+  }
+
+  announce() {
+    const c = this.layout.cells[this.focusIndex];
+    this.hooks.onFocus?.(c ? { kind: 'device', device: c.device, node: c.node, domain: c.domain, index: this.focusIndex } : null);
+  }
+}
+
+function line(ctx, ax, ay, bx, by, colour, width) {
+  ctx.beginPath();
+  ctx.moveTo(ax, ay);
+  ctx.lineTo(bx, by);
+  ctx.strokeStyle = colour;
+  ctx.lineWidth = width;
+  ctx.stroke();
+}
+
+function clip(ctx, s, max) {
+  if (ctx.measureText(s).width <= max) return s;
+  let t = s;
+  while (t.length > 1 && ctx.measureText(`${t}…`).width > max) t = t.slice(1);
+  return `…${t}`;
+}
+
+/** A one-line description of a device, for tooltips and the screen reader. */
+export function describeDevice(d, now) {
+  const parts = [`GPU ${d.id}${d.model ? ` (${d.model})` : ''}: ${d.state}`];
+  for (const h of d.holders) {
+    const share = Object.keys(h.consumedCapacity).length ? ` [${Object.entries(h.consumedCapacity).map(([k, v]) => `${k} ${v}`).join(', ')}]` : '';
+    parts.push(`held by ${h.pods.length ? h.pods.join(', ') : `claim ${h.claim}`}${h.podGroup ? ` of PodGroup ${h.podGroup}` : ''}${share}`);
+  }
+  if (d.state === 'shared') parts.push(`${Math.round(sharedFraction(d) * 100)} % of capacity used`);
+  for (const t of d.taints) parts.push(`taint ${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`);
+  for (const e of d.evictions) parts.push(`evicts ${e.pod} in ${duration(e.at.seconds - now)}`);
+  return parts.join('; ');
+}

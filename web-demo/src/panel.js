@@ -1,0 +1,218 @@
+// The answers side: metrics (and their chart), the explanation tree of a selected
+// unit with the objects each fact names, the capacity report per domain and the
+// timeline. Everything is read from the session's results; nothing is decided here.
+
+import { sharedFraction, PALETTE } from './cluster-view.js';
+
+const h = (tag, attrs = {}, ...children) => {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c);
+  return el;
+};
+export { h };
+
+/**
+ * The metrics of one snapshot: GPUs, allocation (shared devices by the fraction used),
+ * fragmentation (free GPUs no whole 8-GPU pod can use, from the capacity report),
+ * pending gangs and pods, and GPUs held by gangs below minCount (held idle).
+ */
+export function metrics(snap, capacity) {
+  const devices = snap.domains.flatMap((d) => d.nodes.flatMap((n) => n.devices)).concat(snap.otherDevices);
+  let used = 0;
+  for (const d of devices) {
+    if (d.state === 'allocated') used += 1;
+    else if (d.state === 'shared') used += sharedFraction(d);
+  }
+  const partial = new Set(snap.groups.filter((g) => g.minCount !== null && g.bound > 0 && g.bound < g.minCount).map((g) => g.name));
+  const idle = devices.filter((d) => d.holders.some((x) => x.podGroup && partial.has(x.podGroup))).length;
+  const whole = capacity?.totals?.findLast?.((s, i) => capacity.shapes[i].pods === 1) ?? null;
+  return {
+    gpus: devices.length,
+    allocated: used,
+    allocation: devices.length ? (100 * used) / devices.length : 0,
+    fragmentation: whole && whole.free ? (100 * whole.fragmentation) / whole.free : 0,
+    pendingGangs: snap.groups.filter((g) => g.minCount !== null && g.status !== 'running').length,
+    pendingPods: snap.pods.filter((p) => p.status === 'pending').length,
+    idleHeld: idle,
+    evictions: snap.evictions.length,
+    now: snap.now.seconds,
+  };
+}
+
+/** GPU-hours held idle so far: the integral of `idleHeld` over the logical clock. */
+export function idleHours(series) {
+  let total = 0;
+  for (let i = 1; i < series.length; i++) total += (series[i - 1].idleHeld * Math.max(0, series[i].now - series[i - 1].now)) / 3600;
+  return total;
+}
+
+/** The metric cards. `runs` is `[{ label, series }]` (one per session side by side). */
+export function renderMetrics(el, runs) {
+  el.replaceChildren();
+  for (const run of runs) {
+    const m = run.series.at(-1);
+    if (!m) continue;
+    const card = (label, value, hint) => h('div', { class: 'metric', title: hint }, h('span', { class: 'value' }, value), h('span', { class: 'label' }, label));
+    el.append(h('div', { class: 'metric-row', role: 'group', 'aria-label': `Metrics${run.label ? ` of ${run.label}` : ''}` },
+      run.label ? h('strong', { class: 'run-label' }, run.label) : null,
+      card('GPUs allocated', `${m.allocation.toFixed(1)} %`, `${m.allocated.toFixed(1)} of ${m.gpus} GPUs (shared GPUs by the fraction used)`),
+      card('fragmentation', `${m.fragmentation.toFixed(1)} %`, 'free GPUs that no whole 8-GPU pod can use (on one node)'),
+      card('pending gangs', String(m.pendingGangs), `${m.pendingPods} pending pod(s) in all`),
+      card('GPU-hours held idle', idleHours(run.series).toFixed(2), `GPUs held by gangs below minCount, over the logical clock (now ${m.idleHeld})`),
+    ));
+  }
+}
+
+/** A small line chart of allocation % (solid) and fragmentation % (dashed) per step. */
+export function renderChart(canvas, runs) {
+  const ratio = window.devicePixelRatio || 1;
+  const w = canvas.clientWidth || 300;
+  const ht = canvas.clientHeight || 110;
+  canvas.width = Math.round(w * ratio);
+  canvas.height = Math.round(ht * ratio);
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.clearRect(0, 0, w, ht);
+  const left = 30;
+  const bottom = ht - 16;
+  ctx.strokeStyle = '#dadce0';
+  ctx.fillStyle = '#5f6368';
+  ctx.font = '10px system-ui, sans-serif';
+  for (const p of [0, 50, 100]) {
+    const y = bottom - (p / 100) * (bottom - 6);
+    ctx.beginPath();
+    ctx.moveTo(left, y);
+    ctx.lineTo(w - 4, y);
+    ctx.stroke();
+    ctx.fillText(`${p}%`, 2, y + 3);
+  }
+  const n = Math.max(2, ...runs.map((r) => r.series.length));
+  ctx.fillText('step', w - 28, ht - 3);
+  runs.forEach((run, k) => {
+    const colour = PALETTE[k];
+    for (const [field, dash] of [['allocation', []], ['fragmentation', [4, 3]]]) {
+      ctx.setLineDash(dash);
+      ctx.strokeStyle = colour;
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      run.series.forEach((m, i) => {
+        const x = left + (i / (n - 1)) * (w - left - 6);
+        const y = bottom - (m[field] / 100) * (bottom - 6);
+        if (i === 0) ctx.moveTo(x, y); else ctx.lineTo(x, y);
+      });
+      ctx.stroke();
+    }
+  });
+  ctx.setLineDash([]);
+  const last = runs.map((r) => r.series.at(-1)).filter(Boolean);
+  canvas.setAttribute('aria-label', `Chart over ${n - 1} steps: ${runs.map((r, i) => `${r.label ? `${r.label}: ` : ''}allocation ${last[i]?.allocation.toFixed(1)} %, fragmentation ${last[i]?.fragmentation.toFixed(1)} %`).join('; ')}`);
+}
+
+/** What a fact names on the cluster view: devices, nodes and domains to light up. */
+export function factTargets(fact, snap) {
+  const [kind, body] = Object.entries(fact)[0] ?? [];
+  const out = { devices: [], nodes: [], domains: [] };
+  if (!body || typeof body !== 'object') return out;
+  const nodes = Array.isArray(body.nodes) ? body.nodes : [];
+  const byName = new Map(snap.domains.flatMap((d) => d.nodes).map((n) => [n.name, n]));
+  if (kind === 'deviceTaint' && body.taint) {
+    const t = body.taint;
+    for (const n of nodes) for (const d of byName.get(n)?.devices ?? []) {
+      if (d.taints.some((x) => x.key === t.key && x.effect === t.effect && (x.value ?? '') === (t.value ?? ''))) out.devices.push(d.id);
+    }
+  } else if (kind === 'devicesInUse') {
+    for (const n of nodes) for (const d of byName.get(n)?.devices ?? []) if (d.holders.length) out.devices.push(d.id);
+  } else {
+    out.nodes.push(...nodes);
+  }
+  if (typeof body.domain === 'string') out.domains.push(body.domain);
+  return out;
+}
+
+export function mergeTargets(list) {
+  const out = { devices: [], nodes: [], domains: [] };
+  for (const t of list) for (const k of Object.keys(out)) out[k].push(...t[k]);
+  return out;
+}
+
+/**
+ * The explanation as a tree (the text's own structure: `├─` / `│  ` indentation),
+ * each numbered fact a button that lights its objects up; the blocking facts marked.
+ */
+export function renderExplanation(el, result, snap, onHighlight) {
+  const e = result.explanation;
+  const blocking = new Set(e.blocking.map((i) => i + 1));
+  const lines = result.text.split('\n').filter((l) => l.trim());
+  const root = h('ul', { class: 'tree', role: 'tree', 'aria-label': 'Explanation' });
+  const stack = [{ depth: -1, list: root }];
+  for (const line of lines) {
+    const m = /^((?:[│ ] {2}|[├└]─ )*)(.*)$/u.exec(line);
+    const prefix = m?.[1] ?? '';
+    const depth = prefix.length / 3;
+    const body = m?.[2] ?? line;
+    while (stack.length > 1 && stack.at(-1).depth >= depth) stack.pop();
+    const parent = stack.at(-1);
+    const fact = /^\[(\d+)\]\s/.exec(body);
+    const item = h('li', { role: 'treeitem' });
+    if (fact) {
+      const n = Number(fact[1]);
+      const targets = factTargets(e.facts[n - 1] ?? {}, snap);
+      const b = h('button', {
+        type: 'button',
+        class: `fact${blocking.has(n) ? ' blocking' : ''}`,
+        'aria-label': `${blocking.has(n) ? 'Blocking fact' : 'Fact'} ${n}: ${body.slice(fact[0].length)}. Show on the cluster.`,
+        onclick: () => onHighlight(targets),
+      }, body);
+      item.append(b);
+      if (blocking.has(n)) item.append(h('span', { class: 'badge' }, 'blocking'));
+    } else {
+      item.append(h('span', {}, body));
+    }
+    const sub = h('ul', { role: 'group' });
+    item.append(sub);
+    parent.list.append(item);
+    stack.push({ depth, list: sub });
+  }
+  for (const u of root.querySelectorAll('ul')) if (!u.children.length) u.remove();
+  el.replaceChildren(root);
+  return mergeTargets(e.blocking.map((i) => factTargets(e.facts[i] ?? {}, snap)));
+}
+
+/** The capacity report as a table: one row per domain, one column per shape. */
+export function renderCapacity(el, report) {
+  const head = h('tr', {}, h('th', { scope: 'col' }, report.key ?? 'cluster'), h('th', { scope: 'col' }, 'nodes'), h('th', { scope: 'col' }, 'free GPUs'),
+    ...report.labels.map((l) => h('th', { scope: 'col', title: `whole copies of ${l} that fit now` }, l)));
+  const row = (name, d) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, `${d.nodes}${d.cordoned ? ` (${d.cordoned} cordoned)` : ''}`),
+    h('td', {}, String(d.shapes[0]?.free ?? 0)), ...d.shapes.map((s) => h('td', { title: `${s.pods} pod(s); ${s.fragmentation} free GPUs stranded for this shape` }, String(s.copies))));
+  const body = h('tbody', {}, ...report.domains.map((d) => row(d.domain === 'unlabelled' ? '(unlabelled)' : d.domain.value, d)));
+  const foot = h('tfoot', {}, row('total', { nodes: report.nodes, cordoned: report.cordoned, shapes: report.totals }));
+  el.replaceChildren(h('table', { class: 'capacity' }, h('caption', {}, 'Whole copies of each shape the free GPUs can host now'), h('thead', {}, head), body, foot));
+}
+
+const ICON = {
+  cycle: '⟳', placed: '✔', pending: '…', preemption: '⇣', eviction: '✖', 'eviction-scheduled': '⏱', 'eviction-cancelled': '↺',
+  'gang-broken': '⚠', taint: '⚠', untaint: '✓', rule: '§', submit: '+', remove: '−', clock: '⏩', recreated: '↻', error: '!', load: '▶',
+};
+
+/** The timeline (the latest `max` events), newest action first. */
+export function renderTimeline(el, entries, max = 400) {
+  // Newest action first; the events of one action in the order they happened.
+  const shown = entries.slice(-max);
+  const ordered = [];
+  for (let i = shown.length; i > 0;) {
+    let j = i - 1;
+    while (j > 0 && shown[j - 1].step === shown[i - 1].step) j--;
+    ordered.push(...shown.slice(j, i));
+    i = j;
+  }
+  el.replaceChildren(...ordered.map((e) => h('li', { class: `ev ev-${e.kind}` },
+    h('span', { class: 'icon', 'aria-hidden': 'true' }, ICON[e.kind] ?? '•'),
+    h('time', {}, e.time.replace('T', ' ').replace('Z', '')),
+    h('span', { class: 'text' }, `${e.label ? `[${e.label}] ` : ''}${e.text}`))));
+}

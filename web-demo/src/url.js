@@ -1,0 +1,79 @@
+// The page's state in the URL hash, so a case can be shared as a link and the back
+// button undoes: `#s=<scenario>&a=<actions>` where the actions are JSON in base64url.
+// A pasted cluster travels as `y=<deflate-raw, base64url>`; when that would make
+// the link longer than browsers keep comfortably, the YAML stays in this browser's
+// localStorage and the link carries `y=local:<hash>` (it then only reloads here).
+
+const MAX_INLINE = 60000;
+
+function toBase64Url(bytes) {
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64Url(text) {
+  const s = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+async function pipe(bytes, stream) {
+  const r = new Blob([bytes]).stream().pipeThrough(stream);
+  return new Uint8Array(await new Response(r).arrayBuffer());
+}
+
+async function digest(text) {
+  const h = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return toBase64Url(new Uint8Array(h)).slice(0, 16);
+}
+
+/** The hash for a state: `{ scenario, yaml?, actions }`. */
+export async function encode(state) {
+  const parts = [];
+  if (state.yaml !== undefined) {
+    const packed = toBase64Url(await pipe(new TextEncoder().encode(state.yaml), new CompressionStream('deflate-raw')));
+    if (packed.length <= MAX_INLINE) {
+      parts.push(`y=${packed}`);
+    } else {
+      const id = await digest(state.yaml);
+      try { localStorage.setItem(`gangpack-yaml-${id}`, state.yaml); } catch { /* storage full or off */ }
+      parts.push(`y=local:${id}`);
+    }
+  } else {
+    parts.push(`s=${encodeURIComponent(state.scenario)}`);
+  }
+  if (state.actions.length) parts.push(`a=${toBase64Url(new TextEncoder().encode(JSON.stringify(state.actions)))}`);
+  return `#${parts.join('&')}`;
+}
+
+/** The state of a hash; throws an Error saying what is wrong with it. */
+export async function decode(hash) {
+  const params = new URLSearchParams(hash.replace(/^#/, ''));
+  const state = { scenario: params.get('s') ?? undefined, yaml: undefined, actions: [] };
+  const y = params.get('y');
+  if (y !== null) {
+    if (y.startsWith('local:')) {
+      const text = localStorage.getItem(`gangpack-yaml-${y.slice(6)}`);
+      if (text === null) throw new Error('this link names a pasted cluster kept in another browser (too large for the link); paste the YAML again');
+      state.yaml = text;
+    } else {
+      state.yaml = new TextDecoder().decode(await pipe(fromBase64Url(y), new DecompressionStream('deflate-raw')));
+    }
+  }
+  const a = params.get('a');
+  if (a) {
+    let actions;
+    try {
+      actions = JSON.parse(new TextDecoder().decode(fromBase64Url(a)));
+    } catch (e) {
+      throw new Error(`the link's actions (a=…) are not valid: ${e.message}`);
+    }
+    if (!Array.isArray(actions) || actions.some((x) => typeof x !== 'object' || x === null || typeof x.op !== 'string')) {
+      throw new Error('the link\'s actions (a=…) must be a list of { op, ... } objects');
+    }
+    state.actions = actions;
+  }
+  return state;
+}
