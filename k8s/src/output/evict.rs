@@ -178,6 +178,25 @@ pub(crate) fn write(changes: &mut Changes<'_>, sched: &Scheduler, ev: &Evictions
     }
 }
 
+/// Whether [`release_claim`] would change `doc` (so a shared document is copied only
+/// when it does).
+pub(crate) fn release_changes(doc: &Value) -> bool {
+    let status = doc.get("status").and_then(Value::as_object);
+    status.is_some_and(|s| {
+        s.is_empty()
+            || s.contains_key("allocation")
+            || s.get("reservedFor")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+    }) || doc
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| {
+            f.iter()
+                .any(|x| x.as_str() == Some(DELETE_PROTECTION_FINALIZER))
+        })
+}
+
 /// Removes a claim document's allocation (and an emptied `reservedFor`, an emptied
 /// `status`) and the delete-protection finalizer, as the resourceclaim controller does
 /// when it deallocates a claim nobody uses.

@@ -23,7 +23,7 @@ mod time;
 
 pub use allocation::{allocation_to_json, node_selector_to_json};
 pub use evict::Evictions;
-pub(crate) use evict::release_claim;
+pub(crate) use evict::{release_changes, release_claim};
 pub use plan::{DELETE_PROTECTION_FINALIZER, Outcome, Plan, PlanRow, PodPlacement, list, plan};
 pub use taint::{
     DEVICE_TAINT_MESSAGE, DEVICE_TAINT_REASON, DryRun, Eviction, NODE_TAINT_MESSAGE,

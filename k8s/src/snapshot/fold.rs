@@ -69,72 +69,69 @@ impl Snapshot {
             }
         }
         self.objects = kept;
-        let claims: Vec<(String, String, bool)> = self
-            .objects
-            .iter()
-            .filter(|o| o.kind == Kind::ResourceClaim)
-            .map(|o| (o.namespace.clone().unwrap_or_default(), o.name.clone()))
-            .chain(
-                self.generated
-                    .iter()
-                    .map(|g| (g.claim.namespace.clone(), g.claim.name.clone())),
-            )
-            .map(|(ns, name)| {
-                let unallocated = self.scheduler.allocation(&format!("{ns}/{name}")).is_none();
-                (ns, name, unallocated)
-            })
-            .collect();
-        for (ns, name, unallocated) in claims {
-            let stale: Vec<bool> = self
-                .claim_raw(&ns, &name)
-                .and_then(|doc| doc.pointer("/status/reservedFor"))
-                .and_then(Value::as_array)
-                .map(|list| {
-                    list.iter()
-                        .map(|r| {
-                            r.get("resource").and_then(Value::as_str) == Some("pods")
-                                && r.get("name")
-                                    .and_then(Value::as_str)
-                                    .is_some_and(|p| gone(self, &ns, p))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let Some(doc) = self.claim_raw_mut(&ns, &name) else {
+        // Each claim is looked at in place and written only when something changes, so
+        // a document shared with a copy of the snapshot is copied only then.
+        for i in 0..self.objects.len() {
+            let o = &self.objects[i];
+            if o.kind != Kind::ResourceClaim {
                 continue;
-            };
-            if let Some(list) = doc
-                .pointer_mut("/status/reservedFor")
-                .and_then(Value::as_array_mut)
-            {
-                let mut i = 0;
-                list.retain(|_| {
-                    i += 1;
-                    !stale.get(i - 1).copied().unwrap_or(false)
-                });
             }
-            if unallocated {
-                crate::output::release_claim(doc);
+            let ns = o.namespace.clone().unwrap_or_default();
+            let unallocated = self
+                .scheduler
+                .allocation(&format!("{ns}/{}", o.name))
+                .is_none();
+            let stale = stale_reservations(&o.raw, |p| gone(self, &ns, p));
+            if stale.contains(&true) || (unallocated && crate::output::release_changes(&o.raw)) {
+                let doc = Arc::make_mut(&mut self.objects[i].raw);
+                forget_pods(doc, &stale, unallocated);
+            }
+        }
+        for i in 0..self.generated.len() {
+            let g = &self.generated[i];
+            let ns = g.claim.namespace.clone();
+            let unallocated = self
+                .scheduler
+                .allocation(&format!("{ns}/{}", g.claim.name))
+                .is_none();
+            let stale = stale_reservations(&g.raw, |p| gone(self, &ns, p));
+            if stale.contains(&true) || (unallocated && crate::output::release_changes(&g.raw)) {
+                forget_pods(&mut self.generated[i].raw, &stale, unallocated);
             }
         }
         dropped
     }
+}
 
-    fn claim_raw(&self, ns: &str, name: &str) -> Option<&Value> {
-        let o = self.object(Kind::ResourceClaim, Some(ns), name);
-        o.map(|o| &*o.raw)
-            .or_else(|| self.generated_claim(ns, name).map(|g| &g.raw))
+/// For each `status.reservedFor` entry of a claim, whether it names a pod that is gone.
+fn stale_reservations(doc: &Value, gone: impl Fn(&str) -> bool) -> Vec<bool> {
+    doc.pointer("/status/reservedFor")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|r| {
+                    r.get("resource").and_then(Value::as_str) == Some("pods")
+                        && r.get("name").and_then(Value::as_str).is_some_and(&gone)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Drops the `stale` reservations of a claim and, when the scheduler holds it
+/// unallocated, its allocation and delete-protection finalizer.
+fn forget_pods(doc: &mut Value, stale: &[bool], unallocated: bool) {
+    if let Some(list) = doc
+        .pointer_mut("/status/reservedFor")
+        .and_then(Value::as_array_mut)
+    {
+        let mut i = 0;
+        list.retain(|_| {
+            i += 1;
+            !stale.get(i - 1).copied().unwrap_or(false)
+        });
     }
-
-    fn claim_raw_mut(&mut self, ns: &str, name: &str) -> Option<&mut Value> {
-        if let Some(i) = self.objects.iter().position(|o| {
-            o.kind == Kind::ResourceClaim && o.name == name && o.namespace.as_deref() == Some(ns)
-        }) {
-            return Some(Arc::make_mut(&mut self.objects[i].raw));
-        }
-        self.generated
-            .iter_mut()
-            .find(|g| g.claim.namespace == ns && g.claim.name == name)
-            .map(|g| &mut g.raw)
+    if unallocated {
+        crate::output::release_claim(doc);
     }
 }
