@@ -457,6 +457,8 @@ export interface CapacityReport {
 export interface SnapshotOptions {
   /** The node label grouping nodes into domains. Default: the first PodGroup topology key (by group name). */
   topologyKey?: string;
+  /** `snapshot()` only. `false`: nodes (and `otherDevices`) list no devices — for callers that draw from `cells()`. Default `true`. */
+  devices?: boolean;
 }
 
 export interface TaintInfo {
@@ -480,10 +482,11 @@ export interface DeviceHolder {
 
 /**
  * `free`: nobody holds it; `allocated`: held exclusively; `shared`: a shareable device with shares
- * (see `consumedCapacity` against `capacity` for the fraction); `unusable`: not allocatable
- * (incomplete pool, old generation).
+ * (see `consumedCapacity` against `capacity` for the fraction); `blocked`: nobody holds it, but the
+ * shared counters it consumes are used up (another partition of the same GPU is allocated);
+ * `unusable`: not allocatable (incomplete pool, old generation).
  */
-export type DeviceStateName = "free" | "allocated" | "shared" | "unusable";
+export type DeviceStateName = "free" | "allocated" | "shared" | "blocked" | "unusable";
 
 export interface DeviceInfo {
   /** `driver/pool/device`. */
@@ -577,4 +580,40 @@ export interface ClusterSnapshot {
   evictions: EvictionInfo[];
   /** Units held back waiting for objects missing from the manifests. */
   waiting: WaitingInfo[];
+}
+
+/** One device as `cells()` reports it. */
+export interface DeviceCell {
+  /** `driver/pool/device`. */
+  id: string;
+  state: DeviceStateName;
+  /** The first holder's PodGroup, else its first pod, else its claim. */
+  owner: string | null;
+  holders: number;
+  /** Its taints' effects as bits: 1 `NoSchedule`, 2 `NoExecute`, 4 `None`, 16 an unknown effect. */
+  taints: number;
+  /** The earliest scheduled eviction of a pod using it, in seconds. */
+  evictAt: Seconds | null;
+  /** A shared device: each holder's owner and the fraction (0..1) of the capacity it uses. */
+  shares: [string, number][];
+}
+
+export interface NodeCells {
+  name: string;
+  unschedulable: boolean;
+  /** Its taints' effects as bits: 1 `NoSchedule`, 2 `NoExecute`, 8 `PreferNoSchedule`. */
+  taints: number;
+  /** Its devices, by id. */
+  cells: DeviceCell[];
+}
+
+/** The cluster as drawn: the domains and nodes of `snapshot()` in the same order, one small record per device. */
+export interface ClusterCells {
+  now: Clock;
+  topologyKey: string | null;
+  domains: { name: string | null; nodes: NodeCells[] }[];
+  /** Devices not local to one node. */
+  otherCells: DeviceCell[];
+  /** The device models present (`productName` or `model` attributes), sorted. */
+  models: string[];
 }

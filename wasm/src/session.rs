@@ -129,6 +129,15 @@ fn key_choice<'de, D: serde::Deserializer<'de>>(d: D) -> Result<KeyChoice, D::Er
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct SnapshotOptions {
     topology_key: Option<String>,
+    /// `false`: nodes list no devices (draw them from `cells()`).
+    devices: Option<bool>,
+}
+
+/// `cells`' options.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct CellsOptions {
+    topology_key: Option<String>,
 }
 
 /// A rule, or the name of one in the cluster.
@@ -773,12 +782,44 @@ impl Scheduler {
         let o: SnapshotOptions =
             from_js_or_default(options.unwrap_or(JsValue::UNDEFINED), "options")?;
         #[allow(unused_mut)]
-        let mut v = view::cluster(&self.state.sched, &self.state.groups, o.topology_key);
+        let mut v = view::cluster(
+            &self.state.sched,
+            &self.state.groups,
+            o.topology_key,
+            o.devices.unwrap_or(true),
+        );
         #[cfg(feature = "k8s")]
         if let Some(k) = &self.state.kube {
             v.waiting = k.waiting_views();
         }
         to_js(&v)
+    }
+
+    /// The cluster as drawn (`ClusterCells`): the domains and nodes of `snapshot()`, in
+    /// the same order, each device a small record (state, owner, taint effects as bits,
+    /// the earliest eviction, the shares of a shared device). A fraction of a full
+    /// snapshot's cost and size, for redrawing after every change; `device(id)` has
+    /// the rest of one device.
+    #[wasm_bindgen(unchecked_return_type = "ClusterCells")]
+    pub fn cells(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "SnapshotOptions")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        let o: CellsOptions = from_js_or_default(options.unwrap_or(JsValue::UNDEFINED), "options")?;
+        to_js(&view::cells(
+            &self.state.sched,
+            &self.state.groups,
+            o.topology_key,
+        ))
+    }
+
+    /// One device (`driver/pool/device`) as `snapshot()` describes it. Throws
+    /// `NotFound` for a device the cluster does not have.
+    #[wasm_bindgen(unchecked_return_type = "DeviceInfo")]
+    pub fn device(&self, id: &str) -> Result<JsValue, JsValue> {
+        let d = view::device(&self.state.sched, &self.state.groups, id)
+            .ok_or_else(|| js::error_message(js::NOT_FOUND, format!("device {id:?} not found")))?;
+        to_js(&d)
     }
 
     /// A deep copy (cheap: the state is copy-on-write), for undo and what-if.

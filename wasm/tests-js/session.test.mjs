@@ -261,3 +261,61 @@ test('errors: kinds, field paths, and the state unchanged', () => {
   e2.free();
   s.free();
 });
+
+/** `cells()` read against a full snapshot, device by device (an independent derivation). */
+function assertCellsAgree(s) {
+  const snap = s.snapshot();
+  const cells = s.cells();
+  assert.equal(cells.now.seconds, snap.now.seconds);
+  assert.equal(cells.topologyKey, snap.topologyKey);
+  assert.deepEqual(cells.domains.map((d) => d.name), snap.domains.map((d) => d.name));
+  const bits = { NoSchedule: 1, NoExecute: 2, None: 4 };
+  const nodeBits = { NoSchedule: 1, NoExecute: 2, PreferNoSchedule: 8 };
+  let shared = 0;
+  snap.domains.forEach((d, i) => {
+    assert.deepEqual(cells.domains[i].nodes.map((n) => n.name), d.nodes.map((n) => n.name));
+    d.nodes.forEach((n, j) => {
+      const cn = cells.domains[i].nodes[j];
+      assert.equal(cn.unschedulable, n.unschedulable);
+      assert.equal(cn.taints, n.taints.reduce((b, t) => b | nodeBits[t.effect], 0), n.name);
+      assert.deepEqual(cn.cells.map((c) => c.id), n.devices.map((x) => x.id));
+      n.devices.forEach((dev, k) => {
+        const c = cn.cells[k];
+        assert.equal(c.state, dev.state, dev.id);
+        assert.equal(c.holders, dev.holders.length, dev.id);
+        const h = dev.holders[0];
+        assert.equal(c.owner, h ? (h.podGroup ?? h.pods[0] ?? h.claim) : null, dev.id);
+        assert.equal(c.taints, dev.taints.reduce((b, t) => b | (bits[t.effect] ?? 16), 0), dev.id);
+        const at = dev.evictions.map((e) => e.at.seconds);
+        assert.equal(c.evictAt, at.length ? Math.min(...at) : null, dev.id);
+        assert.equal(c.shares.length, dev.state === 'shared' ? dev.holders.length : 0, dev.id);
+        if (dev.state === 'shared') shared += 1;
+        // device(id) is the snapshot's own record of it.
+        assert.deepEqual(s.device(dev.id), dev);
+      });
+    });
+  });
+  const models = new Set(nodesOf(snap).flatMap((n) => n.devices.map((x) => x.model)).filter(Boolean));
+  assert.deepEqual(cells.models, [...models].sort());
+  // Without devices, the rest of the snapshot is unchanged.
+  const bare = s.snapshot({ devices: false });
+  assert.ok(nodesOf(bare).every((n) => n.devices.length === 0));
+  const strip = (x) => ({ ...x, otherDevices: [], domains: x.domains.map((d) => ({ ...d, nodes: d.nodes.map((n) => ({ ...n, devices: [] })) })) });
+  assert.deepEqual(bare, strip(snap));
+  return { shared };
+}
+
+test('cells() and device(id) agree with snapshot(), through taints, evictions and a cycle', () => {
+  const s = g.Scheduler.fromManifests(g.demoManifests(0));
+  assertCellsAgree(s);
+  s.cycle();
+  s.taintDevice('gpu.nvidia.com/gpu-r1-n1/gpu-0', { key: KEY, effect: 'NoExecute' });
+  s.taintDevice('gpu.nvidia.com/gpu-r2-n1/gpu-0', { key: KEY, effect: 'None' });
+  s.taintNode('gpu-r3-n1', { key: KEY, effect: 'NoSchedule' });
+  const { shared } = assertCellsAgree(s);
+  assert.equal(shared, 0);
+  assert.ok(s.cells().domains.flatMap((d) => d.nodes).flatMap((n) => n.cells).some((c) => c.evictAt !== null), 'an eviction is scheduled');
+  assert.equal(thrown(() => s.device('gpu.nvidia.com/nowhere/gpu-0')).name, 'NotFound');
+  assert.equal(thrown(() => s.device('no-slashes')).name, 'NotFound');
+  assert.equal(thrown(() => s.cells({ topologyKey: 1 })).name, 'InvalidArgument');
+});

@@ -324,7 +324,7 @@ struct TaintView {
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct DeviceView {
+pub(crate) struct DeviceView {
     id: String,
     driver: String,
     pool: String,
@@ -439,12 +439,165 @@ fn taint_effect_name<T: Serialize>(effect: &T) -> String {
         .unwrap_or_default()
 }
 
+/// Every device once, in slice order: its reference and the core's view of it. A
+/// name published by several slices (generations) is the current generation's, once.
+fn each_device(
+    cluster: &gangpack::Cluster,
+) -> impl Iterator<Item = (DeviceRef, gangpack::DeviceView<'_>)> {
+    cluster.slices().flat_map(move |slice| {
+        slice.devices.iter().filter_map(move |d| {
+            let r = DeviceRef::new(&slice.driver, &slice.pool.name, &d.name);
+            let view = cluster.device_id(&r).and_then(|id| cluster.device(id))?;
+            // The current device of that name is published by this very slice.
+            (view.slice == slice.name).then_some((r, view))
+        })
+    })
+}
+
+/// What is left of each pool's shared counters, asked once per pool.
+#[derive(Default)]
+struct Counters(BTreeMap<(String, String), BTreeMap<(String, String), Quantity>>);
+
+impl Counters {
+    /// Whether a device's counter consumption exceeds what its pool has left (other
+    /// partitions of the same GPU use it up).
+    fn exhausted(&mut self, cluster: &gangpack::Cluster, view: &gangpack::DeviceView<'_>) -> bool {
+        if view.device.consumes_counters.is_empty() {
+            return false;
+        }
+        let left = self
+            .0
+            .entry((view.driver.to_owned(), view.pool.to_owned()))
+            .or_insert_with(|| cluster.counters_available(view.driver, view.pool));
+        view.device.consumes_counters.iter().any(|c| {
+            c.counters.iter().any(|(name, amount)| {
+                let have = left
+                    .get(&(c.counter_set.clone(), name.clone()))
+                    .copied()
+                    .unwrap_or(Quantity::ZERO);
+                *amount > have
+            })
+        })
+    }
+}
+
+/// `free`, `allocated`, `shared` (a shareable device with shares), `blocked` (free,
+/// but the shared counters it consumes are used up: another partition of the same
+/// GPU is allocated) or `unusable`.
+fn device_state(
+    cluster: &gangpack::Cluster,
+    counters: &mut Counters,
+    view: &gangpack::DeviceView<'_>,
+    held: bool,
+) -> &'static str {
+    if !view.usable {
+        "unusable"
+    } else if !view.free {
+        "allocated"
+    } else if held {
+        "shared"
+    } else if counters.exhausted(cluster, view) {
+        "blocked"
+    } else {
+        "free"
+    }
+}
+
+/// One device as `snapshot()` and `device()` describe it.
+fn device_view(
+    sched: &Scheduler,
+    users: &Users,
+    scheduled: &[PodEviction],
+    counters: &mut Counters,
+    r: &DeviceRef,
+    view: &gangpack::DeviceView<'_>,
+) -> DeviceView {
+    let cluster = sched.cluster();
+    let holders: Vec<HolderView> = cluster
+        .allocations(r)
+        .iter()
+        .map(|h| HolderView {
+            claim: h.consumer.clone(),
+            pods: users
+                .pods
+                .get(&h.consumer)
+                .map(|s| s.iter().cloned().collect())
+                .unwrap_or_default(),
+            pod_group: users.group.get(&h.consumer).cloned(),
+            admin_access: h.admin_access,
+            consumed_capacity: h.consumed_capacity.clone(),
+        })
+        .collect();
+    let state = device_state(cluster, counters, view, !holders.is_empty());
+    let held: BTreeSet<&str> = holders.iter().map(|h| h.claim.as_str()).collect();
+    let evictions = scheduled
+        .iter()
+        .filter(|e| {
+            matches!(&e.reason, EvictionReason::DeviceTaint { claim, .. }
+                if held.contains(claim.as_str()))
+        })
+        .map(EvictionView::from)
+        .collect();
+    DeviceView {
+        id: r.to_string(),
+        driver: view.driver.to_owned(),
+        pool: view.pool.to_owned(),
+        device: view.device.name.clone(),
+        slice: view.slice.to_owned(),
+        node: view.node.map(str::to_owned),
+        state,
+        model: device_model(&view.device.attributes),
+        holders,
+        capacity: view
+            .device
+            .capacity
+            .iter()
+            .map(|(k, c)| (k.clone(), c.value))
+            .collect(),
+        consumed_capacity: cluster.consumed_capacity(r).into_iter().collect(),
+        taints: cluster
+            .device_taints(view.id)
+            .into_iter()
+            .map(|t| TaintView {
+                key: t.key,
+                value: t.value,
+                effect: taint_effect_name(&t.effect),
+                time_added: t.time_added.map(Clock::from),
+            })
+            .collect(),
+        evictions,
+    }
+}
+
+/// One device (`driver/pool/device`), as `snapshot()` describes it; `None` when the
+/// cluster has no such device.
+pub(crate) fn device(sched: &Scheduler, groups: &BTreeSet<String>, id: &str) -> Option<DeviceView> {
+    let mut parts = id.splitn(3, '/');
+    let (driver, pool, name) = (parts.next()?, parts.next()?, parts.next()?);
+    let r = DeviceRef::new(driver, pool, name);
+    let cluster = sched.cluster();
+    let view = cluster.device_id(&r).and_then(|d| cluster.device(d))?;
+    let scheduled = sched.scheduled_evictions();
+    let mut counters = Counters::default();
+    let users = users(sched, groups);
+    Some(device_view(
+        sched,
+        &users,
+        &scheduled,
+        &mut counters,
+        &r,
+        &view,
+    ))
+}
+
 /// The state to draw. `key` groups nodes into topology domains (`None`: the first
-/// PodGroup topology key, by group name; one unnamed domain without any).
+/// PodGroup topology key, by group name; one unnamed domain without any). Without
+/// `with_devices`, nodes list no devices (for callers that draw from [`cells`]).
 pub(crate) fn cluster(
     sched: &Scheduler,
     groups: &BTreeSet<String>,
     key: Option<String>,
+    with_devices: bool,
 ) -> ClusterView {
     let cluster = sched.cluster();
     let key = key.or_else(|| default_topology_key(sched, groups));
@@ -452,82 +605,12 @@ pub(crate) fn cluster(
     let users = users(sched, groups);
 
     // Devices, by node (`None`: not local to one node).
-    let mut seen: BTreeSet<DeviceRef> = BTreeSet::new();
     let mut by_node: BTreeMap<Option<String>, Vec<DeviceView>> = BTreeMap::new();
-    for slice in cluster.slices() {
-        for d in &slice.devices {
-            let r = DeviceRef::new(&slice.driver, &slice.pool.name, &d.name);
-            if !seen.insert(r.clone()) {
-                continue;
-            }
-            let Some(view) = cluster.device_id(&r).and_then(|id| cluster.device(id)) else {
-                continue;
-            };
-            let id = r.to_string();
-            let holders: Vec<HolderView> = cluster
-                .allocations(&r)
-                .iter()
-                .map(|h| HolderView {
-                    claim: h.consumer.clone(),
-                    pods: users
-                        .pods
-                        .get(&h.consumer)
-                        .map(|s| s.iter().cloned().collect())
-                        .unwrap_or_default(),
-                    pod_group: users.group.get(&h.consumer).cloned(),
-                    admin_access: h.admin_access,
-                    consumed_capacity: h.consumed_capacity.clone(),
-                })
-                .collect();
-            let state = if !view.usable {
-                "unusable"
-            } else if !view.free {
-                "allocated"
-            } else if holders.is_empty() {
-                "free"
-            } else {
-                "shared"
-            };
-            let held: BTreeSet<&str> = holders.iter().map(|h| h.claim.as_str()).collect();
-            let evictions = scheduled
-                .iter()
-                .filter(|e| {
-                    matches!(&e.reason, EvictionReason::DeviceTaint { claim, .. }
-                        if held.contains(claim.as_str()))
-                })
-                .map(EvictionView::from)
-                .collect();
-            let node = view.node.map(str::to_owned);
-            let dv = DeviceView {
-                id,
-                driver: view.driver.to_owned(),
-                pool: view.pool.to_owned(),
-                device: view.device.name.clone(),
-                slice: view.slice.to_owned(),
-                node: node.clone(),
-                state,
-                model: device_model(&view.device.attributes),
-                holders,
-                capacity: view
-                    .device
-                    .capacity
-                    .iter()
-                    .map(|(k, c)| (k.clone(), c.value))
-                    .collect(),
-                consumed_capacity: cluster.consumed_capacity(&r).into_iter().collect(),
-                taints: cluster
-                    .device_taints(view.id)
-                    .into_iter()
-                    .map(|t| TaintView {
-                        key: t.key,
-                        value: t.value,
-                        effect: taint_effect_name(&t.effect),
-                        time_added: t.time_added.map(Clock::from),
-                    })
-                    .collect(),
-                evictions,
-            };
-            by_node.entry(node).or_default().push(dv);
+    if with_devices {
+        let mut counters = Counters::default();
+        for (r, view) in each_device(cluster) {
+            let dv = device_view(sched, &users, &scheduled, &mut counters, &r, &view);
+            by_node.entry(dv.node.clone()).or_default().push(dv);
         }
     }
     for list in by_node.values_mut() {
@@ -650,6 +733,187 @@ pub(crate) fn cluster(
     }
 }
 
+/// What `cells()` returns: the cluster as drawn, one small record per device.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CellsView {
+    now: Clock,
+    topology_key: Option<String>,
+    domains: Vec<CellDomainView>,
+    /// Devices not local to one node.
+    other_cells: Vec<CellView>,
+    /// The device models present (`productName` / `model`), sorted.
+    models: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct CellDomainView {
+    name: Option<String>,
+    nodes: Vec<CellNodeView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CellNodeView {
+    name: String,
+    unschedulable: bool,
+    /// Its taints' effects: 1 `NoSchedule`, 2 `NoExecute`, 8 `PreferNoSchedule`.
+    taints: u8,
+    cells: Vec<CellView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CellView {
+    id: String,
+    state: &'static str,
+    /// The first holder's PodGroup, else its first pod, else its claim.
+    owner: Option<String>,
+    holders: usize,
+    /// Its taints' effects: 1 `NoSchedule`, 2 `NoExecute`, 4 `None`, 16 unknown.
+    taints: u8,
+    /// The earliest scheduled eviction of a pod using it (seconds).
+    evict_at: Option<i64>,
+    /// A shared device: each holder's owner and the fraction of the capacity it uses.
+    shares: Vec<(String, f64)>,
+}
+
+fn device_effect_bit(e: &gangpack::DeviceTaintEffect) -> u8 {
+    match e {
+        gangpack::DeviceTaintEffect::NoSchedule => 1,
+        gangpack::DeviceTaintEffect::NoExecute => 2,
+        gangpack::DeviceTaintEffect::None => 4,
+        gangpack::DeviceTaintEffect::Unknown(_) => 16,
+    }
+}
+
+fn node_effect_bit(e: gangpack::TaintEffect) -> u8 {
+    match e {
+        gangpack::TaintEffect::NoSchedule => 1,
+        gangpack::TaintEffect::NoExecute => 2,
+        gangpack::TaintEffect::PreferNoSchedule => 8,
+    }
+}
+
+/// The share of `capacity` that `used` takes, by the first capacity with a positive
+/// value (`None` without one).
+fn fraction(
+    capacity: &BTreeMap<String, gangpack::DeviceCapacity>,
+    used: &BTreeMap<String, Quantity>,
+) -> Option<f64> {
+    let (name, c) = capacity.iter().find(|(_, c)| c.value.is_positive())?;
+    let used = used.get(name).map_or(0, |q| q.as_nano());
+    // Ratios for drawing: f64's precision is plenty.
+    #[allow(clippy::cast_precision_loss)]
+    Some((used as f64 / c.value.as_nano() as f64).clamp(0.0, 1.0))
+}
+
+/// The cluster as drawn (`Scheduler.cells()`): the domains and nodes of
+/// [`cluster`], in the same order, each device a small record. One call costs a
+/// fraction of a full snapshot, for redrawing after every change.
+pub(crate) fn cells(
+    sched: &Scheduler,
+    groups: &BTreeSet<String>,
+    key: Option<String>,
+) -> CellsView {
+    let cluster = sched.cluster();
+    let key = key.or_else(|| default_topology_key(sched, groups));
+    let scheduled = sched.scheduled_evictions();
+    let users = users(sched, groups);
+    let mut evict_at: BTreeMap<&str, i64> = BTreeMap::new();
+    for e in &scheduled {
+        if let EvictionReason::DeviceTaint { claim, .. } = &e.reason {
+            let at = evict_at.entry(claim.as_str()).or_insert(e.at.0);
+            *at = (*at).min(e.at.0);
+        }
+    }
+    let owner_of = |claim: &str| -> String {
+        users
+            .group
+            .get(claim)
+            .or_else(|| users.pods.get(claim).and_then(|p| p.iter().next()))
+            .cloned()
+            .unwrap_or_else(|| claim.to_owned())
+    };
+    let mut models: BTreeSet<String> = BTreeSet::new();
+    let mut by_node: BTreeMap<Option<String>, Vec<CellView>> = BTreeMap::new();
+    let mut counters = Counters::default();
+    for (r, view) in each_device(cluster) {
+        let holders = cluster.allocations(&r);
+        let state = device_state(cluster, &mut counters, &view, !holders.is_empty());
+        if let Some(m) = device_model(&view.device.attributes) {
+            models.insert(m);
+        }
+        let taints = cluster
+            .device_taints(view.id)
+            .iter()
+            .fold(0, |bits, t| bits | device_effect_bit(&t.effect));
+        let shares = if state == "shared" {
+            holders
+                .iter()
+                .map(|h| {
+                    let f = fraction(&view.device.capacity, &h.consumed_capacity);
+                    #[allow(clippy::cast_precision_loss)]
+                    let even = 1.0 / holders.len().max(2) as f64;
+                    (
+                        owner_of(&h.consumer),
+                        f.filter(|f| *f > 0.0).unwrap_or(even),
+                    )
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let cell = CellView {
+            id: r.to_string(),
+            state,
+            owner: holders.first().map(|h| owner_of(&h.consumer)),
+            holders: holders.len(),
+            taints,
+            evict_at: holders
+                .iter()
+                .filter_map(|h| evict_at.get(h.consumer.as_str()).copied())
+                .min(),
+            shares,
+        };
+        by_node
+            .entry(view.node.map(str::to_owned))
+            .or_default()
+            .push(cell);
+    }
+    for list in by_node.values_mut() {
+        list.sort_by(|a, b| a.id.cmp(&b.id));
+    }
+    let mut domains: BTreeMap<Option<String>, Vec<CellNodeView>> = BTreeMap::new();
+    for n in cluster.nodes() {
+        let domain = key.as_ref().and_then(|k| n.labels.get(k)).cloned();
+        domains.entry(domain).or_default().push(CellNodeView {
+            name: n.name.clone(),
+            unschedulable: n.unschedulable,
+            taints: n
+                .taints
+                .iter()
+                .fold(0, |bits, t| bits | node_effect_bit(t.effect)),
+            cells: by_node.remove(&Some(n.name.clone())).unwrap_or_default(),
+        });
+    }
+    let unlabelled = domains.remove(&None);
+    let mut domains: Vec<CellDomainView> = domains
+        .into_iter()
+        .map(|(name, nodes)| CellDomainView { name, nodes })
+        .collect();
+    if let Some(nodes) = unlabelled {
+        domains.push(CellDomainView { name: None, nodes });
+    }
+    CellsView {
+        now: sched.now().into(),
+        topology_key: key,
+        domains,
+        other_cells: by_node.into_values().flatten().collect(),
+        models: models.into_iter().collect(),
+    }
+}
+
 fn group_views(sched: &Scheduler, groups: &BTreeSet<String>) -> Vec<GroupView> {
     let mut members: BTreeMap<String, Vec<(String, bool)>> = BTreeMap::new();
     for p in sched.pods() {
@@ -720,3 +984,4 @@ fn device_model(attributes: &BTreeMap<String, gangpack::DeviceAttribute>) -> Opt
         })
     })
 }
+
