@@ -7,13 +7,13 @@
 //   free       pale, thin border
 //   allocated  filled with its PodGroup's colour (pod's colour for plain pods)
 //   shared     filled from the bottom by the fraction of capacity consumed
+//   blocked    grey with a bar (free, but its partitions use up the counters)
 //   unusable   grey with a dotted cross
 //   NoSchedule black diagonal hatching
 //   NoExecute  red frame and a red cross; a countdown while an eviction is pending
 //   None       dashed blue outline
 
 export const CELL = 16;
-const NO_EFFECTS = new Set();
 const GAP = 3;
 const LABEL = 86;
 const PAD = 8;
@@ -33,29 +33,22 @@ function shade(hex, t) {
   return `#${ch.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
 }
 
-/** The owner a cell is coloured by: its PodGroup, else its pod, else its claim. */
+/** The owner a holder is coloured by: its PodGroup, else its pod, else its claim (as `cells()` names it). */
 export function owner(holder) {
   return holder.podGroup ?? holder.pods[0] ?? holder.claim;
 }
 
-/** The fraction of a shared device's capacity consumed (first capacity with a value). */
-export function sharedFraction(d) {
-  for (const [k, v] of Object.entries(d.capacity)) {
-    const cap = quantity(v);
-    if (cap > 0) return Math.min(1, quantity(d.consumedCapacity[k] ?? '0') / cap);
-  }
-  return d.holders.length > 0 ? 0.5 : 0;
+/** The share of a device in use, from its cell: 1 allocated, the shares' sum when shared, else 0. */
+export function usedFraction(cell) {
+  if (cell.state === 'allocated') return 1;
+  if (cell.state === 'shared') return Math.min(1, cell.shares.reduce((t, [, f]) => t + f, 0));
+  return 0;
 }
 
-/** Each holder of a shared device with the fraction of its capacity it consumes. */
-export function holderFractions(d) {
-  const key = Object.keys(d.capacity).find((k) => quantity(d.capacity[k]) > 0);
-  const n = d.holders.length;
-  return d.holders.map((holder) => {
-    const used = key ? quantity(holder.consumedCapacity[key] ?? '0') / quantity(d.capacity[key]) : 0;
-    return [holder, Math.min(1, used > 0 ? used : 1 / Math.max(2, n))];
-  });
-}
+/** Effect bits of `cells()`. */
+export const NO_SCHEDULE = 1;
+export const NO_EXECUTE = 2;
+export const EFFECT_NONE = 4;
 
 const SUFFIX = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
 
@@ -101,7 +94,7 @@ function outerKey(domains, key) {
 function columns(snap, viewWidth, viewHeight, domainWidth, domainHeight) {
   const n = snap.domains.length;
   const natural = Math.max(1, Math.floor((viewWidth - 2 * PAD) / (domainWidth + GAP)));
-  const cells = snap.domains.reduce((k, d) => k + d.nodes.reduce((j, x) => j + x.devices.length, 0), 0);
+  const cells = snap.domains.reduce((k, d) => k + d.nodes.reduce((j, x) => j + x.cells.length, 0), 0);
   if (cells <= 2000 || n <= natural) return natural;
   const tallest = Math.max(...snap.domains.map(domainHeight)) + GAP;
   let best = natural;
@@ -149,9 +142,15 @@ export class ClusterView {
     return this.colours.get(name);
   }
 
-  /** Sets what to draw; lays it out and draws (synchronously, so callers can time it). */
-  update(snapshot) {
+  /**
+   * Sets what to draw — `cells()` and a device-less `snapshot()` of the same state
+   * (node labels, groups, pods) — then lays it out and draws (synchronously, so
+   * callers can time it).
+   */
+  update(snapshot, cells) {
     this.snapshot = snapshot;
+    this.cells = cells;
+    this.labels = new Map(snapshot.domains.flatMap((d) => d.nodes).map((n) => [n.name, n.labels]));
     const owners = new Set();
     for (const g of snapshot.groups) owners.add(g.name);
     for (const p of snapshot.pods) if (!p.podGroup) owners.add(p.name);
@@ -162,16 +161,16 @@ export class ClusterView {
   }
 
   relayout() {
-    const snap = this.snapshot;
+    const snap = this.cells;
     if (!snap) return;
     const viewWidth = Math.max(320, this.canvas.clientWidth);
-    const maxDevices = Math.max(1, ...snap.domains.flatMap((d) => d.nodes.map((n) => n.devices.length)));
+    const maxDevices = Math.max(1, ...snap.domains.flatMap((d) => d.nodes.map((n) => n.cells.length)));
     const domainWidth = PAD * 2 + LABEL + maxDevices * (CELL + GAP);
     const domainHeight = (d) => HEADER + d.nodes.length * (CELL + GAP) + PAD;
-    const key = outerKey(snap.domains, snap.topologyKey);
+    const key = outerKey(this.snapshot.domains, snap.topologyKey);
     const groups = new Map();
     for (const d of snap.domains) {
-      const value = key ? d.nodes[0]?.labels[key] ?? null : null;
+      const value = key ? this.labels.get(d.nodes[0]?.name)?.[key] ?? null : null;
       if (!groups.has(value)) groups.set(value, []);
       groups.get(value).push(d);
     }
@@ -193,7 +192,7 @@ export class ClusterView {
           d.nodes.forEach((n, r) => {
             const ny = y + HEADER + r * (CELL + GAP);
             const nodeBox = { node: n, x: x + PAD, y: ny, w: domainWidth - 2 * PAD, h: CELL, first: cells.length };
-            n.devices.forEach((dev, c) => {
+            n.cells.forEach((dev, c) => {
               cells.push({ device: dev, node: n, domain: d, x: x + PAD + LABEL + c * (CELL + GAP), y: ny });
             });
             nodeBox.last = cells.length;
@@ -316,7 +315,7 @@ export class ClusterView {
     }
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.clearRect(0, 0, w, h);
-    if (!this.snapshot) return;
+    if (!this.cells) return;
     ctx.setTransform(ratio * this.scale, 0, 0, ratio * this.scale, ratio * this.tx, ratio * this.ty);
     const x0 = -this.tx / this.scale;
     const y0 = -this.ty / this.scale;
@@ -324,7 +323,7 @@ export class ClusterView {
     const y1 = y0 + h / this.scale;
     const visible = (x, y, bw, bh) => x + bw >= x0 && x <= x1 && y + bh >= y0 && y <= y1;
     const text = this.scale >= 0.45;
-    const now = this.snapshot.now.seconds;
+    const now = this.cells.now.seconds;
     ctx.textBaseline = 'middle';
     for (const g of this.layout.groups) {
       if (!visible(0, g.y, g.w, g.h)) continue;
@@ -347,7 +346,7 @@ export class ClusterView {
       if (text) {
         ctx.fillStyle = '#202124';
         ctx.font = 'bold 12px system-ui, sans-serif';
-        const devs = box.domain.nodes.flatMap((n) => n.devices);
+        const devs = box.domain.nodes.flatMap((n) => n.cells);
         const used = devs.filter((d) => d.state !== 'free').length;
         ctx.fillText(`${box.name ?? '(no domain)'}  ·  ${used}/${devs.length} devices in use`, box.x + PAD, box.y + HEADER / 2 + 1);
       }
@@ -360,8 +359,8 @@ export class ClusterView {
         }
         if (text) {
           ctx.font = '11px system-ui, sans-serif';
-          ctx.fillStyle = n.taints.length || n.unschedulable ? RED : '#5f6368';
-          const mark = n.unschedulable ? '⊘ ' : n.taints.length ? '⚠ ' : '';
+          ctx.fillStyle = n.taints || n.unschedulable ? RED : '#5f6368';
+          const mark = n.unschedulable ? '⊘ ' : n.taints ? '⚠ ' : '';
           ctx.fillText(clip(ctx, mark + n.name, LABEL - 6), nb.x, nb.y + CELL / 2 + 1);
         }
         for (let i = nb.first; i < nb.last; i++) this.drawCell(this.layout.cells[i], now, text);
@@ -384,25 +383,29 @@ export class ClusterView {
     const { ctx } = this;
     const d = c.device;
     const { x, y } = c;
-    const effects = d.taints.length ? new Set(d.taints.map((t) => t.effect)) : NO_EFFECTS;
+    const effects = d.taints;
     ctx.fillStyle = '#eef3ee';
     ctx.fillRect(x, y, CELL, CELL);
-    if (d.state === 'unusable') {
+    if (d.state === 'blocked') {
+      // Free, but its partitions' shared counters are used up: one bar across.
+      ctx.fillStyle = '#d5dbd5';
+      ctx.fillRect(x, y, CELL, CELL);
+      line(ctx, x + 2, y + CELL / 2, x + CELL - 2, y + CELL / 2, '#5f6368', 2);
+    } else if (d.state === 'unusable') {
       ctx.fillStyle = '#9aa0a6';
       ctx.fillRect(x, y, CELL, CELL);
       ctx.setLineDash([2, 2]);
       line(ctx, x + 2, y + 2, x + CELL - 2, y + CELL - 2, '#fff', 1);
       line(ctx, x + CELL - 2, y + 2, x + 2, y + CELL - 2, '#fff', 1);
       ctx.setLineDash([]);
-    } else if (d.holders.length > 0) {
-      ctx.fillStyle = this.colour(owner(d.holders[0]));
+    } else if (d.holders > 0) {
+      ctx.fillStyle = this.colour(d.owner);
       if (d.state === 'shared') {
         // One stacked segment per share, from the bottom, split by white lines.
         let top = y + CELL;
-        const shares = holderFractions(d);
-        for (const [holder, f] of shares) {
+        for (const [holder, f] of d.shares) {
           const hgt = CELL * f;
-          ctx.fillStyle = this.colour(owner(holder));
+          ctx.fillStyle = this.colour(holder);
           ctx.fillRect(x, top - hgt, CELL, hgt);
           top -= hgt;
           line(ctx, x, top, x + CELL, top, '#ffffff', 1.5);
@@ -412,14 +415,14 @@ export class ClusterView {
         ctx.fillRect(x, y, CELL, CELL);
       }
     }
-    const selected = this.selected !== null && d.holders.length > 0 && d.holders.some((h) => owner(h) === this.selected || h.pods.includes(this.selected));
+    const selected = this.selected !== null && d.holders > 0 && (d.owner === this.selected || d.shares.some(([o]) => o === this.selected));
     if (selected || text) {
       // Zoomed out, the gaps between cells are their borders.
       ctx.lineWidth = selected ? 2 : 1;
       ctx.strokeStyle = selected ? '#202124' : '#b0b8b0';
       ctx.strokeRect(x + 0.5, y + 0.5, CELL - 1, CELL - 1);
     }
-    if (effects.has('NoSchedule')) {
+    if (effects & NO_SCHEDULE) {
       ctx.save();
       ctx.beginPath();
       ctx.rect(x, y, CELL, CELL);
@@ -427,7 +430,7 @@ export class ClusterView {
       for (let k = -CELL; k < CELL; k += 4) line(ctx, x + k, y + CELL, x + k + CELL, y, '#202124', 1);
       ctx.restore();
     }
-    if (effects.has('NoExecute')) {
+    if (effects & NO_EXECUTE) {
       ctx.fillStyle = 'rgba(197, 34, 31, 0.35)';
       ctx.fillRect(x, y, CELL, CELL);
       line(ctx, x + 3, y + 3, x + CELL - 3, y + CELL - 3, RED, 2.5);
@@ -435,15 +438,15 @@ export class ClusterView {
       ctx.lineWidth = 2.5;
       ctx.strokeStyle = RED;
       ctx.strokeRect(x + 1.25, y + 1.25, CELL - 2.5, CELL - 2.5);
-    } else if (effects.has('None')) {
+    } else if (effects & EFFECT_NONE) {
       ctx.setLineDash([3, 2]);
       ctx.lineWidth = 2;
       ctx.strokeStyle = '#1a73e8';
       ctx.strokeRect(x + 1, y + 1, CELL - 2, CELL - 2);
       ctx.setLineDash([]);
     }
-    if (d.evictions.length > 0 && text) {
-      const left = Math.min(...d.evictions.map((e) => e.at.seconds)) - now;
+    if (d.evictAt !== null && text) {
+      const left = d.evictAt - now;
       ctx.fillStyle = RED;
       ctx.fillRect(x - 1, y - 9, CELL + 2, 9);
       ctx.fillStyle = '#fff';
@@ -587,14 +590,17 @@ function clip(ctx, s, max) {
   return `…${t}`;
 }
 
-/** A one-line description of a device, for tooltips and the screen reader. */
+/** A one-line description of a device (`Scheduler.device(id)`), for tooltips and the screen reader. */
 export function describeDevice(d, now) {
   const parts = [`GPU ${d.id}${d.model ? ` (${d.model})` : ''}: ${d.state}`];
   for (const h of d.holders) {
     const share = Object.keys(h.consumedCapacity).length ? ` [${Object.entries(h.consumedCapacity).map(([k, v]) => `${k} ${v}`).join(', ')}]` : '';
     parts.push(`held by ${h.pods.length ? h.pods.join(', ') : `claim ${h.claim}`}${h.podGroup ? ` of PodGroup ${h.podGroup}` : ''}${share}`);
   }
-  if (d.state === 'shared') parts.push(`${Math.round(sharedFraction(d) * 100)} % of capacity used`);
+  if (d.state === 'shared') {
+    const [k, cap] = Object.entries(d.capacity).find(([, v]) => quantity(v) > 0) ?? [];
+    if (k) parts.push(`${Math.round((100 * quantity(d.consumedCapacity[k] ?? '0')) / quantity(cap))} % of ${k} used`);
+  }
   for (const t of d.taints) parts.push(`taint ${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`);
   for (const e of d.evictions) parts.push(`evicts ${e.pod} in ${duration(e.at.seconds - now)}`);
   return parts.join('; ');

@@ -24,6 +24,8 @@ const app = {
   selected: null,
   timer: null,
   busy: false,
+  explaining: [],
+  explainTimer: null,
 };
 
 // ------------------------------------------------------------------- loading
@@ -44,7 +46,7 @@ function build(source) {
     const session = Scheduler.fromManifests(source.yaml !== undefined ? [{ name: 'pasted.yaml', text }] : [{ name: `${def.id}.yaml`, text }], options);
     return { label: entry.label, policy: entry.policy ?? 'BestFit', session, book: new Map(), series: [], index: i };
   });
-  if (!def.topologyKey) def.topologyKey = topologyKeyOf(runs[0].session.snapshot());
+  if (!def.topologyKey) def.topologyKey = topologyKeyOf(runs[0].session.snapshot({ devices: false }));
   return { def, runs };
 }
 
@@ -80,20 +82,26 @@ function checkpoint() {
   };
 }
 
+/**
+ * Reads a session's state for drawing: `cells()` (one small record per device), a
+ * snapshot without devices (nodes, pods, groups, claims, rules), the capacity
+ * report. A device's full record is asked for when needed (`device(id)`).
+ */
+function observe(run) {
+  const key = app.def.topologyKey;
+  run.cells = run.session.cells(key ? { topologyKey: key } : undefined);
+  run.snap = run.session.snapshot({ ...(key ? { topologyKey: key } : {}), devices: false });
+  try { run.capacity = run.session.capacityReport(key ? { key } : undefined); } catch { run.capacity = null; }
+  run.nodes = new Map(run.snap.domains.flatMap((d) => d.nodes).map((n) => [n.name, n]));
+}
+
 function record(run) {
-  const snap = run.session.snapshot(app.def.topologyKey ? { topologyKey: app.def.topologyKey } : undefined);
-  let capacity = null;
-  try { capacity = run.session.capacityReport(app.def.topologyKey ? { key: app.def.topologyKey } : undefined); } catch { capacity = null; }
-  run.snap = snap;
-  run.capacity = capacity;
-  run.series.push(metrics(snap, capacity));
+  observe(run);
+  run.series.push(metrics(run.cells, run.snap, run.capacity));
 }
 
 function refreshSnapshots() {
-  for (const run of app.runs) {
-    run.snap = run.session.snapshot(app.def.topologyKey ? { topologyKey: app.def.topologyKey } : undefined);
-    try { run.capacity = run.session.capacityReport(app.def.topologyKey ? { key: app.def.topologyKey } : undefined); } catch { run.capacity = null; }
-  }
+  for (const run of app.runs) observe(run);
 }
 
 function log(run, events) {
@@ -322,17 +330,23 @@ function setupViews() {
     run.view = new ClusterView(canvas, {
       onActivate: (hit) => openTarget(run, hit),
       onHover: (hit, x, y) => tooltip(run, hit, x, y, figure),
-      onFocus: (hit) => { $('focused-cell').textContent = hit ? describeDevice(hit.device, run.snap.now.seconds) : ''; },
+      onFocus: (hit) => { $('focused-cell').textContent = hit ? describeDevice(run.session.device(hit.device.id), run.snap.now.seconds) : ''; },
     });
   }
 }
 
 function tooltip(run, hit, x, y, figure) {
   const tip = $('tooltip');
-  if (!hit) { tip.hidden = true; return; }
+  if (!hit) { tip.hidden = true; delete tip.dataset.id; return; }
   let text = '';
-  if (hit.kind === 'device') text = describeDevice(hit.device, run.snap.now.seconds);
-  else if (hit.kind === 'node') text = `node ${hit.node.name}: ${hit.node.pods.length} pod(s)${hit.node.taints.map((t) => `; taint ${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join('')}${hit.node.unschedulable ? '; cordoned' : ''}. Click to taint it.`;
+  if (hit.kind === 'device') {
+    if (tip.dataset.id !== hit.device.id) tip.dataset.text = describeDevice(run.session.device(hit.device.id), run.snap.now.seconds);
+    tip.dataset.id = hit.device.id;
+    text = tip.dataset.text;
+  } else if (hit.kind === 'node') {
+    const n = run.nodes.get(hit.node.name);
+    text = `node ${n.name}: ${n.pods.length} pod(s)${n.taints.map((t) => `; taint ${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join('')}${n.unschedulable ? '; cordoned' : ''}. Click to taint it.`;
+  }
   else text = `${app.def.topologyKey ?? 'domain'} ${hit.domain.name ?? '(none)'}: ${hit.domain.nodes.length} node(s). Click to taint every node.`;
   tip.textContent = text;
   tip.hidden = false;
@@ -354,7 +368,7 @@ function unitsOf(snap) {
 function render() {
   const t0 = performance.now();
   for (const run of app.runs) {
-    run.view.update(run.snap);
+    run.view.update(run.snap, run.cells);
     run.view.setSelected(app.selected?.name ?? null);
   }
   const main = app.runs[0];
@@ -406,6 +420,8 @@ function select(kind, name) {
 
 function renderSelected() {
   const el = $('selected');
+  clearTimeout(app.explainTimer);
+  app.explaining = [];
   for (const r of app.runs) r.view.setHighlight(null);
   if (!app.selected) {
     el.replaceChildren(h('p', { class: 'hint' }, 'Select a PodGroup or pod from the list (or click one of its GPUs) to see where it runs or why it is pending.'));
@@ -415,6 +431,16 @@ function renderSelected() {
   const parts = [h('h3', {}, `${kind} ${name}`)];
   for (const run of app.runs) parts.push(...selectedIn(run, kind, name));
   el.replaceChildren(...parts);
+  if (app.explaining.length) {
+    el.dataset.explained = 'false';
+    app.explainTimer = setTimeout(() => {
+      for (const task of app.explaining) task();
+      app.explaining = [];
+      el.dataset.explained = 'true';
+    });
+  } else {
+    el.dataset.explained = 'true';
+  }
 }
 
 /** The selected unit in one session: its placement, or why it is pending (and the highlight on that session's view). */
@@ -433,26 +459,33 @@ function selectedIn(run, kind, name) {
   const placed = pods.filter((p) => p.node);
   if (placed.length) {
     const devs = new Map();
-    for (const d of snap.domains.flatMap((x) => x.nodes.flatMap((n) => n.devices))) for (const hd of d.holders) for (const p of hd.pods) {
+    for (const c of snap.claims) for (const p of c.pods) {
       if (!devs.has(p)) devs.set(p, []);
-      devs.get(p).push(d.device);
+      devs.get(p).push(...c.devices.map((id) => id.split('/').pop()));
     }
     parts.push(h('h4', {}, 'Placement'), h('ul', { class: 'placement' }, ...placed.map((p) => h('li', {}, `${p.name} → ${p.node}${devs.get(p.name) ? ` (${devs.get(p.name).join(', ')})` : ''}${p.eviction ? `; evicted in ${duration(p.eviction.at.seconds - snap.now.seconds)}` : ''}`))));
     run.view.setHighlight({ nodes: [...new Set(placed.map((p) => p.node))], dim: false });
   }
   const pending = pods.some((p) => p.status === 'pending') || (group && group.pods.length === 0);
   if (pending) {
-    try {
-      const result = run.session.explain(kind === 'PodGroup' ? { podGroup: name } : { pod: name });
-      const tree = h('div', { class: 'explanation' });
-      const blocking = renderExplanation(tree, result, snap, (t) => run.view.setHighlight(t));
-      run.view.setHighlight(blocking);
-      parts.push(h('h4', {}, 'Why it is pending'), tree,
-        h('p', { class: 'hint' }, 'The minimal blocking set is lit up on the cluster; click a fact to light up its objects.'),
-        h('h4', {}, 'What it would take'), h('pre', { class: 'what', tabindex: '0' }, result.whatItTakes.text));
-    } catch (e) {
-      parts.push(h('p', { class: 'error' }, message(e)));
-    }
+    // Explaining a big gang on a big cluster takes a while: the map is drawn first
+    // and the answer follows in the next task (a newer render cancels it).
+    const tree = h('div', { class: 'explanation', 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Explaining…'));
+    const what = h('pre', { class: 'what', tabindex: '0' });
+    parts.push(h('h4', {}, 'Why it is pending'), tree,
+      h('p', { class: 'hint' }, 'The minimal blocking set is lit up on the cluster; click a fact to light up its objects.'),
+      h('h4', {}, 'What it would take'), what);
+    app.explaining.push(() => {
+      try {
+        const result = run.session.explain(kind === 'PodGroup' ? { podGroup: name } : { pod: name });
+        const blocking = renderExplanation(tree, result, run.cells, (id) => run.session.device(id), (t) => run.view.setHighlight(t));
+        run.view.setHighlight(blocking);
+        what.textContent = result.whatItTakes.text;
+      } catch (e) {
+        tree.replaceChildren(h('p', { class: 'error' }, message(e)));
+      }
+      tree.removeAttribute('aria-busy');
+    });
   }
   return parts;
 }
@@ -472,7 +505,7 @@ function openTarget(run, hit) {
   let effects;
   let ruleSelector = null;
   if (hit.kind === 'device') {
-    const d = hit.device;
+    const d = run.session.device(hit.device.id);
     target = { device: d.id };
     title = `GPU ${d.id}`;
     taints = d.taints;
@@ -484,18 +517,22 @@ function openTarget(run, hit) {
       if (unit) setTimeout(() => select(unit.kind, unit.name));
     }
   } else if (hit.kind === 'node') {
-    const n = hit.node;
+    const n = run.nodes.get(hit.node.name);
     target = { node: n.name };
     title = `node ${n.name}`;
     taints = n.taints;
     effects = NODE_EFFECTS;
-    const pool = n.devices[0];
-    if (pool && n.devices.every((d) => d.driver === pool.driver && d.pool === pool.pool)) ruleSelector = { driver: pool.driver, pool: pool.pool };
+    // A DeviceTaintRule selects by driver and pool: offered when the node's devices are one pool.
+    const pools = new Set(hit.node.cells.map((c) => c.id.split('/').slice(0, 2).join('/')));
+    if (pools.size === 1) {
+      const [driver, pool] = [...pools][0].split('/');
+      ruleSelector = { driver, pool };
+    }
   } else {
     target = { domain: hit.domain.name, key: app.def.topologyKey ?? snap.topologyKey ?? undefined };
     title = `${target.key ?? 'domain'} ${hit.domain.name}`;
     const keys = new Map();
-    for (const n of hit.domain.nodes) for (const t of n.taints) keys.set(t.key, t);
+    for (const n of hit.domain.nodes) for (const t of run.nodes.get(n.name)?.taints ?? []) keys.set(t.key, t);
     taints = [...keys.values()];
     effects = NODE_EFFECTS;
   }
@@ -541,8 +578,9 @@ function openTarget(run, hit) {
       return;
     }
     const devices = new Set();
-    for (const d of snap.domains.flatMap((x) => x.nodes.flatMap((n) => n.devices))) {
-      if (d.driver === ruleSelector.driver && d.pool === ruleSelector.pool && (!ruleSelector.device || d.device === ruleSelector.device)) devices.add(d.id);
+    const prefix = `${ruleSelector.driver}/${ruleSelector.pool}/`;
+    for (const c of run.cells.domains.flatMap((x) => x.nodes.flatMap((n) => n.cells))) {
+      if (c.id.startsWith(prefix) && (!ruleSelector.device || c.id === prefix + ruleSelector.device)) devices.add(c.id);
     }
     run.view.setHighlight({ devices: [...devices], nodes: [...new Set(r.pods.map((p) => snap.pods.find((x) => x.name === p)?.node).filter(Boolean))] });
     out.replaceChildren(...[
@@ -558,7 +596,7 @@ function openTarget(run, hit) {
 
 function submitForm() {
   const form = $('submit-form');
-  const models = [...new Set(app.runs[0].snap.domains.flatMap((d) => d.nodes.flatMap((n) => n.devices.map((x) => x.model))).filter(Boolean))].sort();
+  const { models } = app.runs[0].cells;
   const sel = form.elements.namedItem('model');
   const keep = sel.value;
   sel.replaceChildren(h('option', { value: '' }, 'any model'), ...models.map((m) => h('option', { value: m }, m)));
@@ -725,7 +763,8 @@ window.gangpackPlayground = {
   state: () => ({
     scenario: app.def.id,
     actions: app.actions.slice(),
-    snapshots: app.runs.map((r) => r.snap),
+    // Full snapshots (with every device), read now: for the tests.
+    snapshots: app.runs.map((r) => r.session.snapshot(app.def.topologyKey ? { topologyKey: app.def.topologyKey } : undefined)),
     metrics: app.runs.map((r) => r.series.at(-1)),
     timeline: app.timeline.slice(),
   }),
@@ -753,17 +792,18 @@ window.gangpackPlayground = {
     const opts = app.def.topologyKey ? { topologyKey: app.def.topologyKey } : undefined;
     const time = (f) => { const t = performance.now(); const v = f(); return [performance.now() - t, v]; };
     const [cycle] = time(() => fork.cycle());
-    const [snapshot, snap] = time(() => fork.snapshot(opts));
+    const [snapshot, snap] = time(() => fork.snapshot({ ...opts, devices: false }));
+    const [cellsMs, cells] = time(() => fork.cells(opts));
     const [capacity] = time(() => fork.capacityReport(app.def.topologyKey ? { key: app.def.topologyKey } : undefined));
-    const [metricsMs] = time(() => metrics(snap, null));
+    const [metricsMs] = time(() => metrics(cells, snap, null));
     const [forkMs] = time(() => fork.fork().free());
     const sel = app.selected;
     const [explain] = time(() => { try { if (sel) fork.explain(sel.kind === 'Pod' ? { pod: sel.name } : { podGroup: sel.name }); } catch { /* not pending */ } });
-    const [draw] = time(() => { run.view.update(run.snap); });
+    const [draw] = time(() => { run.view.update(run.snap, run.cells); });
     const [units] = time(() => renderUnits(run.snap));
     const [timeline] = time(() => renderTimeline($('timeline'), app.timeline));
     fork.free();
-    return { cycle, snapshot, capacity, metrics: metricsMs, fork: forkMs, explain, draw, units, timeline };
+    return { cycle, snapshot, cells: cellsMs, capacity, metrics: metricsMs, fork: forkMs, explain, draw, units, timeline };
   },
   perform,
   palette: PALETTE,

@@ -2,7 +2,7 @@
 // unit with the objects each fact names, the capacity report per domain and the
 // timeline. Everything is read from the session's results; nothing is decided here.
 
-import { sharedFraction, PALETTE } from './cluster-view.js';
+import { NO_EXECUTE, NO_SCHEDULE, EFFECT_NONE, PALETTE, usedFraction } from './cluster-view.js';
 
 const h = (tag, attrs = {}, ...children) => {
   const el = document.createElement(tag);
@@ -22,15 +22,12 @@ export { h };
  * fragmentation (free GPUs no whole 8-GPU pod can use, from the capacity report),
  * pending gangs and pods, and GPUs held by gangs below minCount (held idle).
  */
-export function metrics(snap, capacity) {
-  const devices = snap.domains.flatMap((d) => d.nodes.flatMap((n) => n.devices)).concat(snap.otherDevices);
+export function metrics(cells, snap, capacity) {
+  const devices = cells.domains.flatMap((d) => d.nodes.flatMap((n) => n.cells)).concat(cells.otherCells);
   let used = 0;
-  for (const d of devices) {
-    if (d.state === 'allocated') used += 1;
-    else if (d.state === 'shared') used += sharedFraction(d);
-  }
+  for (const d of devices) used += usedFraction(d);
   const partial = new Set(snap.groups.filter((g) => g.minCount !== null && g.bound > 0 && g.bound < g.minCount).map((g) => g.name));
-  const idle = devices.filter((d) => d.holders.some((x) => x.podGroup && partial.has(x.podGroup))).length;
+  const idle = devices.filter((d) => (d.owner !== null && partial.has(d.owner)) || d.shares.some(([o]) => partial.has(o))).length;
   const whole = capacity?.totals?.findLast?.((s, i) => capacity.shapes[i].pods === 1) ?? null;
   return {
     gpus: devices.length,
@@ -114,20 +111,28 @@ export function renderChart(canvas, runs) {
   canvas.setAttribute('aria-label', `Chart over ${n - 1} steps: ${runs.map((r, i) => `${r.label ? `${r.label}: ` : ''}allocation ${last[i]?.allocation.toFixed(1)} %, fragmentation ${last[i]?.fragmentation.toFixed(1)} %`).join('; ')}`);
 }
 
-/** What a fact names on the cluster view: devices, nodes and domains to light up. */
-export function factTargets(fact, snap) {
+const EFFECT_BITS = { NoSchedule: NO_SCHEDULE, NoExecute: NO_EXECUTE, None: EFFECT_NONE };
+
+/**
+ * What a fact names on the cluster view: devices, nodes and domains to light up.
+ * `cells` is `Scheduler.cells()`; `device(id)` the session's full record of a device
+ * (asked only for tainted devices on the fact's nodes, to match the taint's key).
+ */
+export function factTargets(fact, cells, device) {
   const [kind, body] = Object.entries(fact)[0] ?? [];
   const out = { devices: [], nodes: [], domains: [] };
   if (!body || typeof body !== 'object') return out;
   const nodes = Array.isArray(body.nodes) ? body.nodes : [];
-  const byName = new Map(snap.domains.flatMap((d) => d.nodes).map((n) => [n.name, n]));
+  const byName = new Map(cells.domains.flatMap((d) => d.nodes).map((n) => [n.name, n]));
   if (kind === 'deviceTaint' && body.taint) {
     const t = body.taint;
-    for (const n of nodes) for (const d of byName.get(n)?.devices ?? []) {
-      if (d.taints.some((x) => x.key === t.key && x.effect === t.effect && (x.value ?? '') === (t.value ?? ''))) out.devices.push(d.id);
+    const bit = EFFECT_BITS[t.effect] ?? 16;
+    for (const n of nodes) for (const c of byName.get(n)?.cells ?? []) {
+      if (!(c.taints & bit)) continue;
+      if (device(c.id).taints.some((x) => x.key === t.key && x.effect === t.effect && (x.value ?? '') === (t.value ?? ''))) out.devices.push(c.id);
     }
   } else if (kind === 'devicesInUse') {
-    for (const n of nodes) for (const d of byName.get(n)?.devices ?? []) if (d.holders.length) out.devices.push(d.id);
+    for (const n of nodes) for (const c of byName.get(n)?.cells ?? []) if (c.holders) out.devices.push(c.id);
   } else {
     out.nodes.push(...nodes);
   }
@@ -145,7 +150,7 @@ export function mergeTargets(list) {
  * The explanation as a tree (the text's own structure: `├─` / `│  ` indentation),
  * each numbered fact a button that lights its objects up; the blocking facts marked.
  */
-export function renderExplanation(el, result, snap, onHighlight) {
+export function renderExplanation(el, result, cells, device, onHighlight) {
   const e = result.explanation;
   const blocking = new Set(e.blocking.map((i) => i + 1));
   const lines = result.text.split('\n').filter((l) => l.trim());
@@ -162,7 +167,7 @@ export function renderExplanation(el, result, snap, onHighlight) {
     const item = h('li', { role: 'treeitem' });
     if (fact) {
       const n = Number(fact[1]);
-      const targets = factTargets(e.facts[n - 1] ?? {}, snap);
+      const targets = factTargets(e.facts[n - 1] ?? {}, cells, device);
       const b = h('button', {
         type: 'button',
         class: `fact${blocking.has(n) ? ' blocking' : ''}`,
@@ -181,7 +186,7 @@ export function renderExplanation(el, result, snap, onHighlight) {
   }
   for (const u of root.querySelectorAll('ul')) if (!u.children.length) u.remove();
   el.replaceChildren(root);
-  return mergeTargets(e.blocking.map((i) => factTargets(e.facts[i] ?? {}, snap)));
+  return mergeTargets(e.blocking.map((i) => factTargets(e.facts[i] ?? {}, cells, device)));
 }
 
 /** The capacity report as a table: one row per domain, one column per shape. */

@@ -292,6 +292,20 @@ test('half-gpu: two claims share one H100, MIG halves are used, counters keep wh
   assert.equal(evalClaim.devices.length, 2);
   for (const d of evalClaim.devices) assert.ok(!splitParents.has(d), `${d} is not a split GPU`);
   assert.deepEqual(evalClaim.devices, ['gpu.nvidia.com/mig-r2-n1/gpu-2', 'gpu.nvidia.com/mig-r2-n1/gpu-3']);
+  // The split GPUs themselves are drawn blocked, not free: their halves use up the counters.
+  for (const parent of splitParents) assert.equal(allDevices(snap).find((d) => d.id === parent).state, 'blocked', parent);
+  // So are the halves of the whole GPUs eval took; nothing else is.
+  const blocked = allDevices(snap).filter((d) => d.state === 'blocked').map((d) => d.id);
+  const halvesOfWhole = allDevices(snap).filter((d) => evalClaim.devices.some((w) => d.id.startsWith(`${w}-mig-`))).map((d) => d.id);
+  assert.equal(halvesOfWhole.length, 4);
+  assert.deepEqual(blocked, [...splitParents, ...halvesOfWhole].sort());
+  // cells() says the same, with the shares of the shared GPUs.
+  const cells = session.cells({ topologyKey: s.topologyKey }).domains.flatMap((d) => d.nodes).flatMap((n) => n.cells);
+  assert.deepEqual(cells.filter((c) => c.state === 'blocked').map((c) => c.id), blocked);
+  for (const d of shared) {
+    const c = cells.find((x) => x.id === d.id);
+    assert.deepEqual(c.shares, [['default/tune', 0.5], ['default/tune', 0.5]], d.id);
+  }
   assertFocus(s, session);
   session.free();
 });
