@@ -299,6 +299,23 @@ test('the main controls work from the keyboard', async () => {
   }
 });
 
+test('Run plays a scenario through, keeps cycling while something changes, then pauses by itself', async () => {
+  const page = await open('#s=ecc');
+  try {
+    const ecc = SCENARIOS.find((s) => s.id === 'ecc');
+    await page.click('#run');
+    assert.equal(await page.locator('#run').getAttribute('aria-pressed'), 'true');
+    await page.waitForFunction(() => document.getElementById('run').getAttribute('aria-pressed') === 'false', null, { timeout: 60000 });
+    const st = await state(page);
+    assert.deepEqual(st.actions.slice(0, ecc.steps.length), ecc.steps.map((x) => x.do), 'the script first');
+    assert.match(await page.locator('#status').innerText(), /Nothing changes any more: paused/);
+    const train = st.snapshots[0].groups.find((g) => g.name === 'default/train');
+    assert.equal(train.status, 'running', 'the gang runs again, elsewhere');
+  } finally {
+    await page.done();
+  }
+});
+
 test('one cycle plus redraw with 1,000 nodes × 8 GPUs is measured', async () => {
   const large = SCENARIOS.find((s) => s.id === 'large');
   assert.ok(large, 'the large scenario is registered');

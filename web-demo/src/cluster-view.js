@@ -240,10 +240,15 @@ export class ClusterView {
     this.requestDraw();
   }
 
+  /** Draws in the next frame, unless a synchronous draw comes first. */
   requestDraw() {
+    this.dirty = true;
     if (this.pending) return;
     this.pending = true;
-    requestAnimationFrame(() => { this.pending = false; this.draw(); });
+    requestAnimationFrame(() => {
+      this.pending = false;
+      if (this.dirty) this.draw();
+    });
   }
 
   /** Lights up devices, nodes and domains; with `dim`, everything else steps back. */
@@ -305,6 +310,7 @@ export class ClusterView {
   }
 
   draw() {
+    this.dirty = false;
     const { canvas, ctx } = this;
     const ratio = window.devicePixelRatio || 1;
     const w = canvas.clientWidth;
@@ -464,7 +470,7 @@ export class ClusterView {
       }
     } else if (hl.dim && hl.devices.size + hl.nodes.size + hl.domains.size > 0 && !hl.nodes.has(c.node.name) && !hl.domains.has(c.domain.name)) {
       // Something is lit up: everything else steps back.
-      ctx.fillStyle = 'rgba(255, 255, 255, 0.6)';
+      ctx.fillStyle = 'rgba(255, 255, 255, 0.5)';
       ctx.fillRect(x, y, CELL, CELL);
     }
   }

@@ -367,10 +367,10 @@ function unitsOf(snap) {
 
 function render() {
   const t0 = performance.now();
-  for (const run of app.runs) {
-    run.view.update(run.snap, run.cells);
-    run.view.setSelected(app.selected?.name ?? null);
-  }
+  // Selection and highlights first, so the map is drawn once, with them.
+  for (const run of app.runs) run.view.setSelected(app.selected?.name ?? null);
+  renderSelected();
+  for (const run of app.runs) run.view.update(run.snap, run.cells);
   const main = app.runs[0];
   $('clock').textContent = `clock ${main.snap.now.rfc3339}`;
   $('scenario').value = app.source.yaml !== undefined ? 'yaml' : app.def.id;
@@ -380,13 +380,12 @@ function render() {
   const steps = app.def.steps ?? [];
   $('step-caption').textContent = step
     ? `Step ${app.actions.length + 1} of ${steps.length}: ${step.say}`
-    : steps.length && app.actions.length >= steps.length ? `Scenario played (${steps.length} steps). Carry on: click a GPU, submit a workload, step or run.` : steps.length ? 'You left the script: carry on freely, or reset.' : '';
+    : steps.length && app.actions.length >= steps.length ? `Scenario played (${steps.length} step${steps.length === 1 ? '' : 's'}). Carry on: click a GPU, submit a workload, step or run.` : steps.length ? 'You left the script: carry on freely, or reset.' : '';
   $('next-step').disabled = !step;
   $('undo').disabled = app.actions.length === 0;
   $('redo').disabled = app.redo.length === 0;
   $('download').disabled = false;
   renderUnits(main.snap);
-  renderSelected();
   renderMetrics($('metrics'), app.runs);
   renderChart($('chart'), app.runs);
   if (main.capacity) renderCapacity($('capacity'), main.capacity);

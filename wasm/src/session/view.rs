@@ -653,15 +653,9 @@ pub(crate) fn cluster(
             evictions,
         });
     }
-    // Labelled domains by value, then the unlabelled one.
-    let unlabelled = domains.remove(&None);
-    let mut domains: Vec<DomainView> = domains
-        .into_iter()
+    let domains = labelled_first(domains)
         .map(|(name, nodes)| DomainView { name, nodes })
         .collect();
-    if let Some(nodes) = unlabelled {
-        domains.push(DomainView { name: None, nodes });
-    }
     // Devices of nodes that do not exist, and network-attached devices.
     let other_devices = by_node.into_values().flatten().collect();
 
@@ -731,6 +725,17 @@ pub(crate) fn cluster(
         evictions: evictions(&scheduled),
         waiting: Vec::new(),
     }
+}
+
+/// Topology domains in drawing order: labelled ones by value, then the unlabelled one
+/// (`None`).
+fn labelled_first<T>(
+    mut domains: BTreeMap<Option<String>, Vec<T>>,
+) -> impl Iterator<Item = (Option<String>, Vec<T>)> {
+    let unlabelled = domains.remove(&None);
+    domains
+        .into_iter()
+        .chain(unlabelled.map(|nodes| (None, nodes)))
 }
 
 /// What `cells()` returns: the cluster as drawn, one small record per device.
@@ -897,14 +902,9 @@ pub(crate) fn cells(
             cells: by_node.remove(&Some(n.name.clone())).unwrap_or_default(),
         });
     }
-    let unlabelled = domains.remove(&None);
-    let mut domains: Vec<CellDomainView> = domains
-        .into_iter()
+    let domains = labelled_first(domains)
         .map(|(name, nodes)| CellDomainView { name, nodes })
         .collect();
-    if let Some(nodes) = unlabelled {
-        domains.push(CellDomainView { name: None, nodes });
-    }
     CellsView {
         now: sched.now().into(),
         topology_key: key,
@@ -984,4 +984,3 @@ fn device_model(attributes: &BTreeMap<String, gangpack::DeviceAttribute>) -> Opt
         })
     })
 }
-
