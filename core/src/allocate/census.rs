@@ -198,7 +198,7 @@ impl Cluster {
             let held = if slot.flags & SHAREABLE != 0 && !view.admin_access {
                 let device = self.device_of(dev);
                 let driver = self.slice_entry(slot.slice).slice.driver.as_str();
-                let committed = self.consumed_capacity(&self.device_ref_of(slot));
+                let committed = self.consumed_on(slot);
                 !consumed_capacity(device, view.capacity, driver)
                     .is_ok_and(|amount| fits(device, &committed, &amount))
             } else {

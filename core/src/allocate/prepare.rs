@@ -191,7 +191,7 @@ impl Cluster {
             let mut capacity_left = BTreeMap::new();
             if shareable && !view.admin_access {
                 if let Ok(amount) = consumed_capacity(device, view.capacity, driver) {
-                    let committed = self.consumed_capacity(&self.device_ref_of(slot));
+                    let committed = self.consumed_on(slot);
                     if !fits(device, &committed, &amount) {
                         funnel.capacity += 1;
                         continue;

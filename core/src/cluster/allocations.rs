@@ -247,8 +247,21 @@ impl Cluster {
 
     /// What the shares of a shareable device consume in total, by capacity name.
     pub fn consumed_capacity(&self, device: &DeviceRef) -> BTreeMap<String, crate::Quantity> {
+        Self::sum_consumed(self.allocations(device))
+    }
+
+    /// [`consumed_capacity`](Self::consumed_capacity) of an indexed device, found by
+    /// its interned key (no names built or hashed: the allocator asks this for every
+    /// shareable candidate).
+    pub(crate) fn consumed_on(&self, slot: &DeviceSlot) -> BTreeMap<String, crate::Quantity> {
+        self.allocations
+            .get(&self.key_of(slot))
+            .map_or_else(BTreeMap::new, |hs| Self::sum_consumed(hs))
+    }
+
+    fn sum_consumed(holders: &[DeviceAllocation]) -> BTreeMap<String, crate::Quantity> {
         let mut out: BTreeMap<String, crate::Quantity> = BTreeMap::new();
-        for h in self.allocations(device).iter().filter(|h| !h.admin_access) {
+        for h in holders.iter().filter(|h| !h.admin_access) {
             for (name, q) in &h.consumed_capacity {
                 let e = out.entry(name.clone()).or_insert(crate::Quantity::ZERO);
                 *e = e.saturating_add(*q);
