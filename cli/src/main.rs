@@ -76,9 +76,16 @@ pub(crate) struct Cli {
 /// Flags every command takes.
 #[derive(Debug, Args)]
 pub(crate) struct Global {
-    /// How to choose among feasible nodes and racks.
-    #[arg(help_heading = "Global options", long, global = true, value_enum, default_value_t = Policy::BestFit, ignore_case = true)]
-    pub(crate) policy: Policy,
+    /// How to choose among feasible nodes and racks [default: best-fit; `simulate`:
+    /// every policy].
+    #[arg(
+        help_heading = "Global options",
+        long,
+        global = true,
+        value_enum,
+        ignore_case = true
+    )]
+    pub(crate) policy: Option<Policy>,
     /// Seed for the demo's random choices (which GPU fails). Planning never uses
     /// randomness: ties are broken by name, so the same input gives the same output.
     #[arg(
@@ -173,6 +180,10 @@ enum Command {
         #[arg(long)]
         manifests: bool,
     },
+    /// Replay a GPU cluster trace (Alibaba openb, the FGD paper's protocol) through the
+    /// engine: per seed the pods shuffled and inflated to 1.3x capacity, scheduled one
+    /// at a time; prints unallocated GPU % at 100 % arrived per policy.
+    Simulate(simulate::SimulateArgs),
 }
 
 /// `gangpack taint` arguments.
@@ -244,7 +255,7 @@ impl TaintArgs {
 impl Global {
     fn options(&self) -> Options {
         Options {
-            policy: self.policy,
+            policy: self.policy.unwrap_or(Policy::BestFit),
             seed: self.seed,
             skip_invalid: self.skip_invalid,
             strict: self.strict,
@@ -274,6 +285,8 @@ fn message(style: Style, label: &str, code: &str, text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{label} {text}");
 }
 
+mod simulate;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let err_style = style(cli.global.color, std::io::stderr().is_terminal());
@@ -300,6 +313,22 @@ fn main() -> ExitCode {
             out_style,
         ),
         Command::Demo { manifests } => gangpack_cli::demo(&options, *manifests, out_style),
+        Command::Simulate(args) => match simulate::simulate(args, cli.global.policy) {
+            Ok(stdout) => Run {
+                stdout,
+                warnings: Vec::new(),
+                code: gangpack_cli::EXIT_OK,
+                failure: None,
+            },
+            Err(e) => {
+                message(err_style, "error:", "31", &e.to_string());
+                return ExitCode::from(match e {
+                    gangpack_sim::run::SimError::Io(..)
+                    | gangpack_sim::run::SimError::Engine(_) => EXIT_FAILURE,
+                    _ => gangpack_cli::EXIT_INVALID,
+                });
+            }
+        },
     };
     for w in &run.warnings {
         message(err_style, "warning:", "33", w);

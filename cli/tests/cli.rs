@@ -1215,3 +1215,74 @@ fn usage_errors_exit_2_and_help_documents_exit_codes() {
     let plan_help = run(&["plan", "--help"]);
     assert!(plan_help.out.contains("Exit status:"));
 }
+
+#[test]
+fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
+    let data = format!("{}/../sim/tests/data", env!("CARGO_MANIFEST_DIR"));
+    let out = std::env::temp_dir().join(format!("gangpack-simulate-{}", std::process::id()));
+    std::fs::create_dir_all(&out).expect("temp dir");
+    let csv = out.join("out.csv");
+    let svg = out.join("out.svg");
+    let trace = format!("{data}/openb_pod_list_small.csv");
+    let (csv_s, svg_s) = (csv.display().to_string(), svg.display().to_string());
+    let r = run(&[
+        "simulate",
+        "--trace",
+        &trace,
+        "--seeds",
+        "42..43",
+        "--csv",
+        &csv_s,
+        "--svg",
+        &svg_s,
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out.starts_with("unallocated GPU % at 100 % arrived"),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains("BestFit")
+            && r.out.contains("Spread")
+            && r.out.contains("FragmentationAware")
+    );
+    assert!(
+        r.out
+            .contains("6 replays (1 workloads x 3 policies x 2 seeds)"),
+        "{}",
+        r.out
+    );
+    let text = std::fs::read_to_string(&csv).expect("the CSV is written");
+    assert_eq!(
+        text.lines().next(),
+        Some("workload,policy,seed,arrived_pct,allocated_pct")
+    );
+    assert_eq!(text.lines().count(), 1 + 3 * 2 * 131);
+    // One policy with the global --policy.
+    let r = run(&[
+        "simulate", "--trace", &trace, "--seeds", "42", "--policy", "spread",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out
+            .contains("1 replays (1 workloads x 1 policies x 1 seeds)"),
+        "{}",
+        r.out
+    );
+    assert!(
+        std::fs::read_to_string(&svg)
+            .expect("the plot is written")
+            .starts_with("<svg")
+    );
+    // Bad input: a clear error and the invalid-input status.
+    let r = run(&["simulate", "--trace", &trace, "--policy", "Nope"]);
+    assert_eq!(r.code, 2);
+    let r = run(&["simulate", "--trace", &trace, "--seeds", "9..1"]);
+    assert_eq!(r.code, 2);
+    let r = run(&["simulate", "--trace", "/nonexistent/openb_pod_list_x.csv"]);
+    assert_eq!(r.code, 1);
+    let _ = std::fs::remove_dir_all(&out);
+}

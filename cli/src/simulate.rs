@@ -1,0 +1,116 @@
+//! `gangpack simulate`: the FGD paper's trace protocol over gangpack's engine
+//! (`gangpack-sim`), every policy side by side.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args;
+use gangpack::ScoringPolicy;
+use gangpack_cli::Policy;
+use gangpack_sim::report;
+use gangpack_sim::run::{self, Done, SimError};
+
+/// `gangpack simulate` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct SimulateArgs {
+    /// A pod list (`openb_pod_list_*.csv`) or a folder of them; repeatable.
+    #[arg(long = "trace", value_name = "FILE|DIR", required = true)]
+    traces: Vec<PathBuf>,
+    /// The node list [default: `openb_node_list_gpu_node.csv` beside each pod list].
+    #[arg(long, value_name = "FILE")]
+    nodes: Option<PathBuf>,
+    /// Seeds: `42..51` (inclusive), `42,43` or `42`.
+    #[arg(long, default_value = "42..51")]
+    seeds: String,
+    /// Requested GPU the arrivals are inflated to, as a multiple of capacity.
+    #[arg(long, default_value_t = 1.3)]
+    inflation: f64,
+    /// Write one row per (workload, policy, seed, arrived %) here:
+    /// `workload,policy,seed,arrived_pct,allocated_pct`.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Write an SVG plot of unallocated % against arrived % here (one per workload:
+    /// `NAME.svg`, or `NAME-<workload>.svg` for several).
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Threads [default: the machine's cores].
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// Runs it: the table at 100 % arrived on stdout, progress on stderr (a TTY only).
+/// `policy` is the global `--policy` (one policy; without it, every policy).
+pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<String, SimError> {
+    let policies: Vec<(String, ScoringPolicy)> = match policy {
+        None => run::default_policies(),
+        Some(p) => {
+            let s = p.scoring();
+            vec![(s.name().to_owned(), s)]
+        }
+    };
+    if !(args.inflation.is_finite() && args.inflation > 0.0) {
+        return Err(SimError::Usage(format!(
+            "--inflation {}: expected a positive number",
+            args.inflation
+        )));
+    }
+    let seeds = run::parse_seeds(&args.seeds)?;
+    let workloads = run::load(&args.traces, args.nodes.as_deref())?;
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let tty = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let progress = move |n: usize, all: usize, d: &Done| {
+        if tty {
+            eprint!(
+                "\r\x1b[2K[{n}/{all}] {} {} seed {}: {} pods in {:.1} s",
+                d.curve.workload, d.curve.policy, d.curve.seed, d.attempts, d.seconds
+            );
+            if n == all {
+                eprintln!();
+            }
+        }
+    };
+    let done = run::run_all(
+        &workloads,
+        &policies,
+        &seeds,
+        args.inflation,
+        threads,
+        &progress,
+    )?;
+    let curves: Vec<report::RunCurve> = done.iter().map(|d| d.curve.clone()).collect();
+    if let Some(path) = &args.csv {
+        std::fs::write(path, report::csv(&curves)).map_err(|e| SimError::Io(path.clone(), e))?;
+    }
+    if let Some(path) = &args.svg {
+        for w in &workloads {
+            let file = if workloads.len() == 1 {
+                path.clone()
+            } else {
+                let stem = path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("simulate");
+                let base = w.name.trim_end_matches(".csv");
+                path.with_file_name(format!("{stem}-{base}.svg"))
+            };
+            std::fs::write(&file, report::svg(&curves, &w.name))
+                .map_err(|e| SimError::Io(file.clone(), e))?;
+        }
+    }
+    let mut out = report::table(&curves, 100);
+    let replay: f64 = done.iter().map(|d| d.seconds).sum();
+    let _ = write!(
+        out,
+        "\n{} replays ({} workloads x {} policies x {} seeds) in {:.1} s on {threads} threads ({replay:.1} s of replay)\n",
+        done.len(),
+        workloads.len(),
+        policies.len(),
+        seeds.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(out)
+}
