@@ -6,8 +6,8 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
-use gangpack::ScoringPolicy;
 use gangpack_cli::Policy;
+use gangpack_sim::protocol as sim;
 use gangpack_sim::report;
 use gangpack_sim::run::{self, Done, SimError};
 
@@ -34,6 +34,11 @@ pub(crate) struct SimulateArgs {
     /// `NAME.svg`, or `NAME-<workload>.svg` for several).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// The policies to run, comma-separated: Random, DotProd (the paper's baselines),
+    /// BestFit, Spread, FragmentationAware [default: all; the global `--policy` runs
+    /// one of the engine's].
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    policies: Vec<String>,
     /// Threads [default: the machine's cores].
     #[arg(long)]
     threads: Option<usize>,
@@ -42,12 +47,25 @@ pub(crate) struct SimulateArgs {
 /// Runs it: the table at 100 % arrived on stdout, progress on stderr (a TTY only).
 /// `policy` is the global `--policy` (one policy; without it, every policy).
 pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<String, SimError> {
-    let policies: Vec<(String, ScoringPolicy)> = match policy {
-        None => run::default_policies(),
-        Some(p) => {
-            let s = p.scoring();
-            vec![(s.name().to_owned(), s)]
+    let policies: Vec<sim::Policy> = match (policy, args.policies.is_empty()) {
+        (Some(_), false) => {
+            return Err(SimError::Usage(
+                "--policy and --policies: give one of them".into(),
+            ));
         }
+        (Some(p), true) => vec![sim::Policy::Engine(p.scoring())],
+        (None, true) => run::default_policies(),
+        (None, false) => args
+            .policies
+            .iter()
+            .map(|n| {
+                sim::Policy::parse(n).ok_or_else(|| {
+                    SimError::Usage(format!(
+                        "--policies: {n:?} is not a policy (Random, DotProd, BestFit, Spread, FragmentationAware)"
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?,
     };
     if !(args.inflation.is_finite() && args.inflation > 0.0) {
         return Err(SimError::Usage(format!(

@@ -1245,13 +1245,19 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
         r.out
     );
     assert!(
-        r.out.contains("BestFit")
-            && r.out.contains("Spread")
-            && r.out.contains("FragmentationAware")
+        [
+            "Random",
+            "DotProd",
+            "BestFit",
+            "Spread",
+            "FragmentationAware"
+        ]
+        .iter()
+        .all(|p| r.out.contains(p))
     );
     assert!(
         r.out
-            .contains("6 replays (1 workloads x 3 policies x 2 seeds)"),
+            .contains("10 replays (1 workloads x 5 policies x 2 seeds)"),
         "{}",
         r.out
     );
@@ -1260,7 +1266,7 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
         text.lines().next(),
         Some("workload,policy,seed,arrived_pct,allocated_pct")
     );
-    assert_eq!(text.lines().count(), 1 + 3 * 2 * 131);
+    assert_eq!(text.lines().count(), 1 + 5 * 2 * 131);
     // One policy with the global --policy.
     let r = run(&[
         "simulate", "--trace", &trace, "--seeds", "42", "--policy", "spread",
@@ -1280,6 +1286,52 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
     // Bad input: a clear error and the invalid-input status.
     let r = run(&["simulate", "--trace", &trace, "--policy", "Nope"]);
     assert_eq!(r.code, 2);
+    let r = run(&[
+        "simulate",
+        "--trace",
+        &trace,
+        "--seeds",
+        "42",
+        "--policies",
+        "random,dot-prod",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out
+            .contains("2 replays (1 workloads x 2 policies x 1 seeds)"),
+        "{}",
+        r.out
+    );
+    let r = run(&["simulate", "--trace", &trace, "--policies", "Nope"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.err.contains("--policies: \"Nope\" is not a policy"),
+        "{}",
+        r.err
+    );
+    let r = run(&[
+        "simulate",
+        "--trace",
+        &trace,
+        "--seeds",
+        "42",
+        "--policies",
+        "random,dot-prod",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out
+            .contains("2 replays (1 workloads x 2 policies x 1 seeds)"),
+        "{}",
+        r.out
+    );
+    let r = run(&["simulate", "--trace", &trace, "--policies", "Nope"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.err.contains("--policies: \"Nope\" is not a policy"),
+        "{}",
+        r.err
+    );
     let r = run(&["simulate", "--trace", &trace, "--seeds", "9..1"]);
     assert_eq!(r.code, 2);
     let r = run(&["simulate", "--trace", "/nonexistent/openb_pod_list_x.csv"]);

@@ -20,6 +20,8 @@ pub const MILLI: &str = "milli";
 pub const MODEL: &str = "model";
 /// The namespace of the trace's pods.
 pub const NAMESPACE: &str = "openb";
+/// The node label naming each node (what the baselines pin pods with).
+pub const HOSTNAME: &str = "kubernetes.io/hostname";
 
 /// The cluster of a node list: nodes with their CPU and memory, GPUs shareable by
 /// milli-GPU (a request that names no share takes the whole GPU: 1000).
@@ -42,6 +44,7 @@ pub fn cluster(nodes: &[NodeRow]) -> Result<Cluster, gangpack::ClusterError> {
     for n in nodes {
         c.add_node(
             Node::new(&n.name)
+                .with_label(HOSTNAME, &n.name)
                 .with_allocatable("cpu", Quantity::from_milli(milli(n.cpu_milli)))
                 .with_allocatable("memory", Quantity::binary_si(mib(n.memory_mib)))
                 .with_allocatable("pods", Quantity::from_int(100_000)),

@@ -7,6 +7,7 @@
 //! The trace's GPUs are shareable devices with 1000 milli-GPU of consumable capacity;
 //! a task is a pod with one claim for its GPUs ([`cluster`]).
 
+pub mod baseline;
 pub mod cluster;
 pub mod protocol;
 pub mod report;

@@ -5,6 +5,7 @@
 
 use gangpack::{GangOptions, Scheduler, ScoringPolicy, UnitResult};
 
+use crate::baseline::{Baseline, Mirror};
 use crate::cluster;
 use crate::trace::{NodeRow, PodRow};
 
@@ -78,38 +79,107 @@ pub struct Sample {
     pub allocated: u64,
 }
 
+/// How a replay chooses nodes: the engine's own scoring, or a baseline that picks the
+/// node itself (and lets the engine place the pod there).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Policy {
+    /// One of the engine's scoring policies.
+    Engine(ScoringPolicy),
+    /// A baseline of the paper ([`crate::baseline`]).
+    Baseline(Baseline),
+}
+
+impl Policy {
+    /// Its name: the engine's policy names, `Random`, `DotProd`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Policy::Engine(p) => p.name(),
+            Policy::Baseline(Baseline::Random) => "Random",
+            Policy::Baseline(Baseline::DotProd) => "DotProd",
+        }
+    }
+
+    /// The policy of a name (case-insensitive, `-`/`_` ignored).
+    pub fn parse(name: &str) -> Option<Policy> {
+        let flat: String = name
+            .chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .collect::<String>()
+            .to_ascii_lowercase();
+        match flat.as_str() {
+            "random" => Some(Policy::Baseline(Baseline::Random)),
+            "dotprod" => Some(Policy::Baseline(Baseline::DotProd)),
+            _ => ScoringPolicy::parse(name).map(Policy::Engine),
+        }
+    }
+
+    /// Every policy, baselines first.
+    pub fn all() -> Vec<Policy> {
+        let mut v = vec![
+            Policy::Baseline(Baseline::Random),
+            Policy::Baseline(Baseline::DotProd),
+        ];
+        v.extend(
+            ScoringPolicy::NAMES
+                .iter()
+                .filter_map(|n| ScoringPolicy::parse(n))
+                .map(Policy::Engine),
+        );
+        v
+    }
+}
+
 /// Schedules `order` one pod at a time with `policy` on a fresh cluster of `nodes`:
 /// one sample per attempt. A pod that does not fit is dropped (it never retries).
+/// `seed` drives the Random baseline's choices.
 pub fn replay(
     nodes: &[NodeRow],
     pods: &[PodRow],
     order: &[usize],
-    policy: ScoringPolicy,
+    policy: &Policy,
+    seed: u64,
 ) -> Result<Vec<Sample>, gangpack::SchedulerError> {
     let c = cluster::cluster(nodes).map_err(gangpack::SchedulerError::from)?;
+    let scoring = match policy {
+        Policy::Engine(p) => p.clone(),
+        Policy::Baseline(_) => ScoringPolicy::BestFit,
+    };
     let options = GangOptions {
-        policy,
+        policy: scoring,
         ..GangOptions::default()
     };
     let mut s = Scheduler::new(c, options);
+    let mut mirror = Mirror::new(nodes);
+    let mut rng = Rng::new(seed ^ 0x5eed_0fba_5e11_e500);
     let mut samples = Vec::with_capacity(order.len());
     let (mut arrived, mut allocated) = (0u64, 0u64);
     for (k, &i) in order.iter().enumerate() {
         let row = &pods[i];
+        arrived += row.gpu_demand_milli();
         let name = format!("p{k:06}");
-        let (pod, claim) = cluster::pod(row, &name);
+        let (mut pod, claim) = cluster::pod(row, &name);
+        if let Policy::Baseline(b) = policy {
+            let Some(n) = mirror.choose(*b, row, &mut rng) else {
+                samples.push(Sample { arrived, allocated });
+                continue;
+            };
+            pod.node_selector
+                .insert(cluster::HOSTNAME.into(), mirror.name(n).to_owned());
+        }
         if let Some(claim) = claim {
             s.add_claim(claim)?;
         }
         s.add_pod(pod)?;
         let report = s.cycle();
-        let placed = report
-            .units
-            .iter()
-            .any(|(_, r)| matches!(r, UnitResult::Scheduled(_)));
-        arrived += row.gpu_demand_milli();
-        if placed {
+        let decision = report.units.iter().find_map(|(_, r)| match r {
+            UnitResult::Scheduled(d) => Some(d),
+            _ => None,
+        });
+        if let Some(d) = decision {
             allocated += row.gpu_demand_milli();
+            if matches!(policy, Policy::Baseline(_)) {
+                mirror.commit(row, d);
+            }
         } else {
             s.remove_pod(&format!("{}/{name}", cluster::NAMESPACE))?;
         }

@@ -4,9 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gangpack::ScoringPolicy;
-
-use crate::protocol;
+use crate::protocol::{self, Policy};
 use crate::report::{self, RunCurve};
 use crate::trace::{self, NodeRow, PodRow};
 
@@ -129,7 +127,7 @@ pub struct Done {
 /// matrix order (workload, then policy, then seed), whatever order they finished in.
 pub fn run_all(
     workloads: &[Workload],
-    policies: &[(String, ScoringPolicy)],
+    policies: &[Policy],
     seeds: &[u64],
     inflation: f64,
     threads: usize,
@@ -170,21 +168,16 @@ pub fn run_all(
         .collect()
 }
 
-fn one(
-    w: &Workload,
-    (name, policy): &(String, ScoringPolicy),
-    seed: u64,
-    inflation: f64,
-) -> Result<Done, SimError> {
+fn one(w: &Workload, policy: &Policy, seed: u64, inflation: f64) -> Result<Done, SimError> {
     let capacity = w.capacity_milli();
     let order = protocol::arrivals(&w.pods, capacity, inflation, seed);
     let t = std::time::Instant::now();
-    let samples = protocol::replay(&w.nodes, &w.pods, &order, policy.clone())
+    let samples = protocol::replay(&w.nodes, &w.pods, &order, policy, seed)
         .map_err(|e| SimError::Engine(format!("{}: {e}", w.name)))?;
     Ok(Done {
         curve: RunCurve {
             workload: w.name.clone(),
-            policy: name.clone(),
+            policy: policy.name().to_owned(),
             seed,
             allocated_pct: report::curve(&samples, capacity),
         },
@@ -215,10 +208,8 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, SimError> {
         .collect()
 }
 
-/// The policies `gangpack simulate` runs without `--policy`.
-pub fn default_policies() -> Vec<(String, ScoringPolicy)> {
-    ScoringPolicy::NAMES
-        .iter()
-        .filter_map(|n| ScoringPolicy::parse(n).map(|p| ((*n).to_owned(), p)))
-        .collect()
+/// The policies `gangpack simulate` runs without `--policy`: the baselines, then the
+/// engine's own.
+pub fn default_policies() -> Vec<Policy> {
+    Policy::all()
 }

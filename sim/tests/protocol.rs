@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use gangpack::ScoringPolicy;
+use gangpack_sim::protocol::Policy;
 use gangpack_sim::{protocol, report, run, trace};
 
 fn data(name: &str) -> PathBuf {
@@ -72,8 +73,14 @@ fn a_replay_counts_failed_pods_as_arrived_and_nothing_leaves() {
     let w = small();
     let cap = w.capacity_milli();
     let order = protocol::arrivals(&w.pods, cap, 1.3, 44);
-    let samples =
-        protocol::replay(&w.nodes, &w.pods, &order, ScoringPolicy::BestFit).expect("replays");
+    let samples = protocol::replay(
+        &w.nodes,
+        &w.pods,
+        &order,
+        &Policy::Engine(ScoringPolicy::BestFit),
+        44,
+    )
+    .expect("replays");
     assert_eq!(samples.len(), order.len(), "one sample per attempt");
     let mut arrived = 0;
     let mut allocated = 0;
@@ -95,7 +102,14 @@ fn a_replay_counts_failed_pods_as_arrived_and_nothing_leaves() {
     // Deterministic.
     assert_eq!(
         samples,
-        protocol::replay(&w.nodes, &w.pods, &order, ScoringPolicy::BestFit).expect("replays")
+        protocol::replay(
+            &w.nodes,
+            &w.pods,
+            &order,
+            &Policy::Engine(ScoringPolicy::BestFit),
+            44
+        )
+        .expect("replays")
     );
 }
 
@@ -103,8 +117,8 @@ fn a_replay_counts_failed_pods_as_arrived_and_nothing_leaves() {
 fn the_curve_and_the_csv_contract() {
     let w = small();
     let policies = vec![
-        ("BestFit".to_owned(), ScoringPolicy::BestFit),
-        ("Spread".to_owned(), ScoringPolicy::Spread),
+        Policy::Engine(ScoringPolicy::BestFit),
+        Policy::Engine(ScoringPolicy::Spread),
     ];
     let done = run::run_all(
         std::slice::from_ref(&w),
@@ -139,8 +153,14 @@ fn the_curve_and_the_csv_contract() {
     }
     // The curve agrees with the samples it came from.
     let order = protocol::arrivals(&w.pods, w.capacity_milli(), 1.3, 42);
-    let samples =
-        protocol::replay(&w.nodes, &w.pods, &order, ScoringPolicy::BestFit).expect("replays");
+    let samples = protocol::replay(
+        &w.nodes,
+        &w.pods,
+        &order,
+        &Policy::Engine(ScoringPolicy::BestFit),
+        44,
+    )
+    .expect("replays");
     let cap = w.capacity_milli();
     let first = samples
         .iter()
@@ -253,4 +273,78 @@ fn bad_rows_are_named_by_file_line_and_column() {
     assert!(run::parse_seeds("51..42").is_err());
     assert_eq!(run::parse_seeds("42..44").unwrap(), [42, 43, 44]);
     assert_eq!(run::parse_seeds("7,9").unwrap(), [7, 9]);
+}
+
+#[test]
+fn the_baselines_follow_the_protocol_and_random_depends_on_the_seed() {
+    let w = small();
+    let cap = w.capacity_milli();
+    let order = protocol::arrivals(&w.pods, cap, 1.3, 45);
+    for b in [
+        Policy::parse("random").unwrap(),
+        Policy::parse("DotProd").unwrap(),
+    ] {
+        let samples = protocol::replay(&w.nodes, &w.pods, &order, &b, 45).expect("replays");
+        assert_eq!(samples.len(), order.len());
+        assert!(samples.windows(2).all(|s| s[0].allocated <= s[1].allocated));
+        assert!(samples.last().unwrap().allocated > cap / 2, "{}", b.name());
+        assert_eq!(
+            samples,
+            protocol::replay(&w.nodes, &w.pods, &order, &b, 45).expect("replays")
+        );
+    }
+    let random = Policy::parse("Random").unwrap();
+    let a = protocol::replay(&w.nodes, &w.pods, &order, &random, 1).expect("replays");
+    let b = protocol::replay(&w.nodes, &w.pods, &order, &random, 2).expect("replays");
+    assert_ne!(a, b, "Random's choices come from the seed");
+    assert_eq!(
+        Policy::all().iter().map(Policy::name).collect::<Vec<_>>(),
+        [
+            "Random",
+            "DotProd",
+            "BestFit",
+            "Spread",
+            "FragmentationAware"
+        ]
+    );
+}
+
+/// The baselines' mirror of what is free against the engine: replaying with the
+/// engine's BestFit and recording each decision in a mirror, a task the mirror says no
+/// node can take is exactly a task the engine does not place.
+#[test]
+fn the_mirror_agrees_with_the_engine_on_what_fits() {
+    use gangpack_sim::baseline::Mirror;
+    for file in ["openb_pod_list_small.csv", "openb_pod_list_spec.csv"] {
+        let w = run::load(&[data(file)], None).expect("loads").remove(0);
+        let order = protocol::arrivals(&w.pods, w.capacity_milli(), 1.3, 46);
+        let c = gangpack_sim::cluster::cluster(&w.nodes).expect("cluster");
+        let mut s = gangpack::Scheduler::new(c, gangpack::GangOptions::default());
+        let mut mirror = Mirror::new(&w.nodes);
+        let (mut yes, mut no) = (0, 0);
+        for (k, &i) in order.iter().enumerate() {
+            let row = &w.pods[i];
+            let fits = (0..w.nodes.len()).any(|n| mirror.fits(n, row));
+            let name = format!("p{k}");
+            let (pod, claim) = gangpack_sim::cluster::pod(row, &name);
+            if let Some(claim) = claim {
+                s.add_claim(claim).expect("claim");
+            }
+            s.add_pod(pod).expect("pod");
+            let report = s.cycle();
+            let placed = report.units.iter().find_map(|(_, r)| match r {
+                gangpack::UnitResult::Scheduled(d) => Some(d.clone()),
+                _ => None,
+            });
+            assert_eq!(fits, placed.is_some(), "{file}: attempt {k} ({row:?})");
+            if let Some(d) = placed {
+                mirror.commit(row, &d);
+                yes += 1;
+            } else {
+                s.remove_pod(&format!("openb/{name}")).expect("remove");
+                no += 1;
+            }
+        }
+        assert!(yes > 0 && no > 0, "{file}: {yes} placed, {no} not");
+    }
 }
