@@ -20,6 +20,18 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A replay of `order` with the engine's BestFit.
+fn best_fit(w: &run::Workload, order: &[usize]) -> Vec<protocol::Sample> {
+    protocol::replay(
+        &w.nodes,
+        &w.pods,
+        order,
+        &Policy::Engine(ScoringPolicy::BestFit),
+        44,
+    )
+    .expect("replays")
+}
+
 fn small() -> run::Workload {
     run::load(&[data("openb_pod_list_small.csv")], None)
         .expect("the excerpt loads")
@@ -73,14 +85,7 @@ fn a_replay_counts_failed_pods_as_arrived_and_nothing_leaves() {
     let w = small();
     let cap = w.capacity_milli();
     let order = protocol::arrivals(&w.pods, cap, 1.3, 44);
-    let samples = protocol::replay(
-        &w.nodes,
-        &w.pods,
-        &order,
-        &Policy::Engine(ScoringPolicy::BestFit),
-        44,
-    )
-    .expect("replays");
+    let samples = best_fit(&w, &order);
     assert_eq!(samples.len(), order.len(), "one sample per attempt");
     let mut arrived = 0;
     let mut allocated = 0;
@@ -100,17 +105,7 @@ fn a_replay_counts_failed_pods_as_arrived_and_nothing_leaves() {
     assert!(failed > 0, "at 1.3x some pods cannot fit");
     assert!(allocated > cap / 2, "and most of the cluster is allocated");
     // Deterministic.
-    assert_eq!(
-        samples,
-        protocol::replay(
-            &w.nodes,
-            &w.pods,
-            &order,
-            &Policy::Engine(ScoringPolicy::BestFit),
-            44
-        )
-        .expect("replays")
-    );
+    assert_eq!(samples, best_fit(&w, &order));
 }
 
 #[test]
@@ -153,14 +148,7 @@ fn the_curve_and_the_csv_contract() {
     }
     // The curve agrees with the samples it came from.
     let order = protocol::arrivals(&w.pods, w.capacity_milli(), 1.3, 42);
-    let samples = protocol::replay(
-        &w.nodes,
-        &w.pods,
-        &order,
-        &Policy::Engine(ScoringPolicy::BestFit),
-        44,
-    )
-    .expect("replays");
+    let samples = best_fit(&w, &order);
     let cap = w.capacity_milli();
     let first = samples
         .iter()
