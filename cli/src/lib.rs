@@ -11,6 +11,7 @@
 //! Nothing here writes to a terminal or reads the environment; file reading happens only
 //! for [`Input::Paths`] (the native command's `-f`).
 
+mod capacity;
 mod demo;
 mod explain;
 mod input;
@@ -19,6 +20,7 @@ mod render;
 mod taint;
 mod time;
 
+pub use capacity::CapacityKey;
 pub use input::{Input, InputFile, Problem};
 pub use render::Style;
 pub use taint::{DEFAULT_KEY, TaintRequest, TaintTargetSpec};
@@ -318,6 +320,21 @@ pub fn taint_report(
         list,
         warnings: messages.into_lines(),
     })
+}
+
+/// `gangpack capacity`: the capacity report of the input's free capacity (before any
+/// cycle), grouped by `key`, for single pods of 1, 2, 4 and 8 devices and a gang of
+/// `gang_pods` pods of 8 devices; a table, or JSON with `json`.
+pub fn capacity(
+    input: &Input,
+    options: &Options,
+    key: &CapacityKey,
+    gang_pods: u32,
+    json: bool,
+) -> Run {
+    let mut messages = input::Messages::default();
+    let result = capacity::run(options, input, key, gang_pods, json, &mut messages);
+    Run::finish(result, messages)
 }
 
 /// `gangpack demo` (`manifests`: `--manifests`, the demo's YAML instead of its run).

@@ -180,10 +180,38 @@ enum Command {
         #[arg(long)]
         manifests: bool,
     },
+    /// Which request shapes the free capacity can still host, per topology domain
+    /// (single pods of 1, 2, 4 and 8 devices, and a gang of --gang-pods x 8), and how
+    /// fragmented it is. Nothing is scheduled.
+    #[command(after_help = EXIT_HELP)]
+    Capacity {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// The node label grouping nodes into domains [default: the first PodGroup
+        /// topology key in the input; without one, the whole cluster].
+        #[arg(long, value_name = "LABEL", conflicts_with = "whole")]
+        key: Option<String>,
+        /// The whole cluster as one domain.
+        #[arg(long)]
+        whole: bool,
+        /// Pods of the gang shape (each with 8 devices); 1 leaves it out.
+        #[arg(long, default_value_t = 8, value_name = "N")]
+        gang_pods: u32,
+        /// `table`, or `json`: the report as data.
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = CapacityFormat::Table)]
+        output: CapacityFormat,
+    },
     /// Replay a GPU cluster trace (Alibaba openb, the FGD paper's protocol) through the
     /// engine: per seed the pods shuffled and inflated to 1.3x capacity, scheduled one
     /// at a time; prints unallocated GPU % at 100 % arrived per policy.
     Simulate(simulate::SimulateArgs),
+}
+
+/// `gangpack capacity -o`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CapacityFormat {
+    Table,
+    Json,
 }
 
 /// `gangpack taint` arguments.
@@ -313,6 +341,23 @@ fn main() -> ExitCode {
             out_style,
         ),
         Command::Demo { manifests } => gangpack_cli::demo(&options, *manifests, out_style),
+        Command::Capacity {
+            inputs,
+            key,
+            whole,
+            gang_pods,
+            output,
+        } => gangpack_cli::capacity(
+            &Input::Paths(inputs.paths.clone()),
+            &options,
+            &match (key, whole) {
+                (Some(k), _) => gangpack_cli::CapacityKey::Label(k.clone()),
+                (None, true) => gangpack_cli::CapacityKey::Whole,
+                (None, false) => gangpack_cli::CapacityKey::Default,
+            },
+            *gang_pods,
+            *output == CapacityFormat::Json,
+        ),
         Command::Simulate(args) => match simulate::simulate(args, cli.global.policy) {
             Ok(stdout) => Run {
                 stdout,

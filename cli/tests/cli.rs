@@ -1315,3 +1315,92 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
     assert_eq!(r.code, 1);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn capacity_reports_what_each_rack_can_still_host() {
+    let cluster = format!("{}/../examples/cluster", env!("CARGO_MANIFEST_DIR"));
+    // No PodGroup in the input: the whole cluster. 32 GPUs, one tainted NoSchedule.
+    let r = run(&["capacity", "-f", &cluster]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let lines: Vec<&str> = r.out.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        [
+            "CLUSTER", "NODES", "FREE", "1x1", "1x2", "1x4", "1x8", "8x8"
+        ]
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["total", "4", "31", "31", "15", "7", "3", "0"]
+    );
+    assert!(
+        r.out
+            .contains("fragmentation: 7 of 31 free devices cannot be part of a whole 1x8 pod")
+    );
+    // By rack, with a 2-pod gang shape: the tainted GPU is in rack-2.
+    let r = run(&[
+        "capacity",
+        "-f",
+        &cluster,
+        "--key",
+        "topology.kubernetes.io/rack",
+        "--gang-pods",
+        "2",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let rows: Vec<Vec<&str>> = r
+        .out
+        .lines()
+        .take(4)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        [
+            "DOMAIN",
+            "NODES",
+            "FREE",
+            "1x1",
+            "1x2",
+            "1x4",
+            "1x8",
+            "2x8@topology.kubernetes.io/rack"
+        ]
+    );
+    assert_eq!(rows[1], ["rack-1", "2", "16", "16", "8", "4", "2", "1"]);
+    assert_eq!(rows[2], ["rack-2", "2", "15", "15", "7", "3", "1", "0"]);
+    assert_eq!(rows[3], ["total", "4", "31", "31", "15", "7", "3", "1"]);
+    // JSON: the report as data, with the column labels.
+    let r = run(&[
+        "capacity",
+        "-f",
+        &cluster,
+        "--key",
+        "topology.kubernetes.io/rack",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let v: Value = serde_json::from_str(&r.out).expect("JSON");
+    assert_eq!(v["key"], "topology.kubernetes.io/rack");
+    assert_eq!(v["labels"][3], "1x8");
+    assert_eq!(v["domains"].as_array().expect("domains").len(), 2);
+    assert_eq!(v["totals"][0]["free"], 31);
+    // A label no node has: every node unlabelled, single pods only.
+    let r = run(&["capacity", "-f", &cluster, "--key", "example.com/none"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out
+            .lines()
+            .nth(1)
+            .expect("a row")
+            .starts_with("(unlabelled)"),
+        "{}",
+        r.out
+    );
+    // Bad input fails as every command does.
+    let r = run(&["capacity", "-f", "/nonexistent.yaml"]);
+    assert_eq!(r.code, 1);
+    let r = run(&["capacity", "-f", &cluster, "--key", "k", "--whole"]);
+    assert_eq!(r.code, 2);
+}
