@@ -2,7 +2,6 @@
 //! (`gangpack-sim`), every policy side by side.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -78,18 +77,23 @@ pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<St
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    let tty = std::io::stderr().is_terminal();
+    let jobs = workloads.len() * policies.len() * seeds.len();
+    // indicatif draws only when stderr is a terminal: nothing in pipes, logs or CI.
+    let bar = indicatif::ProgressBar::new(jobs as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} replays, ~{eta} left  {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
     let started = std::time::Instant::now();
-    let progress = move |n: usize, all: usize, d: &Done| {
-        if tty {
-            eprint!(
-                "\r\x1b[2K[{n}/{all}] {} {} seed {}: {} pods in {:.1} s",
-                d.curve.workload, d.curve.policy, d.curve.seed, d.attempts, d.seconds
-            );
-            if n == all {
-                eprintln!();
-            }
-        }
+    let progress = |_: usize, _: usize, d: &Done| {
+        bar.set_message(format!(
+            "{} {} seed {}: {:.1} s",
+            d.curve.workload, d.curve.policy, d.curve.seed, d.seconds
+        ));
+        bar.inc(1);
     };
     let done = run::run_all(
         &workloads,
@@ -98,7 +102,9 @@ pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<St
         args.inflation,
         threads,
         &progress,
-    )?;
+    );
+    bar.finish_and_clear();
+    let done = done?;
     let curves: Vec<report::RunCurve> = done.iter().map(|d| d.curve.clone()).collect();
     if let Some(path) = &args.csv {
         std::fs::write(path, report::csv(&curves)).map_err(|e| SimError::Io(path.clone(), e))?;
