@@ -53,7 +53,7 @@ pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<St
             ));
         }
         (Some(p), true) => vec![sim::Policy::Engine(p.scoring())],
-        (None, true) => run::default_policies(),
+        (None, true) => sim::Policy::all(),
         (None, false) => args
             .policies
             .iter()

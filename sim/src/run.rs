@@ -207,9 +207,3 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, SimError> {
         .map(|s| s.trim().parse().map_err(|_| bad()))
         .collect()
 }
-
-/// The policies `gangpack simulate` runs without `--policy`: the baselines, then the
-/// engine's own.
-pub fn default_policies() -> Vec<Policy> {
-    Policy::all()
-}
