@@ -7,6 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Disk: a clean build of everything below once filled a CI disk. CI builds from scratch, so
+# incremental state is pure cost, and full debug info makes up most of each test binary; line
+# tables keep backtraces readable at a fraction of the size.
+export CARGO_INCREMENTAL=0
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+export CARGO_PROFILE_TEST_DEBUG=line-tables-only
+
 step() { printf '\n==> %s\n' "$*"; }
 
 step "toolchain: rustfmt, clippy, and the wasm32 / bare-metal targets"
@@ -79,3 +86,4 @@ node --test web-demo/e2e/ 2>&1 | tee -a "$log"
 # One closing line over every test binary above (cargo's and node's).
 awk '/^test result:/ { p += $4; f += $6 } /^# pass / { p += $3 } /^# fail / { f += $3 }
      END { printf "\ntests: %d passed, %d failed\n", p, f }' "$log"
+printf 'target/: %s\n' "$(du -sh target 2>/dev/null | cut -f1)"
