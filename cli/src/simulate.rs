@@ -34,8 +34,9 @@ pub(crate) struct SimulateArgs {
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
     /// The policies to run, comma-separated: Random, DotProd (the paper's baselines),
-    /// BestFit, Spread, FragmentationAware [default: all; the global `--policy` runs
-    /// one of the engine's].
+    /// BestFit, Spread, FragmentationAware (the engine's), Stranding (gangpack's policy
+    /// for GPU sharing, `gangpack_sim::stranding`) [default: all; the global `--policy`
+    /// runs one of the engine's].
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     policies: Vec<String>,
     /// Threads [default: the machine's cores].
@@ -60,7 +61,7 @@ pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<St
             .map(|n| {
                 sim::Policy::parse(n).ok_or_else(|| {
                     SimError::Usage(format!(
-                        "--policies: {n:?} is not a policy (Random, DotProd, BestFit, Spread, FragmentationAware)"
+                        "--policies: {n:?} is not a policy (Random, DotProd, BestFit, Spread, FragmentationAware, Stranding)"
                     ))
                 })
             })

@@ -1250,14 +1250,15 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
             "DotProd",
             "BestFit",
             "Spread",
-            "FragmentationAware"
+            "FragmentationAware",
+            "Stranding"
         ]
         .iter()
         .all(|p| r.out.contains(p))
     );
     assert!(
         r.out
-            .contains("10 replays (1 workloads x 5 policies x 2 seeds)"),
+            .contains("12 replays (1 workloads x 6 policies x 2 seeds)"),
         "{}",
         r.out
     );
@@ -1266,7 +1267,7 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
         text.lines().next(),
         Some("workload,policy,seed,arrived_pct,allocated_pct")
     );
-    assert_eq!(text.lines().count(), 1 + 5 * 2 * 131);
+    assert_eq!(text.lines().count(), 1 + 6 * 2 * 131);
     // One policy with the global --policy.
     let r = run(&[
         "simulate", "--trace", &trace, "--seeds", "42", "--policy", "spread",

@@ -134,6 +134,27 @@ impl Mirror {
         }
     }
 
+    /// Nodes mirrored.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Node `n` now: its GPU model, free CPU (milli), free memory (MiB), and the free
+    /// milli-GPU of each GPU.
+    pub fn state(&self, n: usize) -> (&str, u64, u64, &[u32]) {
+        (
+            &self.nodes[n].model,
+            self.cpu[n],
+            self.mem[n],
+            &self.gpus[n],
+        )
+    }
+
     /// The name of node `n`.
     pub fn name(&self, n: usize) -> &str {
         &self.nodes[n].name

@@ -12,4 +12,5 @@ pub mod cluster;
 pub mod protocol;
 pub mod report;
 pub mod run;
+pub mod stranding;
 pub mod trace;

@@ -7,6 +7,7 @@ use gangpack::{GangOptions, Scheduler, ScoringPolicy, UnitResult};
 
 use crate::baseline::{Baseline, Mirror};
 use crate::cluster;
+use crate::stranding::Stranding;
 use crate::trace::{NodeRow, PodRow};
 
 /// A small, fixed pseudo-random generator (SplitMix64): the same sequence for a seed
@@ -87,6 +88,8 @@ pub enum Policy {
     Engine(ScoringPolicy),
     /// A baseline of the paper ([`crate::baseline`]).
     Baseline(Baseline),
+    /// gangpack's stranding policy for GPU sharing ([`crate::stranding`]).
+    Stranding,
 }
 
 impl Policy {
@@ -96,6 +99,7 @@ impl Policy {
             Policy::Engine(p) => p.name(),
             Policy::Baseline(Baseline::Random) => "Random",
             Policy::Baseline(Baseline::DotProd) => "DotProd",
+            Policy::Stranding => "Stranding",
         }
     }
 
@@ -109,11 +113,12 @@ impl Policy {
         match flat.as_str() {
             "random" => Some(Policy::Baseline(Baseline::Random)),
             "dotprod" => Some(Policy::Baseline(Baseline::DotProd)),
+            "stranding" => Some(Policy::Stranding),
             _ => ScoringPolicy::parse(name).map(Policy::Engine),
         }
     }
 
-    /// Every policy, baselines first.
+    /// Every policy: the baselines, the engine's policies, then the stranding policy.
     pub fn all() -> Vec<Policy> {
         let mut v = vec![
             Policy::Baseline(Baseline::Random),
@@ -125,6 +130,7 @@ impl Policy {
                 .filter_map(|n| ScoringPolicy::parse(n))
                 .map(Policy::Engine),
         );
+        v.push(Policy::Stranding);
         v
     }
 }
@@ -142,8 +148,9 @@ pub fn replay(
     let c = cluster::cluster(nodes).map_err(gangpack::SchedulerError::from)?;
     let scoring = match policy {
         Policy::Engine(p) => p.clone(),
-        Policy::Baseline(_) => ScoringPolicy::BestFit,
+        Policy::Baseline(_) | Policy::Stranding => ScoringPolicy::BestFit,
     };
+    let mut stranding = matches!(policy, Policy::Stranding).then(|| Stranding::new(pods));
     let options = GangOptions {
         policy: scoring,
         ..GangOptions::default()
@@ -158,8 +165,13 @@ pub fn replay(
         arrived += row.gpu_demand_milli();
         let name = format!("p{k:06}");
         let (mut pod, claim) = cluster::pod(row, &name);
-        if let Policy::Baseline(b) = policy {
-            let Some(n) = mirror.choose(*b, row, &mut rng) else {
+        let pinned = match (policy, stranding.as_mut()) {
+            (Policy::Baseline(b), _) => Some(mirror.choose(*b, row, &mut rng)),
+            (_, Some(st)) => Some(st.choose(&mirror, row)),
+            _ => None,
+        };
+        if let Some(choice) = pinned {
+            let Some(n) = choice else {
                 samples.push(Sample { arrived, allocated });
                 continue;
             };
@@ -177,7 +189,7 @@ pub fn replay(
         });
         if let Some(d) = decision {
             allocated += row.gpu_demand_milli();
-            if matches!(policy, Policy::Baseline(_)) {
+            if matches!(policy, Policy::Baseline(_) | Policy::Stranding) {
                 mirror.commit(row, d);
             }
         } else {
