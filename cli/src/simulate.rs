@@ -33,8 +33,8 @@ pub(crate) struct SimulateArgs {
     /// `NAME.svg`, or `NAME-<workload>.svg` for several).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
-    /// The policies to run, comma-separated: Random, DotProd (the paper's baselines),
-    /// BestFit, Spread, FragmentationAware (the engine's), Stranding (gangpack's policy
+    /// The policies to run, comma-separated: Random, DotProd, FGD (the paper's
+    /// policies, re-implemented), BestFit, Spread, FragmentationAware (the engine's), Stranding (gangpack's policy
     /// for GPU sharing, `gangpack_sim::stranding`) [default: all; the global `--policy`
     /// runs one of the engine's].
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
@@ -61,7 +61,7 @@ pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<St
             .map(|n| {
                 sim::Policy::parse(n).ok_or_else(|| {
                     SimError::Usage(format!(
-                        "--policies: {n:?} is not a policy (Random, DotProd, BestFit, Spread, FragmentationAware, Stranding)"
+                        "--policies: {n:?} is not a policy (Random, DotProd, FGD, BestFit, Spread, FragmentationAware, Stranding)"
                     ))
                 })
             })

@@ -1248,6 +1248,7 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
         [
             "Random",
             "DotProd",
+            "FGD",
             "BestFit",
             "Spread",
             "FragmentationAware",
@@ -1258,7 +1259,7 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
     );
     assert!(
         r.out
-            .contains("12 replays (1 workloads x 6 policies x 2 seeds)"),
+            .contains("14 replays (1 workloads x 7 policies x 2 seeds)"),
         "{}",
         r.out
     );
@@ -1267,7 +1268,7 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
         text.lines().next(),
         Some("workload,policy,seed,arrived_pct,allocated_pct")
     );
-    assert_eq!(text.lines().count(), 1 + 6 * 2 * 131);
+    assert_eq!(text.lines().count(), 1 + 7 * 2 * 131);
     // One policy with the global --policy.
     let r = run(&[
         "simulate", "--trace", &trace, "--seeds", "42", "--policy", "spread",

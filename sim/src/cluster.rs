@@ -18,6 +18,9 @@ pub const CLASS: &str = "gpu";
 pub const MILLI: &str = "milli";
 /// The device attribute holding the GPU model.
 pub const MODEL: &str = "model";
+/// The device attribute holding the GPU's index on its node (`gpu-<index>`), which a
+/// policy that picks the GPU itself pins with [`pin_gpu`].
+pub const INDEX: &str = "index";
 /// The namespace of the trace's pods.
 pub const NAMESPACE: &str = "openb";
 /// The node label naming each node (what the baselines pin pods with).
@@ -56,7 +59,8 @@ pub fn cluster(nodes: &[NodeRow]) -> Result<Cluster, gangpack::ClusterError> {
             ResourceSlice::node_local(format!("{}-gpus", n.name), DRIVER, &n.name, &n.name);
         for g in 0..n.gpus {
             let mut d = Device::new(format!("gpu-{g}"))
-                .with_attribute(MODEL, DeviceAttribute::String(n.model.clone()));
+                .with_attribute(MODEL, DeviceAttribute::String(n.model.clone()))
+                .with_attribute(INDEX, DeviceAttribute::Int(i64::from(g)));
             d.capacity.insert(
                 MILLI.into(),
                 DeviceCapacity {
@@ -119,4 +123,16 @@ pub fn pod(row: &PodRow, name: &str) -> (Pod, Option<ResourceClaim>) {
         source: gangpack::ClaimSource::ClaimName(claim_name),
     });
     (pod, Some(claim))
+}
+
+/// Restricts a task's claim (from [`pod`]) to the GPU with index `gpu` on its node: a
+/// CEL selector on the [`INDEX`] attribute.
+pub fn pin_gpu(claim: &mut ResourceClaim, gpu: usize) {
+    for r in &mut claim.spec.requests {
+        if let gangpack::DeviceRequestKind::Exactly(exact) = &mut r.kind {
+            exact.selectors.push(gangpack::DeviceSelector {
+                cel: format!("device.attributes[\"{DRIVER}\"].{INDEX} == {gpu}"),
+            });
+        }
+    }
 }

@@ -9,6 +9,7 @@
 
 pub mod baseline;
 pub mod cluster;
+pub mod fgd;
 pub mod protocol;
 pub mod report;
 pub mod run;

@@ -7,6 +7,7 @@ use gangpack::{GangOptions, Scheduler, ScoringPolicy, UnitResult};
 
 use crate::baseline::{Baseline, Mirror};
 use crate::cluster;
+use crate::fgd::Fgd;
 use crate::stranding::Stranding;
 use crate::trace::{NodeRow, PodRow};
 
@@ -88,6 +89,8 @@ pub enum Policy {
     Engine(ScoringPolicy),
     /// A baseline of the paper ([`crate::baseline`]).
     Baseline(Baseline),
+    /// FGD re-implemented as a baseline ([`crate::fgd`]).
+    Fgd,
     /// gangpack's stranding policy for GPU sharing ([`crate::stranding`]).
     Stranding,
 }
@@ -99,6 +102,7 @@ impl Policy {
             Policy::Engine(p) => p.name(),
             Policy::Baseline(Baseline::Random) => "Random",
             Policy::Baseline(Baseline::DotProd) => "DotProd",
+            Policy::Fgd => "FGD",
             Policy::Stranding => "Stranding",
         }
     }
@@ -113,16 +117,19 @@ impl Policy {
         match flat.as_str() {
             "random" => Some(Policy::Baseline(Baseline::Random)),
             "dotprod" => Some(Policy::Baseline(Baseline::DotProd)),
+            "fgd" => Some(Policy::Fgd),
             "stranding" => Some(Policy::Stranding),
             _ => ScoringPolicy::parse(name).map(Policy::Engine),
         }
     }
 
-    /// Every policy: the baselines, the engine's policies, then the stranding policy.
+    /// Every policy: the baselines (Random, DotProd, FGD), the engine's policies, then
+    /// the stranding policy.
     pub fn all() -> Vec<Policy> {
         let mut v = vec![
             Policy::Baseline(Baseline::Random),
             Policy::Baseline(Baseline::DotProd),
+            Policy::Fgd,
         ];
         v.extend(
             ScoringPolicy::NAMES
@@ -148,9 +155,10 @@ pub fn replay(
     let c = cluster::cluster(nodes).map_err(gangpack::SchedulerError::from)?;
     let scoring = match policy {
         Policy::Engine(p) => p.clone(),
-        Policy::Baseline(_) | Policy::Stranding => ScoringPolicy::BestFit,
+        Policy::Baseline(_) | Policy::Fgd | Policy::Stranding => ScoringPolicy::BestFit,
     };
     let mut stranding = matches!(policy, Policy::Stranding).then(|| Stranding::new(pods));
+    let fgd = matches!(policy, Policy::Fgd).then(|| Fgd::new(pods));
     let options = GangOptions {
         policy: scoring,
         ..GangOptions::default()
@@ -164,10 +172,16 @@ pub fn replay(
         let row = &pods[i];
         arrived += row.gpu_demand_milli();
         let name = format!("p{k:06}");
-        let (mut pod, claim) = cluster::pod(row, &name);
-        let pinned = match (policy, stranding.as_mut()) {
-            (Policy::Baseline(b), _) => Some(mirror.choose(*b, row, &mut rng)),
-            (_, Some(st)) => Some(st.choose(&mirror, row)),
+        let (mut pod, mut claim) = cluster::pod(row, &name);
+        let pinned = match (policy, stranding.as_mut(), fgd.as_ref()) {
+            (Policy::Baseline(b), _, _) => Some(mirror.choose(*b, row, &mut rng)),
+            (_, Some(st), _) => Some(st.choose(&mirror, row)),
+            (_, _, Some(f)) => Some(f.choose(&mirror, row, &mut rng).map(|c| {
+                if let (Some(g), Some(claim)) = (c.gpu, claim.as_mut()) {
+                    cluster::pin_gpu(claim, g);
+                }
+                c.node
+            })),
             _ => None,
         };
         if let Some(choice) = pinned {
@@ -189,7 +203,10 @@ pub fn replay(
         });
         if let Some(d) = decision {
             allocated += row.gpu_demand_milli();
-            if matches!(policy, Policy::Baseline(_) | Policy::Stranding) {
+            if matches!(
+                policy,
+                Policy::Baseline(_) | Policy::Fgd | Policy::Stranding
+            ) {
                 mirror.commit(row, d);
             }
         } else {
