@@ -42,11 +42,106 @@ pub(crate) struct SimulateArgs {
     /// Threads [default: the machine's cores].
     #[arg(long)]
     threads: Option<usize>,
+    /// Gangs over time instead of the protocol: the trace's tasks arriving and leaving
+    /// at their times (the last `--hours` of the trace) mixed with generated multi-node
+    /// training gangs (`gangpack_sim::gangs`), scheduled as PodGroups, as PodGroups with
+    /// reservation and backfill, and pod by pod. `--csv` then writes
+    /// `scheduler,seed,hour,allocated_pct,fragmented_pct` and `--svg` allocation over
+    /// time.
+    #[arg(long)]
+    gangs: bool,
+    /// Gang mode: the window in hours.
+    #[arg(long, default_value_t = 168, requires = "gangs")]
+    hours: u64,
+    /// Gang mode: the offered gang load, a share of the 8-GPU nodes' GPUs.
+    #[arg(long, default_value_t = 0.9, requires = "gangs")]
+    load: f64,
+    /// Gang mode: hours a gang waits before it reserves (0: no reservation row).
+    #[arg(long, default_value_t = 1, requires = "gangs")]
+    reserve_after: u64,
+}
+
+/// `gangpack simulate --gangs`: the time-based replay with gangs, every scheduler
+/// setup side by side.
+fn simulate_gangs(args: &SimulateArgs) -> Result<String, SimError> {
+    use gangpack_sim::gangs::{self, GangMix, Mode, Reservation, Setup};
+    if !(args.load.is_finite() && args.load > 0.0) {
+        return Err(SimError::Usage(format!(
+            "--load {}: expected a positive number",
+            args.load
+        )));
+    }
+    if args.hours == 0 {
+        return Err(SimError::Usage("--hours 0: expected at least 1".into()));
+    }
+    let seeds = run::parse_seeds(&args.seeds)?;
+    let mut workloads = run::load(&args.traces, args.nodes.as_deref())?;
+    if workloads.len() != 1 {
+        return Err(SimError::Usage(format!(
+            "--gangs replays one pod list; {} given",
+            workloads.len()
+        )));
+    }
+    let w = workloads.remove(0);
+    let mix = GangMix {
+        hours: args.hours,
+        load: args.load,
+        ..GangMix::default()
+    };
+    let mut setups = vec![Setup {
+        mode: Mode::Gang,
+        reservation: None,
+    }];
+    if args.reserve_after > 0 {
+        setups.push(Setup {
+            mode: Mode::Gang,
+            reservation: Some(Reservation {
+                after: args.reserve_after.saturating_mul(3600),
+            }),
+        });
+    }
+    setups.push(Setup {
+        mode: Mode::PodByPod,
+        reservation: None,
+    });
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let started = std::time::Instant::now();
+    let runs = gangs::run_matrix(&w.nodes, &w.pods, &mix, &setups, &seeds, threads)?;
+    if let Some(path) = &args.csv {
+        std::fs::write(path, gangs::csv(&runs)).map_err(|e| SimError::Io(path.clone(), e))?;
+    }
+    if let Some(path) = &args.svg {
+        std::fs::write(path, gangs::svg(&runs)).map_err(|e| SimError::Io(path.clone(), e))?;
+    }
+    let mut out = format!(
+        "{}: {} h, gang load {:.2} of the 8-GPU nodes, seeds {}\n",
+        w.name, args.hours, args.load, args.seeds
+    );
+    out.push_str(&gangs::table(&runs));
+    let _ = write!(
+        out,
+        "\n{} replays ({} schedulers x {} seeds) in {:.1} s on {threads} threads\n",
+        runs.len(),
+        setups.len(),
+        seeds.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(out)
 }
 
 /// Runs it: the table at 100 % arrived on stdout, progress on stderr (a TTY only).
 /// `policy` is the global `--policy` (one policy; without it, every policy).
 pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<String, SimError> {
+    if args.gangs {
+        if policy.is_some() || !args.policies.is_empty() {
+            return Err(SimError::Usage(
+                "--gangs: the gang mode places with the engine's BestFit; --policy and --policies do not apply".into(),
+            ));
+        }
+        return simulate_gangs(args);
+    }
     let policies: Vec<sim::Policy> = match (policy, args.policies.is_empty()) {
         (Some(_), false) => {
             return Err(SimError::Usage(

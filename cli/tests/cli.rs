@@ -1319,6 +1319,74 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
 }
 
 #[test]
+fn simulate_gangs_compares_podgroups_with_pod_by_pod() {
+    let data = format!("{}/../sim/tests/data", env!("CARGO_MANIFEST_DIR"));
+    let out = std::env::temp_dir().join(format!("gangpack-gangs-{}", std::process::id()));
+    std::fs::create_dir_all(&out).expect("temp dir");
+    let (csv, svg) = (out.join("gangs.csv"), out.join("gangs.svg"));
+    let trace = format!("{data}/openb_pod_list_small.csv");
+    let r = run(&[
+        "simulate",
+        "--gangs",
+        "--trace",
+        &trace,
+        "--seeds",
+        "42..43",
+        "--hours",
+        "24",
+        "--csv",
+        &csv.display().to_string(),
+        "--svg",
+        &svg.display().to_string(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    for row in [
+        "gangpack (PodGroup) ",
+        "gangpack (PodGroup) + reservation after 1 h",
+        "pod by pod",
+        "6 replays (3 schedulers x 2 seeds)",
+    ] {
+        assert!(r.out.contains(row), "{row}\n{}", r.out);
+    }
+    // The PodGroup rows hold nothing for partly placed gangs: the column reads 0.0.
+    let podgroup = r
+        .out
+        .lines()
+        .find(|l| l.starts_with("gangpack (PodGroup) ") && !l.contains("reservation"))
+        .expect("the PodGroup row");
+    let cells: Vec<&str> = podgroup.split_whitespace().collect();
+    assert_eq!(cells[cells.len() - 3], "0.0", "{podgroup}");
+    let text = std::fs::read_to_string(&csv).expect("the CSV is written");
+    assert_eq!(
+        text.lines().next(),
+        Some("scheduler,seed,hour,allocated_pct,fragmented_pct")
+    );
+    assert_eq!(text.lines().count(), 1 + 3 * 2 * 24);
+    assert!(
+        std::fs::read_to_string(&svg)
+            .expect("the plot is written")
+            .starts_with("<svg")
+    );
+    for bad in [
+        vec!["simulate", "--gangs", "--trace", &trace, "--hours", "0"],
+        vec!["simulate", "--gangs", "--trace", &trace, "--load", "-1"],
+        vec![
+            "simulate",
+            "--gangs",
+            "--trace",
+            &trace,
+            "--policies",
+            "fgd",
+        ],
+        vec!["simulate", "--trace", &trace, "--hours", "5"],
+    ] {
+        let r = run(&bad);
+        assert_eq!(r.code, 2, "{bad:?}: {}", r.err);
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn capacity_reports_what_each_rack_can_still_host() {
     let cluster = format!("{}/../examples/cluster", env!("CARGO_MANIFEST_DIR"));
     // No PodGroup in the input: the whole cluster. 32 GPUs, one tainted NoSchedule.

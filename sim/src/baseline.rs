@@ -109,17 +109,32 @@ impl Mirror {
     /// Records what the engine placed: the pod's CPU and memory on its node, and on
     /// each GPU it got, its share (or the whole GPU).
     pub fn commit(&mut self, pod: &PodRow, decision: &PlacementDecision) {
+        self.apply(pod, decision, false);
+    }
+
+    /// Gives back what [`Mirror::commit`] recorded for the same pod and decision (the
+    /// pod left).
+    pub fn release(&mut self, pod: &PodRow, decision: &PlacementDecision) {
+        self.apply(pod, decision, true);
+    }
+
+    fn apply(&mut self, pod: &PodRow, decision: &PlacementDecision, back: bool) {
+        let take = if pod.gpu_milli < 1000 {
+            pod.gpu_milli
+        } else {
+            1000
+        };
         for b in &decision.bindings {
             let Some(&n) = self.index.get(&b.node) else {
                 continue;
             };
-            self.cpu[n] = self.cpu[n].saturating_sub(pod.cpu_milli);
-            self.mem[n] = self.mem[n].saturating_sub(pod.memory_mib);
-            let take = if pod.gpu_milli < 1000 {
-                pod.gpu_milli
+            if back {
+                self.cpu[n] = (self.cpu[n] + pod.cpu_milli).min(self.nodes[n].cpu_milli);
+                self.mem[n] = (self.mem[n] + pod.memory_mib).min(self.nodes[n].memory_mib);
             } else {
-                1000
-            };
+                self.cpu[n] = self.cpu[n].saturating_sub(pod.cpu_milli);
+                self.mem[n] = self.mem[n].saturating_sub(pod.memory_mib);
+            }
             for c in &b.claims {
                 for d in &c.result.devices {
                     let gpu = d
@@ -127,7 +142,11 @@ impl Mirror {
                         .strip_prefix("gpu-")
                         .and_then(|g| g.parse::<usize>().ok());
                     if let Some(f) = gpu.and_then(|g| self.gpus[n].get_mut(g)) {
-                        *f = f.saturating_sub(take);
+                        *f = if back {
+                            (*f + take).min(1000)
+                        } else {
+                            f.saturating_sub(take)
+                        };
                     }
                 }
             }

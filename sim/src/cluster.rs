@@ -21,6 +21,12 @@ pub const MODEL: &str = "model";
 /// The device attribute holding the GPU's index on its node (`gpu-<index>`), which a
 /// policy that picks the GPU itself pins with [`pin_gpu`].
 pub const INDEX: &str = "index";
+/// The node label naming each node's rack: consecutive groups of [`RACK_NODES`] nodes of
+/// one GPU model and count, in node-list order (the trace has no topology, so the
+/// time-based replay makes one up for its rack-constrained gangs).
+pub const RACK: &str = "topology.gangpack.io/rack";
+/// Nodes per rack.
+pub const RACK_NODES: usize = 8;
 /// The namespace of the trace's pods.
 pub const NAMESPACE: &str = "openb";
 /// The node label naming each node (what the baselines pin pods with).
@@ -44,10 +50,12 @@ pub fn cluster(nodes: &[NodeRow]) -> Result<Cluster, gangpack::ClusterError> {
             step: Some(Quantity::from_int(1)),
         }),
     };
-    for n in nodes {
+    let racks = racks(nodes);
+    for (n, rack) in nodes.iter().zip(&racks) {
         c.add_node(
             Node::new(&n.name)
                 .with_label(HOSTNAME, &n.name)
+                .with_label(RACK, rack)
                 .with_allocatable("cpu", Quantity::from_milli(milli(n.cpu_milli)))
                 .with_allocatable("memory", Quantity::binary_si(mib(n.memory_mib)))
                 .with_allocatable("pods", Quantity::from_int(100_000)),
@@ -74,6 +82,26 @@ pub fn cluster(nodes: &[NodeRow]) -> Result<Cluster, gangpack::ClusterError> {
         c.add_slice(slice)?;
     }
     Ok(c)
+}
+
+/// Each node's rack (the [`RACK`] label's value).
+pub fn racks(nodes: &[NodeRow]) -> Vec<String> {
+    let mut seen: std::collections::BTreeMap<(&str, u32), usize> =
+        std::collections::BTreeMap::new();
+    nodes
+        .iter()
+        .map(|n| {
+            let k = seen.entry((n.model.as_str(), n.gpus)).or_insert(0);
+            let rack = format!(
+                "{}-{}x-r{:03}",
+                if n.model.is_empty() { "cpu" } else { &n.model },
+                n.gpus,
+                *k / RACK_NODES
+            );
+            *k += 1;
+            rack
+        })
+        .collect()
 }
 
 fn milli(v: u64) -> i64 {

@@ -4,12 +4,17 @@
 //! protocol ([`protocol`]), reported as its CSV contract, a table and an SVG plot
 //! ([`report`]).
 //!
+//! [`gangs`] is the time-based replay: the trace's tasks arriving and leaving at their
+//! times, mixed with generated multi-node training gangs, scheduled as PodGroups (with
+//! or without reservation and backfill) or pod by pod.
+//!
 //! The trace's GPUs are shareable devices with 1000 milli-GPU of consumable capacity;
 //! a task is a pod with one claim for its GPUs ([`cluster`]).
 
 pub mod baseline;
 pub mod cluster;
 pub mod fgd;
+pub mod gangs;
 pub mod protocol;
 pub mod report;
 pub mod run;

@@ -145,7 +145,8 @@ pub fn table(runs: &[RunCurve], k: usize) -> String {
     out
 }
 
-const COLOURS: [&str; 8] = [
+/// The plots' line colours, one per policy in order.
+pub const COLOURS: [&str; 8] = [
     "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7D5BA6", "#8C6D31",
 ];
 

@@ -261,6 +261,7 @@ mod tests {
             num_gpu: 1,
             gpu_milli: 400,
             gpu_spec: Vec::new(),
+            times: None,
         };
         assert_eq!(first_fit(&[300, 1000, 500], &share), vec![300, 600, 500]);
         let two = PodRow {

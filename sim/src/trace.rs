@@ -34,6 +34,9 @@ pub struct PodRow {
     pub gpu_milli: u32,
     /// `gpu_spec`: the allowed models (a set; empty: any).
     pub gpu_spec: Vec<String>,
+    /// `creation_time` and `deletion_time` in seconds, when the file has both columns
+    /// (the time-based replay's arrivals and departures; the protocol ignores them).
+    pub times: Option<(u64, u64)>,
 }
 
 impl PodRow {
@@ -170,6 +173,10 @@ pub fn read_pods(file: &str, text: &str) -> Result<Vec<PodRow>, TraceError> {
         t.column("gpu_milli")?,
     );
     let spec = t.column("gpu_spec").ok();
+    let times = t
+        .column("creation_time")
+        .ok()
+        .zip(t.column("deletion_time").ok());
     let mut out = Vec::with_capacity(t.rows.len());
     for (line, row) in &t.rows {
         let bad = |message: String| TraceError {
@@ -208,6 +215,18 @@ pub fn read_pods(file: &str, text: &str) -> Result<Vec<PodRow>, TraceError> {
             .unwrap_or_default();
         gpu_spec.sort();
         gpu_spec.dedup();
+        let times = match times {
+            Some((c, d)) => {
+                let (created, deleted) = (t.number(*line, row, c)?, t.number(*line, row, d)?);
+                if deleted < created {
+                    return Err(bad(format!(
+                        "columns `creation_time` {created} and `deletion_time` {deleted}: deleted before created"
+                    )));
+                }
+                Some((created, deleted))
+            }
+            None => None,
+        };
         out.push(PodRow {
             name: row.get(name).copied().unwrap_or("").to_owned(),
             cpu_milli: t.number(*line, row, cpu)?,
@@ -215,6 +234,7 @@ pub fn read_pods(file: &str, text: &str) -> Result<Vec<PodRow>, TraceError> {
             num_gpu,
             gpu_milli,
             gpu_spec,
+            times,
         });
     }
     Ok(out)

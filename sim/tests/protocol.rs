@@ -338,6 +338,7 @@ fn task(name: &str, cores: u64) -> trace::PodRow {
         num_gpu: 1,
         gpu_milli: 1000,
         gpu_spec: Vec::new(),
+        times: None,
     }
 }
 

@@ -1,0 +1,1085 @@
+//! Gangs over time: the trace's tasks arriving and leaving at their `creation_time` and
+//! `deletion_time`, mixed with generated multi-node training gangs, scheduled by the
+//! engine as PodGroups (all or nothing) or, for contrast, pod by pod as a scheduler
+//! without gangs does.
+//!
+//! # The generated gangs
+//!
+//! [`GangMix`] documents the distribution; by default:
+//!
+//! - arrivals: a Poisson process over the window, at the rate that offers
+//!   [`GangMix::load`] of the 8-GPU nodes' GPUs on average;
+//! - size: 8 · 2^k GPUs for k = 0..6 (8 to 512 GPUs), with weights 32, 16, 8, 4, 2, 1, 1
+//!   (each size up to 256 GPUs brings the same GPU demand; the mean gang is 32 GPUs);
+//!   pods of 8 GPUs, 64, 80 or 88 cores and 256 to 320 GiB each (an 8-GPU node of the
+//!   trace has 96 to 128 cores);
+//! - run time: log-uniform between 1 and 24 hours, counted from the moment every pod
+//!   runs;
+//! - a third of the gangs of up to 64 GPUs must sit in one rack (8 nodes of one model,
+//!   [`crate::cluster::RACK`]).
+//!
+//! # What is measured
+//!
+//! GPU allocation over time, each gang's wait (arrival to the moment all its pods
+//! run; gangs still waiting at the end count with their wait so far), waits by size,
+//! and the GPU-hours held by gangs that are only partly placed: GPUs allocated to
+//! members of a gang that cannot start yet. The engine places a PodGroup all at once,
+//! so this is zero by construction there — the replay measures it anyway, from the
+//! bindings, rather than assuming it.
+//!
+//! # The schedulers
+//!
+//! Both modes use the engine (`Scheduler`, BestFit) for every placement. Pending gangs
+//! wait in a FIFO queue outside the engine and are tried in order whenever something
+//! leaves, and on arrival: greedy, as kube-scheduler is (a later gang that fits goes
+//! ahead of an earlier one that does not). A gang is tried only when enough whole 8-GPU
+//! nodes are free for it (in one rack if it needs one), the engine deciding the rest.
+//!
+//! - [`Mode::Gang`]: a gang is a PodGroup with `minCount` = its pods (and a topology
+//!   constraint on the rack label when it needs one rack).
+//! - [`Mode::PodByPod`]: its pods are plain pods, each bound as soon as it fits; the gang
+//!   runs when the last one is bound. A rack constraint cannot be said pod by pod and is
+//!   dropped.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use gangpack::{
+    AllocationMode, GangOptions, PlacementDecision, PodGroup, Quantity, ResourceClaim, Scheduler,
+    SchedulingPolicy, TopologyConstraint, UnitResult,
+};
+
+use crate::baseline::Mirror;
+use crate::cluster;
+use crate::protocol::Rng;
+use crate::trace::{NodeRow, PodRow};
+
+/// GPUs of one gang pod (a whole 8-GPU node).
+pub const GPUS_PER_POD: u32 = 8;
+
+/// The distribution of generated gangs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GangMix {
+    /// Length of the window in hours.
+    pub hours: u64,
+    /// Offered gang load: mean GPUs asked by running gangs ÷ GPUs of the 8-GPU nodes.
+    pub load: f64,
+    /// Sizes in GPUs and their weights.
+    pub sizes: Vec<(u32, u32)>,
+    /// Run time bounds in hours (log-uniform between them).
+    pub run_hours: (f64, f64),
+    /// Share of the gangs of at most [`GangMix::rack_max_gpus`] that need one rack.
+    pub rack_share: f64,
+    /// The largest gang that may need one rack (a rack of 8-GPU nodes holds 64).
+    pub rack_max_gpus: u32,
+}
+
+impl Default for GangMix {
+    fn default() -> GangMix {
+        GangMix {
+            hours: 7 * 24,
+            load: 0.7,
+            sizes: vec![
+                (8, 32),
+                (16, 16),
+                (32, 8),
+                (64, 4),
+                (128, 2),
+                (256, 1),
+                (512, 1),
+            ],
+            run_hours: (1.0, 24.0),
+            rack_share: 1.0 / 3.0,
+            rack_max_gpus: 64,
+        }
+    }
+}
+
+/// One generated gang.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gang {
+    /// Arrival, seconds from the window's start.
+    pub arrival: u64,
+    /// Pods (of [`GPUS_PER_POD`] GPUs each).
+    pub pods: u32,
+    /// Cores per pod, in milli-CPU.
+    pub cpu_milli: u64,
+    /// Memory per pod, MiB.
+    pub memory_mib: u64,
+    /// Run time once started, seconds.
+    pub run: u64,
+    /// Whether all pods must share one rack.
+    pub rack: bool,
+}
+
+impl Gang {
+    /// GPUs asked.
+    pub fn gpus(&self) -> u32 {
+        self.pods * GPUS_PER_POD
+    }
+
+    fn pod_row(&self) -> PodRow {
+        PodRow {
+            name: String::new(),
+            cpu_milli: self.cpu_milli,
+            memory_mib: self.memory_mib,
+            num_gpu: GPUS_PER_POD,
+            gpu_milli: 1000,
+            gpu_spec: Vec::new(),
+            times: None,
+        }
+    }
+}
+
+/// The gangs of `mix` for a cluster of `nodes`, drawn from `seed`.
+#[allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
+pub fn generate(mix: &GangMix, nodes: &[NodeRow], seed: u64) -> Vec<Gang> {
+    let mut rng = Rng::new(seed ^ 0x6a09_e667_f3bc_c908);
+    let unit = |rng: &mut Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let big_gpus: u64 = nodes
+        .iter()
+        .filter(|n| n.gpus == GPUS_PER_POD)
+        .map(|n| u64::from(n.gpus))
+        .sum();
+    let weight_sum: u32 = mix.sizes.iter().map(|(_, w)| w).sum();
+    let mean_size: f64 = mix
+        .sizes
+        .iter()
+        .map(|&(s, w)| f64::from(s) * f64::from(w))
+        .sum::<f64>()
+        / f64::from(weight_sum.max(1));
+    let (lo, hi) = mix.run_hours;
+    let mean_run_h = if hi > lo {
+        (hi - lo) / (hi / lo).ln()
+    } else {
+        lo
+    };
+    // Gangs per hour so that λ · mean size · mean run = load · GPUs.
+    let rate = mix.load * big_gpus as f64 / (mean_size * mean_run_h).max(1e-9);
+    let end = mix.hours * 3600;
+    let mut t = 0.0f64;
+    let mut out = Vec::new();
+    loop {
+        t += -(1.0 - unit(&mut rng)).ln() / rate * 3600.0;
+        if t >= end as f64 {
+            break;
+        }
+        let mut pick = (unit(&mut rng) * f64::from(weight_sum)) as u32;
+        let mut gpus = mix.sizes.last().map_or(8, |s| s.0);
+        for &(s, w) in &mix.sizes {
+            if pick < w {
+                gpus = s;
+                break;
+            }
+            pick -= w;
+        }
+        let cores = [64u64, 80, 88][rng.below(3)];
+        let memory_gib = 256 + 16 * rng.below(5) as u64;
+        let run_h = lo * (hi / lo).powf(unit(&mut rng));
+        let rack = gpus <= mix.rack_max_gpus && unit(&mut rng) < mix.rack_share;
+        out.push(Gang {
+            arrival: t as u64,
+            pods: (gpus / GPUS_PER_POD).max(1),
+            cpu_milli: cores * 1000,
+            memory_mib: memory_gib * 1024,
+            run: (run_h * 3600.0) as u64,
+            rack,
+        });
+    }
+    out
+}
+
+/// Reservation with backfill (what Slurm's backfill scheduler and Kueue's
+/// `BestEffortFIFO` with reservations do about big jobs starving behind small ones).
+///
+/// When the oldest waiting gang has waited `after` seconds and does not fit, it holds a
+/// reservation: the replay works out its *shadow time*, the earliest moment enough
+/// whole 8-GPU nodes will be free for it if the running gangs end when their run times
+/// say (the schedulers' time limits), and how many nodes beyond its need will be free
+/// then. Another gang may start before it only if it ends by the shadow time or fits in
+/// those spare nodes (EASY backfill). Trace tasks are placed as they come either way.
+/// The shadow time ignores the reserved gang's rack constraint and the trace tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reservation {
+    /// Seconds a gang waits before it may reserve.
+    pub after: u64,
+}
+
+/// How gangs are scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// As PodGroups: all pods at once or none.
+    Gang,
+    /// Pod by pod, as a scheduler without gangs.
+    PodByPod,
+}
+
+impl Mode {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Gang => "gangpack (PodGroup)",
+            Mode::PodByPod => "pod by pod",
+        }
+    }
+}
+
+/// What one time-based replay measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline {
+    /// The mode.
+    pub mode: Mode,
+    /// Window length, seconds.
+    pub seconds: u64,
+    /// Each gang's GPUs and wait in seconds (to the window's end for those that never
+    /// started), in arrival order, with whether it started.
+    pub waits: Vec<(u32, u64, bool)>,
+    /// GPU-hours allocated to members of gangs that could not start yet.
+    pub partial_gpu_hours: f64,
+    /// GPU-hours allocated in all (trace tasks and gangs).
+    pub allocated_gpu_hours: f64,
+    /// Allocated GPU as % of capacity at the end of each hour.
+    pub hourly_allocated_pct: Vec<f64>,
+    /// Of the free GPUs on 8-GPU nodes, the % that no gang pod can use (a GPU of the node
+    /// taken, or too little CPU or memory left for the smallest gang pod), at the end of
+    /// each hour.
+    pub hourly_fragmented_pct: Vec<f64>,
+    /// Trace tasks that arrived in the window, and how many of them were placed.
+    pub tasks: (usize, usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// A gang leaves (its run is over).
+    GangEnd(usize),
+    /// A trace task leaves.
+    TaskEnd(usize),
+    /// A trace task arrives.
+    TaskArrive(usize),
+    /// A gang arrives.
+    GangArrive(usize),
+}
+
+struct Running {
+    row: PodRow,
+    decision: PlacementDecision,
+}
+
+/// The replay state.
+struct Sim<'a> {
+    mode: Mode,
+    s: Scheduler,
+    mirror: Mirror,
+    racks: Vec<String>,
+    gangs: &'a [Gang],
+    /// Per gang: pods bound so far (their decisions), whether its claims were added.
+    bound: Vec<Vec<Running>>,
+    claims_added: Vec<bool>,
+    started: Vec<Option<u64>>,
+    queue: Vec<usize>,
+    tasks: Vec<Option<Running>>,
+    events: BinaryHeap<Reverse<(u64, Event)>>,
+    capacity_milli: u64,
+    reservation: Option<Reservation>,
+    /// The reservation in force since the last queue pass: shadow time, spare nodes.
+    reserved: Option<(u64, u32)>,
+}
+
+/// The cheap necessary condition: `pods` 8-GPU nodes wholly free with room for one pod
+/// each (in one rack when `rack`).
+fn room_for(mirror: &Mirror, racks: &[String], gang: &Gang, pods: u32) -> bool {
+    let row = gang.pod_row();
+    let mut per_rack: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut total = 0;
+    for (n, rack) in racks.iter().enumerate().take(mirror.len()) {
+        if mirror.fits(n, &row) {
+            total += 1;
+            *per_rack.entry(rack.as_str()).or_default() += 1;
+        }
+    }
+    if gang.rack {
+        per_rack.values().any(|&c| c >= pods)
+    } else {
+        total >= pods
+    }
+}
+
+impl Sim<'_> {
+    fn pod_name(g: usize, p: u32) -> String {
+        format!("gang{g:05}-{p:02}")
+    }
+
+    fn group_name(g: usize) -> String {
+        format!("gang{g:05}")
+    }
+
+    fn claim(name: &str) -> ResourceClaim {
+        let mut claim = ResourceClaim::new(cluster::NAMESPACE, format!("{name}-gpu"));
+        let request = gangpack::ExactDeviceRequest::new(cluster::CLASS)
+            .with_mode(AllocationMode::ExactCount(GPUS_PER_POD));
+        claim
+            .spec
+            .requests
+            .push(gangpack::DeviceRequest::exactly("gpu", request));
+        claim
+    }
+
+    fn pod(&self, g: usize, p: u32) -> gangpack::Pod {
+        let gang = &self.gangs[g];
+        let name = Self::pod_name(g, p);
+        let mut pod = gangpack::Pod::new(cluster::NAMESPACE, &name);
+        pod.requests.insert(
+            "cpu".into(),
+            Quantity::from_milli(i64::try_from(gang.cpu_milli).unwrap_or(i64::MAX)),
+        );
+        pod.requests.insert(
+            "memory".into(),
+            Quantity::binary_si(i64::try_from(gang.memory_mib << 20).unwrap_or(i64::MAX)),
+        );
+        pod.resource_claims.push(gangpack::PodResourceClaim {
+            name: "gpu".into(),
+            source: gangpack::ClaimSource::ClaimName(format!("{name}-gpu")),
+        });
+        if self.mode == Mode::Gang {
+            pod.scheduling_group = Some(Self::group_name(g));
+        }
+        pod
+    }
+
+    fn add_claims(&mut self, g: usize) -> Result<(), gangpack::SchedulerError> {
+        if !self.claims_added[g] {
+            for p in 0..self.gangs[g].pods {
+                self.s.add_claim(Self::claim(&Self::pod_name(g, p)))?;
+            }
+            self.claims_added[g] = true;
+        }
+        Ok(())
+    }
+
+    /// Tries gang `g`; true when it started.
+    fn try_gang(&mut self, g: usize, now: u64) -> Result<bool, gangpack::SchedulerError> {
+        let gang = self.gangs[g].clone();
+        let missing = gang.pods - u32::try_from(self.bound[g].len()).unwrap_or(0);
+        let need = if self.mode == Mode::Gang { missing } else { 1 };
+        if !room_for(&self.mirror, &self.racks, &gang, need) {
+            return Ok(false);
+        }
+        self.add_claims(g)?;
+        let row = gang.pod_row();
+        match self.mode {
+            Mode::Gang => {
+                let mut group = PodGroup::new(
+                    cluster::NAMESPACE,
+                    Self::group_name(g),
+                    SchedulingPolicy::Gang {
+                        min_count: gang.pods,
+                    },
+                );
+                if gang.rack {
+                    group.topology.push(TopologyConstraint::new(cluster::RACK));
+                }
+                self.s.add_group(group)?;
+                for p in 0..gang.pods {
+                    self.s.add_pod(self.pod(g, p))?;
+                }
+                let report = self.s.cycle();
+                let placed = report.units.iter().find_map(|(u, r)| match (u, r) {
+                    (gangpack::Unit::Group(k), UnitResult::Scheduled(d))
+                        if k.ends_with(&Self::group_name(g)) =>
+                    {
+                        Some(d.clone())
+                    }
+                    _ => None,
+                });
+                if let Some(d) = placed {
+                    self.mirror.commit(&row, &d);
+                    for b in &d.bindings {
+                        self.bound[g].push(Running {
+                            row: row.clone(),
+                            decision: PlacementDecision {
+                                bindings: vec![b.clone()],
+                                ..PlacementDecision::default()
+                            },
+                        });
+                    }
+                } else {
+                    self.s.remove_group(&format!(
+                        "{}/{}",
+                        cluster::NAMESPACE,
+                        Self::group_name(g)
+                    ))?;
+                }
+            }
+            Mode::PodByPod => {
+                for p in 0..gang.pods {
+                    if self.bound[g]
+                        .iter()
+                        .any(|r| r.decision.bindings[0].pod.ends_with(&Self::pod_name(g, p)))
+                    {
+                        continue;
+                    }
+                    if !room_for(&self.mirror, &self.racks, &gang, 1) {
+                        break;
+                    }
+                    self.s.add_pod(self.pod(g, p))?;
+                    let report = self.s.cycle();
+                    let placed = report.units.iter().find_map(|(_, r)| match r {
+                        UnitResult::Scheduled(d)
+                            if d.bindings
+                                .iter()
+                                .any(|b| b.pod.ends_with(&Self::pod_name(g, p))) =>
+                        {
+                            Some(d.clone())
+                        }
+                        _ => None,
+                    });
+                    if let Some(d) = placed {
+                        self.mirror.commit(&row, &d);
+                        self.bound[g].push(Running {
+                            row: row.clone(),
+                            decision: d,
+                        });
+                    } else {
+                        self.s.remove_pod(&format!(
+                            "{}/{}",
+                            cluster::NAMESPACE,
+                            Self::pod_name(g, p)
+                        ))?;
+                        break;
+                    }
+                }
+            }
+        }
+        let done = self.bound[g].len() == gang.pods as usize;
+        if done {
+            self.started[g] = Some(now);
+            self.events
+                .push(Reverse((now + gang.run, Event::GangEnd(g))));
+        }
+        Ok(done)
+    }
+
+    fn end_gang(&mut self, g: usize) -> Result<(), gangpack::SchedulerError> {
+        for r in std::mem::take(&mut self.bound[g]) {
+            self.mirror.release(&r.row, &r.decision);
+            for b in &r.decision.bindings {
+                self.s.remove_pod(&b.pod)?;
+            }
+        }
+        if self.mode == Mode::Gang {
+            self.s
+                .remove_group(&format!("{}/{}", cluster::NAMESPACE, Self::group_name(g)))?;
+        }
+        Ok(())
+    }
+
+    /// Whole 8-GPU nodes a gang pod fits on now.
+    fn free_big_nodes(&self, gang: &Gang) -> u32 {
+        let row = gang.pod_row();
+        let n = (0..self.mirror.len())
+            .filter(|&n| self.mirror.fits(n, &row))
+            .count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    /// The reservation of the oldest waiting gang `g`, if it has waited long enough:
+    /// its shadow time and the nodes spare then.
+    fn shadow(&self, g: usize, now: u64) -> Option<(u64, u32)> {
+        let r = self.reservation?;
+        let gang = &self.gangs[g];
+        if now.saturating_sub(gang.arrival) < r.after {
+            return None;
+        }
+        let mut free = self.free_big_nodes(gang);
+        let mut ends: Vec<(u64, u32)> = (0..self.gangs.len())
+            .filter_map(|o| {
+                let start = self.started[o]?;
+                let pods = u32::try_from(self.bound[o].len()).ok()?;
+                (pods > 0).then_some((start + self.gangs[o].run, pods))
+            })
+            .collect();
+        ends.sort_unstable();
+        if free >= gang.pods {
+            return Some((now, free - gang.pods));
+        }
+        for (end, pods) in ends {
+            free += pods;
+            if free >= gang.pods {
+                return Some((end, free - gang.pods));
+            }
+        }
+        // Not even an empty cluster of running gangs frees enough: no reservation.
+        None
+    }
+
+    /// Whether gang `g` may start now under the reservation `(shadow, spare)`; a start
+    /// on spare nodes uses them up.
+    fn backfills(&self, g: usize, now: u64, shadow: &mut Option<(u64, u32)>) -> bool {
+        let Some((at, spare)) = shadow.as_mut() else {
+            return true;
+        };
+        let gang = &self.gangs[g];
+        if now + gang.run <= *at {
+            return true;
+        }
+        if gang.pods <= *spare {
+            *spare -= gang.pods;
+            return true;
+        }
+        false
+    }
+
+    fn retry_queue(&mut self, now: u64) -> Result<(), gangpack::SchedulerError> {
+        let queue = std::mem::take(&mut self.queue);
+        let mut reserved: Option<(u64, u32)> = None;
+        for g in queue {
+            if !self.backfills(g, now, &mut reserved) {
+                self.queue.push(g);
+                continue;
+            }
+            if !self.try_gang(g, now)? {
+                if reserved.is_none() && self.queue.is_empty() {
+                    reserved = self.shadow(g, now);
+                }
+                self.queue.push(g);
+            }
+        }
+        self.reserved = reserved;
+        Ok(())
+    }
+
+    /// A gang arriving: tried at once unless the reservation forbids it.
+    fn arrive(&mut self, g: usize, now: u64) -> Result<(), gangpack::SchedulerError> {
+        let mut reserved = self.reserved;
+        let ok = self.backfills(g, now, &mut reserved);
+        self.reserved = reserved;
+        if !(ok && self.try_gang(g, now)?) {
+            self.queue.push(g);
+        }
+        Ok(())
+    }
+
+    fn allocated_milli(&self) -> u64 {
+        (0..self.mirror.len())
+            .map(|n| {
+                let (_, _, _, gpus) = self.mirror.state(n);
+                gpus.iter()
+                    .map(|&f| u64::from(1000 - f.min(1000)))
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+
+    fn partial_milli(&self) -> u64 {
+        (0..self.gangs.len())
+            .filter(|&g| self.started[g].is_none())
+            .map(|g| self.bound[g].len() as u64 * u64::from(GPUS_PER_POD) * 1000)
+            .sum()
+    }
+
+    /// Of the free GPUs on 8-GPU nodes, the % on nodes where the smallest gang pod of
+    /// the mix (64 cores, 256 GiB, 8 GPUs) does not fit: a GPU taken, or CPU or memory
+    /// short.
+    #[allow(clippy::cast_precision_loss)]
+    fn fragmented_pct(&self) -> f64 {
+        let smallest = PodRow {
+            name: String::new(),
+            cpu_milli: 64_000,
+            memory_mib: 256 * 1024,
+            num_gpu: GPUS_PER_POD,
+            gpu_milli: 1000,
+            gpu_spec: Vec::new(),
+            times: None,
+        };
+        let (mut free, mut stranded) = (0u64, 0u64);
+        for n in 0..self.mirror.len() {
+            let (_, _, _, gpus) = self.mirror.state(n);
+            if gpus.len() != GPUS_PER_POD as usize {
+                continue;
+            }
+            let f: u64 = gpus.iter().map(|&g| u64::from(g)).sum();
+            free += f;
+            if !self.mirror.fits(n, &smallest) {
+                stranded += f;
+            }
+        }
+        if free == 0 {
+            0.0
+        } else {
+            100.0 * stranded as f64 / free as f64
+        }
+    }
+}
+
+/// Replays `tasks` (those with times; the window is the last `hours` of the trace,
+/// tasks alive at its start arriving at once) and `gangs` on `nodes` in `mode`, with
+/// an optional reservation for gangs that wait.
+#[allow(clippy::cast_precision_loss)]
+pub fn replay(
+    nodes: &[NodeRow],
+    tasks: &[PodRow],
+    gangs: &[Gang],
+    hours: u64,
+    mode: Mode,
+    reservation: Option<Reservation>,
+) -> Result<Timeline, gangpack::SchedulerError> {
+    let c = cluster::cluster(nodes).map_err(gangpack::SchedulerError::from)?;
+    let mut sim = Sim {
+        mode,
+        s: Scheduler::new(c, GangOptions::default()),
+        mirror: Mirror::new(nodes),
+        racks: cluster::racks(nodes),
+        gangs,
+        bound: (0..gangs.len()).map(|_| Vec::new()).collect(),
+        claims_added: vec![false; gangs.len()],
+        started: vec![None; gangs.len()],
+        queue: Vec::new(),
+        tasks: (0..tasks.len()).map(|_| None).collect(),
+        events: BinaryHeap::new(),
+        capacity_milli: nodes.iter().map(|n| u64::from(n.gpus) * 1000).sum(),
+        reservation,
+        reserved: None,
+    };
+    let seconds = hours * 3600;
+    let trace_end = tasks
+        .iter()
+        .filter_map(|t| t.times)
+        .map(|t| t.1)
+        .max()
+        .unwrap_or(0);
+    let start = trace_end.saturating_sub(seconds);
+    let mut arrived_tasks = 0;
+    for (i, t) in tasks.iter().enumerate() {
+        let Some((created, deleted)) = t.times else {
+            continue;
+        };
+        if deleted <= start || created >= start + seconds {
+            continue;
+        }
+        arrived_tasks += 1;
+        let at = created.saturating_sub(start);
+        sim.events.push(Reverse((at, Event::TaskArrive(i))));
+        sim.events.push(Reverse((
+            deleted.saturating_sub(start).max(at),
+            Event::TaskEnd(i),
+        )));
+    }
+    for (g, gang) in gangs.iter().enumerate() {
+        sim.events
+            .push(Reverse((gang.arrival, Event::GangArrive(g))));
+    }
+    let mut placed_tasks = 0;
+    let (mut last_t, mut alloc_ms, mut partial_ms) = (0u64, 0u128, 0u128);
+    let mut hourly_allocated_pct = Vec::new();
+    let mut hourly_fragmented_pct = Vec::new();
+    while let Some(&Reverse((t, _))) = sim.events.peek() {
+        if t >= seconds {
+            break;
+        }
+        // Integrate the state over [last_t, t), hour marks on the way.
+        let (alloc, partial) = (sim.allocated_milli(), sim.partial_milli());
+        while (hourly_allocated_pct.len() as u64 + 1) * 3600 <= t {
+            hourly_allocated_pct.push(100.0 * alloc as f64 / sim.capacity_milli.max(1) as f64);
+            hourly_fragmented_pct.push(sim.fragmented_pct());
+        }
+        alloc_ms += u128::from(alloc) * u128::from(t - last_t);
+        partial_ms += u128::from(partial) * u128::from(t - last_t);
+        last_t = t;
+        let mut freed = false;
+        let mut arrived_gangs = Vec::new();
+        while let Some(&Reverse((t2, e))) = sim.events.peek() {
+            if t2 != t {
+                break;
+            }
+            sim.events.pop();
+            match e {
+                Event::GangEnd(g) => {
+                    sim.end_gang(g)?;
+                    freed = true;
+                }
+                Event::TaskEnd(i) => {
+                    if let Some(r) = sim.tasks[i].take() {
+                        sim.mirror.release(&r.row, &r.decision);
+                        for b in &r.decision.bindings {
+                            sim.s.remove_pod(&b.pod)?;
+                        }
+                        freed = true;
+                    }
+                }
+                Event::TaskArrive(i) => {
+                    let name = format!("task{i:05}");
+                    let (pod, claim) = cluster::pod(&tasks[i], &name);
+                    if let Some(claim) = claim {
+                        sim.s.add_claim(claim)?;
+                    }
+                    sim.s.add_pod(pod)?;
+                    let report = sim.s.cycle();
+                    let placed = report.units.iter().find_map(|(_, r)| match r {
+                        UnitResult::Scheduled(d)
+                            if d.bindings.iter().any(|b| b.pod.ends_with(&name)) =>
+                        {
+                            Some(d.clone())
+                        }
+                        _ => None,
+                    });
+                    if let Some(d) = placed {
+                        sim.mirror.commit(&tasks[i], &d);
+                        sim.tasks[i] = Some(Running {
+                            row: tasks[i].clone(),
+                            decision: d,
+                        });
+                        placed_tasks += 1;
+                    } else {
+                        // A task that finds no room is dropped, as in the protocol.
+                        sim.s
+                            .remove_pod(&format!("{}/{name}", cluster::NAMESPACE))?;
+                    }
+                }
+                Event::GangArrive(g) => arrived_gangs.push(g),
+            }
+        }
+        if freed {
+            sim.retry_queue(t)?;
+        }
+        if !freed && sim.reservation.is_some() && !sim.queue.is_empty() {
+            // A waiting gang may have reached its reservation age: recompute.
+            let head = sim.queue[0];
+            if sim.reserved.is_none() {
+                sim.reserved = sim.shadow(head, t);
+            }
+        }
+        for g in arrived_gangs {
+            sim.arrive(g, t)?;
+        }
+    }
+    let (alloc, partial) = (sim.allocated_milli(), sim.partial_milli());
+    while (hourly_allocated_pct.len() as u64) < hours {
+        hourly_allocated_pct.push(100.0 * alloc as f64 / sim.capacity_milli.max(1) as f64);
+        hourly_fragmented_pct.push(sim.fragmented_pct());
+    }
+    alloc_ms += u128::from(alloc) * u128::from(seconds.saturating_sub(last_t));
+    partial_ms += u128::from(partial) * u128::from(seconds.saturating_sub(last_t));
+    let waits = gangs
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.arrival < seconds)
+        .map(|(i, g)| match sim.started[i] {
+            Some(s) => (g.gpus(), s - g.arrival, true),
+            None => (g.gpus(), seconds - g.arrival, false),
+        })
+        .collect();
+    let to_hours = |ms: u128| ms as f64 / 1000.0 / 3600.0;
+    Ok(Timeline {
+        mode,
+        seconds,
+        waits,
+        partial_gpu_hours: to_hours(partial_ms),
+        allocated_gpu_hours: to_hours(alloc_ms),
+        hourly_allocated_pct,
+        hourly_fragmented_pct,
+        tasks: (arrived_tasks, placed_tasks),
+    })
+}
+
+/// Median, 95th percentile and maximum of `v` (nearest rank), in the unit of `v`.
+pub fn quantiles(v: &mut [u64]) -> Option<(u64, u64, u64)> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable();
+    let rank = |q: f64| {
+        #[allow(
+            clippy::cast_precision_loss,
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss
+        )]
+        let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+        v[i]
+    };
+    Some((rank(0.5), rank(0.95), v[v.len() - 1]))
+}
+
+/// One scheduler configuration of a gang run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setup {
+    /// The mode.
+    pub mode: Mode,
+    /// Reservation with backfill, if any.
+    pub reservation: Option<Reservation>,
+}
+
+impl Setup {
+    /// Its label in tables and plots.
+    pub fn label(&self) -> String {
+        match self.reservation {
+            None => self.mode.name().to_owned(),
+            Some(r) => format!(
+                "{} + reservation after {} h",
+                self.mode.name(),
+                r.after / 3600
+            ),
+        }
+    }
+}
+
+/// Every (setup, seed) replay on `threads` threads, in (setup, seed) order.
+pub fn run_matrix(
+    nodes: &[NodeRow],
+    tasks: &[PodRow],
+    mix: &GangMix,
+    setups: &[Setup],
+    seeds: &[u64],
+    threads: usize,
+) -> Result<Vec<(Setup, u64, Timeline)>, crate::run::SimError> {
+    let jobs: Vec<(Setup, u64)> = setups
+        .iter()
+        .flat_map(|s| seeds.iter().map(move |&seed| (*s, seed)))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<Result<Timeline, gangpack::SchedulerError>>>> =
+        std::sync::Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                loop {
+                    let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&(setup, seed)) = jobs.get(j) else {
+                        break;
+                    };
+                    let gangs = generate(mix, nodes, seed);
+                    let r = replay(
+                        nodes,
+                        tasks,
+                        &gangs,
+                        mix.hours,
+                        setup.mode,
+                        setup.reservation,
+                    );
+                    if let Ok(mut all) = results.lock() {
+                        all[j] = Some(r);
+                    }
+                }
+            });
+        }
+    });
+    let results = results.into_inner().unwrap_or_default();
+    jobs.into_iter()
+        .zip(results)
+        .map(|((setup, seed), r)| {
+            let engine = |e: String| {
+                crate::run::SimError::Engine(format!("{} seed {seed}: {e}", setup.label()))
+            };
+            match r {
+                Some(Ok(t)) => Ok((setup, seed, t)),
+                Some(Err(e)) => Err(engine(e.to_string())),
+                None => Err(engine(
+                    "the replay did not finish (a thread panicked)".into(),
+                )),
+            }
+        })
+        .collect()
+}
+
+/// The table over every seed of each setup: gangs, how many never started, waits
+/// (median, p95, max, in hours) of all gangs and by size, GPU-hours held by partly
+/// placed gangs, mean GPU allocation and mean fragmentation of the 8-GPU nodes.
+#[allow(clippy::cast_precision_loss)]
+pub fn table(runs: &[(Setup, u64, Timeline)]) -> String {
+    use std::fmt::Write as _;
+    let mut labels: Vec<String> = Vec::new();
+    for (s, _, _) in runs {
+        if !labels.contains(&s.label()) {
+            labels.push(s.label());
+        }
+    }
+    let h = |s: u64| s as f64 / 3600.0;
+    let q = |v: &mut Vec<u64>| {
+        quantiles(v).map_or("-".to_owned(), |(m, p, x)| {
+            format!("{:.1} / {:.1} / {:.1}", h(m), h(p), h(x))
+        })
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "gang waits in hours (median / p95 / max, every seed pooled; unstarted gangs count to the window's end)"
+    );
+    let _ = writeln!(
+        out,
+        "{:<44} {:>6} {:>9} {:>20} {:>20} {:>20} {:>14} {:>8} {:>8}",
+        "scheduler",
+        "gangs",
+        "unstarted",
+        "all gangs",
+        "<= 32 GPUs",
+        ">= 256 GPUs",
+        "partial GPU-h",
+        "alloc %",
+        "frag %"
+    );
+    for label in &labels {
+        let mine: Vec<&Timeline> = runs
+            .iter()
+            .filter(|(s, _, _)| &s.label() == label)
+            .map(|(_, _, t)| t)
+            .collect();
+        let waits: Vec<(u32, u64, bool)> =
+            mine.iter().flat_map(|t| t.waits.iter().copied()).collect();
+        let mut all: Vec<u64> = waits.iter().map(|w| w.1).collect();
+        let mut small: Vec<u64> = waits.iter().filter(|w| w.0 <= 32).map(|w| w.1).collect();
+        let mut big: Vec<u64> = waits.iter().filter(|w| w.0 >= 256).map(|w| w.1).collect();
+        let unstarted = waits.iter().filter(|w| !w.2).count();
+        let partial: f64 =
+            mine.iter().map(|t| t.partial_gpu_hours).sum::<f64>() / mine.len().max(1) as f64;
+        let mean = |f: &dyn Fn(&Timeline) -> &Vec<f64>| {
+            let v: Vec<f64> = mine.iter().flat_map(|t| f(t).iter().copied()).collect();
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        };
+        let alloc = mean(&|t| &t.hourly_allocated_pct);
+        let frag = mean(&|t| &t.hourly_fragmented_pct);
+        let _ = writeln!(
+            out,
+            "{:<44} {:>6} {:>9} {:>20} {:>20} {:>20} {:>14.1} {:>8.1} {:>8.1}",
+            label,
+            waits.len(),
+            unstarted,
+            q(&mut all),
+            q(&mut small),
+            q(&mut big),
+            partial,
+            alloc,
+            frag
+        );
+    }
+    let _ = writeln!(
+        out,
+        "(partial GPU-h: GPU-hours allocated to gangs not yet running, mean per seed; alloc %: GPU allocated, hourly mean; frag %: free GPUs of 8-GPU nodes no gang pod can use, hourly mean)"
+    );
+    out
+}
+
+/// One row per (scheduler, seed, hour): `scheduler,seed,hour,allocated_pct,fragmented_pct`.
+pub fn csv(runs: &[(Setup, u64, Timeline)]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("scheduler,seed,hour,allocated_pct,fragmented_pct\n");
+    for (s, seed, t) in runs {
+        for (hour, (a, f)) in t
+            .hourly_allocated_pct
+            .iter()
+            .zip(&t.hourly_fragmented_pct)
+            .enumerate()
+        {
+            let _ = writeln!(out, "{},{seed},{},{a:.3},{f:.3}", s.label(), hour + 1);
+        }
+    }
+    out
+}
+
+/// An SVG plot of GPU allocation % over the hours of the window, the median over seeds
+/// of each scheduler, with its fragmentation % dashed.
+#[allow(clippy::cast_precision_loss)]
+pub fn svg(runs: &[(Setup, u64, Timeline)]) -> String {
+    use std::fmt::Write as _;
+    let hours = runs
+        .iter()
+        .map(|r| r.2.hourly_allocated_pct.len())
+        .max()
+        .unwrap_or(0);
+    let (width, height, left, right, top, bottom) = (860.0, 460.0, 60.0, 290.0, 40.0, 50.0);
+    let pw = width - left - right;
+    let ph = height - top - bottom;
+    let x = |hr: f64| left + pw * hr / hours.max(1) as f64;
+    let y = |u: f64| top + ph * (1.0 - u / 100.0);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12"><title>GPU allocation over time with gangs</title><rect width="{width}" height="{height}" fill="#fff"/>"##
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="{left}" y="24" font-size="14" font-weight="bold">GPU allocated % (solid) and 8-GPU-node fragmentation % (dashed) over time</text>"#
+    );
+    for t in (0..=100).step_by(20) {
+        let yy = y(f64::from(t));
+        let _ = writeln!(
+            out,
+            r##"<line x1="{left}" x2="{}" y1="{yy}" y2="{yy}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{t}</text>"##,
+            left + pw,
+            left - 6.0,
+            yy + 4.0
+        );
+    }
+    let step = if hours > 48 { 24 } else { 6 };
+    for hr in (0..=hours).step_by(step) {
+        let xx = x(hr as f64);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{xx}" x2="{xx}" y1="{top}" y2="{}" stroke="#eee"/><text x="{xx}" y="{}" text-anchor="middle">{hr}</text>"##,
+            top + ph,
+            top + ph + 16.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}" text-anchor="middle">hours</text>"#,
+        left + pw / 2.0,
+        height - 10.0
+    );
+    let mut labels: Vec<String> = Vec::new();
+    for (s, _, _) in runs {
+        if !labels.contains(&s.label()) {
+            labels.push(s.label());
+        }
+    }
+    for (i, label) in labels.iter().enumerate() {
+        let colour = crate::report::COLOURS[i % crate::report::COLOURS.len()];
+        let mine: Vec<&Timeline> = runs
+            .iter()
+            .filter(|(s, _, _)| &s.label() == label)
+            .map(|(_, _, t)| t)
+            .collect();
+        for (series, dash) in [(0, ""), (1, r#" stroke-dasharray="5 4""#)] {
+            let points: Vec<String> = (0..hours)
+                .filter_map(|hr| {
+                    let mut v: Vec<f64> = mine
+                        .iter()
+                        .filter_map(|t| {
+                            if series == 0 {
+                                t.hourly_allocated_pct.get(hr)
+                            } else {
+                                t.hourly_fragmented_pct.get(hr)
+                            }
+                        })
+                        .copied()
+                        .collect();
+                    (!v.is_empty()).then(|| {
+                        format!(
+                            "{:.1},{:.1}",
+                            x(hr as f64 + 1.0),
+                            y(crate::report::median(&mut v))
+                        )
+                    })
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="1.5"{dash}/>"#,
+                points.join(" ")
+            );
+        }
+        let ly = top + 16.0 + 20.0 * i as f64;
+        let _ = writeln!(
+            out,
+            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{colour}" stroke-width="3"/><text x="{}" y="{}">{label}</text>"#,
+            left + pw + 12.0,
+            left + pw + 32.0,
+            left + pw + 38.0,
+            ly + 4.0
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
