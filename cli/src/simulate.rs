@@ -46,8 +46,8 @@ pub(crate) struct SimulateArgs {
     /// at their times (the last `--hours` of the trace) mixed with generated multi-node
     /// training gangs (`gangpack_sim::gangs`), scheduled as PodGroups, as PodGroups with
     /// reservation and backfill, and pod by pod. `--csv` then writes
-    /// `scheduler,seed,hour,allocated_pct,fragmented_pct` and `--svg` allocation over
-    /// time.
+    /// `scheduler,seed,hour,allocated_pct,held_idle_pct,fragmented_pct` and `--svg`
+    /// the GPU running work and held idle over time.
     #[arg(long)]
     gangs: bool,
     /// Gang mode: the window in hours.

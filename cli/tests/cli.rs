@@ -1359,7 +1359,7 @@ fn simulate_gangs_compares_podgroups_with_pod_by_pod() {
     let text = std::fs::read_to_string(&csv).expect("the CSV is written");
     assert_eq!(
         text.lines().next(),
-        Some("scheduler,seed,hour,allocated_pct,fragmented_pct")
+        Some("scheduler,seed,hour,allocated_pct,held_idle_pct,fragmented_pct")
     );
     assert_eq!(text.lines().count(), 1 + 3 * 2 * 24);
     assert!(

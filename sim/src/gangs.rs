@@ -244,6 +244,9 @@ pub struct Timeline {
     pub allocated_gpu_hours: f64,
     /// Allocated GPU as % of capacity at the end of each hour.
     pub hourly_allocated_pct: Vec<f64>,
+    /// GPU held by members of gangs that cannot start yet, as % of capacity, at the end
+    /// of each hour.
+    pub hourly_partial_pct: Vec<f64>,
     /// Of the free GPUs on 8-GPU nodes, the % that no gang pod can use (a GPU of the node
     /// taken, or too little CPU or memory left for the smallest gang pod), at the end of
     /// each hour.
@@ -676,6 +679,7 @@ pub fn replay(
     let (mut last_t, mut alloc_ms, mut partial_ms) = (0u64, 0u128, 0u128);
     let mut hourly_allocated_pct = Vec::new();
     let mut hourly_fragmented_pct = Vec::new();
+    let mut hourly_partial_pct = Vec::new();
     while let Some(&Reverse((t, _))) = sim.events.peek() {
         if t >= seconds {
             break;
@@ -684,6 +688,7 @@ pub fn replay(
         let (alloc, partial) = (sim.allocated_milli(), sim.partial_milli());
         while (hourly_allocated_pct.len() as u64 + 1) * 3600 <= t {
             hourly_allocated_pct.push(100.0 * alloc as f64 / sim.capacity_milli.max(1) as f64);
+            hourly_partial_pct.push(100.0 * partial as f64 / sim.capacity_milli.max(1) as f64);
             hourly_fragmented_pct.push(sim.fragmented_pct());
         }
         alloc_ms += u128::from(alloc) * u128::from(t - last_t);
@@ -759,6 +764,7 @@ pub fn replay(
     let (alloc, partial) = (sim.allocated_milli(), sim.partial_milli());
     while (hourly_allocated_pct.len() as u64) < hours {
         hourly_allocated_pct.push(100.0 * alloc as f64 / sim.capacity_milli.max(1) as f64);
+        hourly_partial_pct.push(100.0 * partial as f64 / sim.capacity_milli.max(1) as f64);
         hourly_fragmented_pct.push(sim.fragmented_pct());
     }
     alloc_ms += u128::from(alloc) * u128::from(seconds.saturating_sub(last_t));
@@ -780,6 +786,7 @@ pub fn replay(
         partial_gpu_hours: to_hours(partial_ms),
         allocated_gpu_hours: to_hours(alloc_ms),
         hourly_allocated_pct,
+        hourly_partial_pct,
         hourly_fragmented_pct,
         tasks: (arrived_tasks, placed_tasks),
     })
@@ -961,25 +968,34 @@ pub fn table(runs: &[(Setup, u64, Timeline)]) -> String {
     out
 }
 
-/// One row per (scheduler, seed, hour): `scheduler,seed,hour,allocated_pct,fragmented_pct`.
+/// One row per (scheduler, seed, hour):
+/// `scheduler,seed,hour,allocated_pct,held_idle_pct,fragmented_pct` (held idle: by
+/// gangs not running yet).
 pub fn csv(runs: &[(Setup, u64, Timeline)]) -> String {
     use std::fmt::Write as _;
-    let mut out = String::from("scheduler,seed,hour,allocated_pct,fragmented_pct\n");
+    let mut out = String::from("scheduler,seed,hour,allocated_pct,held_idle_pct,fragmented_pct\n");
     for (s, seed, t) in runs {
-        for (hour, (a, f)) in t
+        for (hour, ((a, p), f)) in t
             .hourly_allocated_pct
             .iter()
+            .zip(&t.hourly_partial_pct)
             .zip(&t.hourly_fragmented_pct)
             .enumerate()
         {
-            let _ = writeln!(out, "{},{seed},{},{a:.3},{f:.3}", s.label(), hour + 1);
+            let _ = writeln!(
+                out,
+                "{},{seed},{},{a:.3},{p:.3},{f:.3}",
+                s.label(),
+                hour + 1
+            );
         }
     }
     out
 }
 
-/// An SVG plot of GPU allocation % over the hours of the window, the median over seeds
-/// of each scheduler, with its fragmentation % dashed.
+/// An SVG plot over the hours of the window, the median over seeds of each scheduler:
+/// GPU allocated to gangs and tasks that run (solid), and GPU held idle by gangs that
+/// cannot start yet (dashed), as % of capacity.
 #[allow(clippy::cast_precision_loss)]
 pub fn svg(runs: &[(Setup, u64, Timeline)]) -> String {
     use std::fmt::Write as _;
@@ -988,7 +1004,7 @@ pub fn svg(runs: &[(Setup, u64, Timeline)]) -> String {
         .map(|r| r.2.hourly_allocated_pct.len())
         .max()
         .unwrap_or(0);
-    let (width, height, left, right, top, bottom) = (860.0, 460.0, 60.0, 290.0, 40.0, 50.0);
+    let (width, height, left, right, top, bottom) = (900.0, 460.0, 60.0, 330.0, 40.0, 50.0);
     let pw = width - left - right;
     let ph = height - top - bottom;
     let x = |hr: f64| left + pw * hr / hours.max(1) as f64;
@@ -1000,7 +1016,7 @@ pub fn svg(runs: &[(Setup, u64, Timeline)]) -> String {
     );
     let _ = writeln!(
         out,
-        r#"<text x="{left}" y="24" font-size="14" font-weight="bold">GPU allocated % (solid) and 8-GPU-node fragmentation % (dashed) over time</text>"#
+        r#"<text x="{left}" y="24" font-size="14" font-weight="bold">GPU % running work (solid) and held idle by partly placed gangs (dashed)</text>"#
     );
     for t in (0..=100).step_by(20) {
         let yy = y(f64::from(t));
@@ -1047,13 +1063,10 @@ pub fn svg(runs: &[(Setup, u64, Timeline)]) -> String {
                     let mut v: Vec<f64> = mine
                         .iter()
                         .filter_map(|t| {
-                            if series == 0 {
-                                t.hourly_allocated_pct.get(hr)
-                            } else {
-                                t.hourly_fragmented_pct.get(hr)
-                            }
+                            let held = *t.hourly_partial_pct.get(hr)?;
+                            let allocated = *t.hourly_allocated_pct.get(hr)?;
+                            Some(if series == 0 { allocated - held } else { held })
                         })
-                        .copied()
                         .collect();
                     (!v.is_empty()).then(|| {
                         format!(
