@@ -145,10 +145,7 @@ impl Fgd {
             let allowed = s.gpu_spec.is_empty() || s.gpu_spec.iter().any(|m| m == model);
             let enough = gpus.iter().filter(|&&g| g >= s.gpu_milli).count() >= s.num_gpu as usize;
             let part = if allowed && enough && cpu >= s.cpu_milli {
-                gpus.iter()
-                    .filter(|&&g| g < s.gpu_milli)
-                    .map(|&g| u64::from(g))
-                    .sum()
+                crate::stranding::too_small(gpus, s.gpu_milli)
             } else {
                 free
             };

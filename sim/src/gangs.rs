@@ -1004,45 +1004,24 @@ pub fn svg(runs: &[(Setup, u64, Timeline)]) -> String {
         .map(|r| r.2.hourly_allocated_pct.len())
         .max()
         .unwrap_or(0);
-    let (width, height, left, right, top, bottom) = (900.0, 460.0, 60.0, 330.0, 40.0, 50.0);
-    let pw = width - left - right;
-    let ph = height - top - bottom;
-    let x = |hr: f64| left + pw * hr / hours.max(1) as f64;
-    let y = |u: f64| top + ph * (1.0 - u / 100.0);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12"><title>GPU allocation over time with gangs</title><rect width="{width}" height="{height}" fill="#fff"/>"##
-    );
-    let _ = writeln!(
-        out,
-        r#"<text x="{left}" y="24" font-size="14" font-weight="bold">GPU % running work (solid) and held idle by partly placed gangs (dashed)</text>"#
-    );
-    for t in (0..=100).step_by(20) {
-        let yy = y(f64::from(t));
-        let _ = writeln!(
-            out,
-            r##"<line x1="{left}" x2="{}" y1="{yy}" y2="{yy}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{t}</text>"##,
-            left + pw,
-            left - 6.0,
-            yy + 4.0
-        );
-    }
+    let frame = crate::report::Frame {
+        width: 900.0,
+        height: 460.0,
+        left: 60.0,
+        right: 330.0,
+        top: 40.0,
+        bottom: 50.0,
+        x_max: hours.max(1) as f64,
+    };
+    let x = |hr: f64| frame.x(hr);
+    let y = |u: f64| frame.y(u);
     let step = if hours > 48 { 24 } else { 6 };
-    for hr in (0..=hours).step_by(step) {
-        let xx = x(hr as f64);
-        let _ = writeln!(
-            out,
-            r##"<line x1="{xx}" x2="{xx}" y1="{top}" y2="{}" stroke="#eee"/><text x="{xx}" y="{}" text-anchor="middle">{hr}</text>"##,
-            top + ph,
-            top + ph + 16.0
-        );
-    }
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="{}" text-anchor="middle">hours</text>"#,
-        left + pw / 2.0,
-        height - 10.0
+    let mut out = frame.open(
+        "GPU allocation over time with gangs",
+        "GPU % running work (solid) and held idle by partly placed gangs (dashed)",
+        (0..=hours).step_by(step),
+        "hours",
+        None,
     );
     let mut labels: Vec<String> = Vec::new();
     for (s, _, _) in runs {
@@ -1083,15 +1062,7 @@ pub fn svg(runs: &[(Setup, u64, Timeline)]) -> String {
                 points.join(" ")
             );
         }
-        let ly = top + 16.0 + 20.0 * i as f64;
-        let _ = writeln!(
-            out,
-            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{colour}" stroke-width="3"/><text x="{}" y="{}">{label}</text>"#,
-            left + pw + 12.0,
-            left + pw + 32.0,
-            left + pw + 38.0,
-            ly + 4.0
-        );
+        frame.legend(&mut out, i, colour, label);
     }
     out.push_str("</svg>\n");
     out

@@ -150,60 +150,135 @@ pub const COLOURS: [&str; 8] = [
     "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7D5BA6", "#8C6D31",
 ];
 
+/// A percentage plot's frame (y from 0 to 100 %, x from 0 to `x_max`): its size and
+/// margins, the grid, the axis labels and the legend.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Frame {
+    pub(crate) width: f64,
+    pub(crate) height: f64,
+    pub(crate) left: f64,
+    pub(crate) right: f64,
+    pub(crate) top: f64,
+    pub(crate) bottom: f64,
+    pub(crate) x_max: f64,
+}
+
+impl Frame {
+    fn plot_width(&self) -> f64 {
+        self.width - self.left - self.right
+    }
+
+    fn plot_height(&self) -> f64 {
+        self.height - self.top - self.bottom
+    }
+
+    /// The horizontal position of `v` (0 to `x_max`).
+    pub(crate) fn x(&self, v: f64) -> f64 {
+        self.left + self.plot_width() * v / self.x_max.max(1e-9)
+    }
+
+    /// The vertical position of `pct` (0 to 100).
+    pub(crate) fn y(&self, pct: f64) -> f64 {
+        self.top + self.plot_height() * (1.0 - pct / 100.0)
+    }
+
+    /// Opens the SVG: white background, `title` (the tooltip) and `heading`, the grid
+    /// (y every 20 %, x at `x_ticks`) and the axis labels.
+    pub(crate) fn open(
+        &self,
+        title: &str,
+        heading: &str,
+        x_ticks: impl Iterator<Item = usize>,
+        x_label: &str,
+        y_label: Option<&str>,
+    ) -> String {
+        let Frame {
+            width,
+            height,
+            left,
+            top,
+            ..
+        } = *self;
+        let (pw, ph) = (self.plot_width(), self.plot_height());
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12"><title>{title}</title><rect width="{width}" height="{height}" fill="#fff"/>"##
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="{left}" y="24" font-size="14" font-weight="bold">{heading}</text>"#
+        );
+        for t in (0..=100).step_by(20) {
+            let yy = self.y(f64::from(t));
+            let _ = writeln!(
+                out,
+                r##"<line x1="{left}" x2="{}" y1="{yy}" y2="{yy}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{t}</text>"##,
+                left + pw,
+                left - 6.0,
+                yy + 4.0
+            );
+        }
+        for t in x_ticks {
+            let xx = self.x(t as f64);
+            let _ = writeln!(
+                out,
+                r##"<line x1="{xx}" x2="{xx}" y1="{top}" y2="{}" stroke="#eee"/><text x="{xx}" y="{}" text-anchor="middle">{t}</text>"##,
+                top + ph,
+                top + ph + 16.0
+            );
+        }
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle">{x_label}</text>"#,
+            left + pw / 2.0,
+            height - 10.0
+        );
+        if let Some(label) = y_label {
+            let _ = writeln!(
+                out,
+                r#"<text transform="translate(16 {}) rotate(-90)" text-anchor="middle">{label}</text>"#,
+                top + ph / 2.0
+            );
+        }
+        out
+    }
+
+    /// Legend entry `i` (from the top, right of the plot): a `colour` swatch and `text`.
+    pub(crate) fn legend(&self, out: &mut String, i: usize, colour: &str, text: &str) {
+        let x0 = self.left + self.plot_width();
+        let ly = self.top + 16.0 + 20.0 * i as f64;
+        let _ = writeln!(
+            out,
+            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{colour}" stroke-width="3"/><text x="{}" y="{}">{text}</text>"#,
+            x0 + 12.0,
+            x0 + 32.0,
+            x0 + 38.0,
+            ly + 4.0
+        );
+    }
+}
+
 /// An SVG plot for one workload: unallocated % (y) against arrived % (x, 0–130), the
 /// median line of each policy and the band between its seeds' min and max.
 pub fn svg(runs: &[RunCurve], workload: &str) -> String {
-    let (width, height, left, right, top, bottom) = (860.0, 460.0, 60.0, 290.0, 40.0, 50.0);
-    let pw = width - left - right;
-    let ph = height - top - bottom;
-    let x = |k: f64| left + pw * k / MAX_PCT as f64;
-    let y = |u: f64| top + ph * (1.0 - u / 100.0);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(
-        out,
-        "<title>Unallocated GPU % against arrived workload %: {workload}</title>"
-    );
-    let _ = writeln!(
-        out,
-        r##"<rect width="{width}" height="{height}" fill="#fff"/>"##
-    );
-    let _ = writeln!(
-        out,
-        r#"<text x="{left}" y="24" font-size="14" font-weight="bold">{workload}: unallocated GPU % vs arrived %</text>"#
-    );
-    for t in (0..=100).step_by(20) {
-        let yy = y(f64::from(t));
-        let _ = writeln!(
-            out,
-            r##"<line x1="{left}" x2="{}" y1="{yy}" y2="{yy}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{t}</text>"##,
-            left + pw,
-            left - 6.0,
-            yy + 4.0
-        );
-    }
-    for t in (0..=MAX_PCT).step_by(10) {
-        let xx = x(t as f64);
-        let _ = writeln!(
-            out,
-            r##"<line x1="{xx}" x2="{xx}" y1="{top}" y2="{}" stroke="#eee"/><text x="{xx}" y="{}" text-anchor="middle">{t}</text>"##,
-            top + ph,
-            top + ph + 16.0
-        );
-    }
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="{}" text-anchor="middle">arrived workload (% of GPU capacity)</text>"#,
-        left + pw / 2.0,
-        height - 10.0
-    );
-    let _ = writeln!(
-        out,
-        r#"<text transform="translate(16 {}) rotate(-90)" text-anchor="middle">unallocated GPU %</text>"#,
-        top + ph / 2.0
+    let frame = Frame {
+        width: 860.0,
+        height: 460.0,
+        left: 60.0,
+        right: 290.0,
+        top: 40.0,
+        bottom: 50.0,
+        x_max: MAX_PCT as f64,
+    };
+    let x = |k: f64| frame.x(k);
+    let y = |u: f64| frame.y(u);
+    let mut out = frame.open(
+        &format!("Unallocated GPU % against arrived workload %: {workload}"),
+        &format!("{workload}: unallocated GPU % vs arrived %"),
+        (0..=MAX_PCT).step_by(10),
+        "arrived workload (% of GPU capacity)",
+        Some("unallocated GPU %"),
     );
     let mut policies: Vec<&str> = Vec::new();
     for r in runs.iter().filter(|r| r.workload == workload) {
@@ -252,19 +327,11 @@ pub fn svg(runs: &[RunCurve], workload: &str) -> String {
             r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#,
             line.join(" ")
         );
-        let ly = top + 16.0 + 20.0 * i as f64;
         let at100 = med
             .iter()
             .find(|(k, _)| *k == 100)
             .map_or(String::new(), |(_, u)| format!(" ({u:.2} %)"));
-        let _ = writeln!(
-            out,
-            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{colour}" stroke-width="3"/><text x="{}" y="{}">{p}{at100}</text>"#,
-            left + pw + 12.0,
-            left + pw + 32.0,
-            left + pw + 38.0,
-            ly + 4.0
-        );
+        frame.legend(&mut out, i, colour, &format!("{p}{at100}"));
     }
     out.push_str("</svg>\n");
     out

@@ -197,16 +197,22 @@ fn stranding(shapes: &[Shape], model: &str, cpu: u64, mem: u64, gpus: &[u32]) ->
         let demand = u64::from(s.num_gpu) * u64::from(s.gpu_milli);
         let filled = free.saturating_sub(copies.saturating_mul(demand));
         let fgd = if copies > 0 {
-            gpus.iter()
-                .filter(|&&g| g < s.gpu_milli)
-                .map(|&g| u64::from(g))
-                .sum()
+            too_small(gpus, s.gpu_milli)
         } else {
             free
         };
         sum += s.frequency * (FILL_WEIGHT * filled as f64 + fgd as f64);
     }
     sum
+}
+
+/// FGD's fragment of a node for a task that fits: the free milli-GPU of the GPUs each
+/// with less free than the task's per-GPU share.
+pub(crate) fn too_small(gpus: &[u32], share: u32) -> u64 {
+    gpus.iter()
+        .filter(|&&g| g < share)
+        .map(|&g| u64::from(g))
+        .sum()
 }
 
 #[cfg(test)]
