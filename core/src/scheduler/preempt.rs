@@ -458,6 +458,18 @@ impl Scheduler {
     /// as it found it; only then are the chosen victims evicted for real.
     pub(super) fn preempt(&mut self, unit: &Unit) -> Result<Option<Preemption>, SchedulerError> {
         let (priority, _, _) = self.unit_priority(unit);
+        // A victim's priority is its group's or, outside a group, its own: with no pod and
+        // no group below `priority` there is none. Checked first because the full scan
+        // looks up every bound pod, and a unit that does not fit among equals (every
+        // failed attempt of a replay without priorities) would pay it each time.
+        if !self
+            .groups
+            .values()
+            .any(|g| g.effective_priority() < priority)
+            && !self.pods.values().any(|p| p.priority < priority)
+        {
+            return Ok(None);
+        }
         // Disjoint borrows: the victims and the simulator read the bound pods while the
         // search changes the cluster in place.
         let view = SimView {
