@@ -116,15 +116,31 @@ fn mib(v: u64) -> i64 {
 /// whole GPUs, or one GPU's `gpu_milli` share; `gpu_spec` as a CEL selector on the
 /// model.
 pub fn pod(row: &PodRow, name: &str) -> (Pod, Option<ResourceClaim>) {
+    (task_pod(row, name), task_claim(row, name))
+}
+
+/// The pod of [`pod`] alone: its CPU and memory requests and, when the task asks for
+/// GPUs, the reference to its claim `<name>-gpu`.
+pub fn task_pod(row: &PodRow, name: &str) -> Pod {
     let mut pod = Pod::new(NAMESPACE, name);
     pod.requests
         .insert("cpu".into(), Quantity::from_milli(milli(row.cpu_milli)));
     pod.requests
         .insert("memory".into(), Quantity::binary_si(mib(row.memory_mib)));
-    if row.num_gpu == 0 {
-        return (pod, None);
+    if row.num_gpu > 0 {
+        pod.resource_claims.push(PodResourceClaim {
+            name: "gpu".into(),
+            source: gangpack::ClaimSource::ClaimName(claim_name(name)),
+        });
     }
-    let claim_name = format!("{name}-gpu");
+    pod
+}
+
+/// The claim of [`pod`] alone (`None` for a CPU-only task).
+pub fn task_claim(row: &PodRow, name: &str) -> Option<ResourceClaim> {
+    if row.num_gpu == 0 {
+        return None;
+    }
     let mut request =
         ExactDeviceRequest::new(CLASS).with_mode(AllocationMode::ExactCount(row.num_gpu));
     if row.gpu_milli < 1000 {
@@ -141,16 +157,32 @@ pub fn pod(row: &PodRow, name: &str) -> (Pod, Option<ResourceClaim>) {
             ),
         });
     }
-    let mut claim = ResourceClaim::new(NAMESPACE, &claim_name);
+    let mut claim = ResourceClaim::new(NAMESPACE, claim_name(name));
     claim
         .spec
         .requests
         .push(DeviceRequest::exactly("gpu", request));
-    pod.resource_claims.push(PodResourceClaim {
-        name: "gpu".into(),
-        source: gangpack::ClaimSource::ClaimName(claim_name),
-    });
-    (pod, Some(claim))
+    Some(claim)
+}
+
+fn claim_name(pod: &str) -> String {
+    format!("{pod}-gpu")
+}
+
+/// The scheduler's key of an object named `name` in [`NAMESPACE`] (`openb/<name>`).
+pub fn key(name: &str) -> String {
+    format!("{NAMESPACE}/{name}")
+}
+
+/// The placement a cycle made that binds the pod with key `pod`, if any.
+pub fn placement<'r>(
+    report: &'r gangpack::CycleReport,
+    pod: &str,
+) -> Option<&'r gangpack::PlacementDecision> {
+    report.units.iter().find_map(|(_, r)| match r {
+        gangpack::UnitResult::Scheduled(d) if d.bindings.iter().any(|b| b.pod == pod) => Some(d),
+        _ => None,
+    })
 }
 
 /// Restricts a task's claim (from [`pod`]) to the GPU with index `gpu` on its node: a

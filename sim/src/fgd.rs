@@ -20,8 +20,6 @@
 //! shuffle) and memory, which the replay enforces for every policy (the engine checks
 //! each node's memory; FGD does not look at it).
 
-use std::collections::BTreeMap;
-
 use crate::baseline::Mirror;
 use crate::protocol::Rng;
 use crate::trace::PodRow;
@@ -55,25 +53,18 @@ pub struct Choice {
 impl Fgd {
     /// The baseline for a workload whose tasks are `pods`.
     pub fn new(pods: &[PodRow]) -> Fgd {
-        let mut counts: BTreeMap<(u64, u32, u32, &[String]), u64> = BTreeMap::new();
-        let mut total = 0u64;
-        for p in pods.iter().filter(|p| p.num_gpu > 0) {
-            *counts
-                .entry((p.cpu_milli, p.num_gpu, p.gpu_milli, p.gpu_spec.as_slice()))
-                .or_default() += 1;
-            total += 1;
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let shapes = counts
-            .into_iter()
-            .map(|((cpu_milli, num_gpu, gpu_milli, spec), n)| Shape {
-                cpu_milli,
-                num_gpu,
-                gpu_milli,
-                gpu_spec: spec.to_vec(),
-                frequency: n as f64 / total as f64,
-            })
-            .collect();
+        let shapes = crate::stranding::typical(pods, |p| {
+            (p.cpu_milli, p.num_gpu, p.gpu_milli, p.gpu_spec.as_slice())
+        })
+        .into_iter()
+        .map(|((cpu_milli, num_gpu, gpu_milli, spec), frequency)| Shape {
+            cpu_milli,
+            num_gpu,
+            gpu_milli,
+            gpu_spec: spec.to_vec(),
+            frequency,
+        })
+        .collect();
         Fgd { shapes }
     }
 

@@ -45,8 +45,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use gangpack::{
-    AllocationMode, GangOptions, PlacementDecision, PodGroup, Quantity, ResourceClaim, Scheduler,
-    SchedulingPolicy, TopologyConstraint, UnitResult,
+    GangOptions, PlacementDecision, PodGroup, Scheduler, SchedulingPolicy, TopologyConstraint,
 };
 
 use crate::baseline::Mirror;
@@ -56,6 +55,12 @@ use crate::trace::{NodeRow, PodRow};
 
 /// GPUs of one gang pod (a whole 8-GPU node).
 pub const GPUS_PER_POD: u32 = 8;
+
+/// The cores a gang pod asks for, one drawn per gang.
+const POD_CORES: [u64; 3] = [64, 80, 88];
+
+/// The memory a gang pod asks for: this many GiB plus 16 GiB times a draw of 0 to 4.
+const POD_MIN_GIB: u64 = 256;
 
 /// The distribution of generated gangs.
 #[derive(Clone, Debug, PartialEq)]
@@ -177,8 +182,8 @@ pub fn generate(mix: &GangMix, nodes: &[NodeRow], seed: u64) -> Vec<Gang> {
             }
             pick -= w;
         }
-        let cores = [64u64, 80, 88][rng.below(3)];
-        let memory_gib = 256 + 16 * rng.below(5) as u64;
+        let cores = POD_CORES[rng.below(POD_CORES.len())];
+        let memory_gib = POD_MIN_GIB + 16 * rng.below(5) as u64;
         let run_h = lo * (hi / lo).powf(unit(&mut rng));
         let rack = gpus <= mix.rack_max_gpus && unit(&mut rng) < mix.rack_share;
         out.push(Gang {
@@ -279,9 +284,9 @@ struct Sim<'a> {
     mirror: Mirror,
     racks: Vec<String>,
     gangs: &'a [Gang],
-    /// Per gang: pods bound so far (their decisions), whether its claims were added.
+    /// Per gang: its pods bound so far (pod by pod always the first ones), with their
+    /// decisions.
     bound: Vec<Vec<Running>>,
-    claims_added: Vec<bool>,
     started: Vec<Option<u64>>,
     queue: Vec<usize>,
     tasks: Vec<Option<Running>>,
@@ -296,19 +301,22 @@ struct Sim<'a> {
 /// each (in one rack when `rack`).
 fn room_for(mirror: &Mirror, racks: &[String], gang: &Gang, pods: u32) -> bool {
     let row = gang.pod_row();
+    if !gang.rack {
+        return fitting_nodes(mirror, &row) >= pods;
+    }
     let mut per_rack: BTreeMap<&str, u32> = BTreeMap::new();
-    let mut total = 0;
     for (n, rack) in racks.iter().enumerate().take(mirror.len()) {
         if mirror.fits(n, &row) {
-            total += 1;
             *per_rack.entry(rack.as_str()).or_default() += 1;
         }
     }
-    if gang.rack {
-        per_rack.values().any(|&c| c >= pods)
-    } else {
-        total >= pods
-    }
+    per_rack.values().any(|&c| c >= pods)
+}
+
+/// The nodes a pod of `row` fits on now.
+fn fitting_nodes(mirror: &Mirror, row: &PodRow) -> u32 {
+    let n = (0..mirror.len()).filter(|&n| mirror.fits(n, row)).count();
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl Sim<'_> {
@@ -320,47 +328,12 @@ impl Sim<'_> {
         format!("gang{g:05}")
     }
 
-    fn claim(name: &str) -> ResourceClaim {
-        let mut claim = ResourceClaim::new(cluster::NAMESPACE, format!("{name}-gpu"));
-        let request = gangpack::ExactDeviceRequest::new(cluster::CLASS)
-            .with_mode(AllocationMode::ExactCount(GPUS_PER_POD));
-        claim
-            .spec
-            .requests
-            .push(gangpack::DeviceRequest::exactly("gpu", request));
-        claim
-    }
-
     fn pod(&self, g: usize, p: u32) -> gangpack::Pod {
-        let gang = &self.gangs[g];
-        let name = Self::pod_name(g, p);
-        let mut pod = gangpack::Pod::new(cluster::NAMESPACE, &name);
-        pod.requests.insert(
-            "cpu".into(),
-            Quantity::from_milli(i64::try_from(gang.cpu_milli).unwrap_or(i64::MAX)),
-        );
-        pod.requests.insert(
-            "memory".into(),
-            Quantity::binary_si(i64::try_from(gang.memory_mib << 20).unwrap_or(i64::MAX)),
-        );
-        pod.resource_claims.push(gangpack::PodResourceClaim {
-            name: "gpu".into(),
-            source: gangpack::ClaimSource::ClaimName(format!("{name}-gpu")),
-        });
+        let mut pod = cluster::task_pod(&self.gangs[g].pod_row(), &Self::pod_name(g, p));
         if self.mode == Mode::Gang {
             pod.scheduling_group = Some(Self::group_name(g));
         }
         pod
-    }
-
-    fn add_claims(&mut self, g: usize) -> Result<(), gangpack::SchedulerError> {
-        if !self.claims_added[g] {
-            for p in 0..self.gangs[g].pods {
-                self.s.add_claim(Self::claim(&Self::pod_name(g, p)))?;
-            }
-            self.claims_added[g] = true;
-        }
-        Ok(())
     }
 
     /// Tries gang `g`; true when it started.
@@ -371,7 +344,6 @@ impl Sim<'_> {
         if !room_for(&self.mirror, &self.racks, &gang, need) {
             return Ok(false);
         }
-        self.add_claims(g)?;
         let row = gang.pod_row();
         match self.mode {
             Mode::Gang => {
@@ -390,16 +362,9 @@ impl Sim<'_> {
                     self.s.add_pod(self.pod(g, p))?;
                 }
                 let report = self.s.cycle();
-                let placed = report.units.iter().find_map(|(u, r)| match (u, r) {
-                    (gangpack::Unit::Group(k), UnitResult::Scheduled(d))
-                        if k.ends_with(&Self::group_name(g)) =>
-                    {
-                        Some(d.clone())
-                    }
-                    _ => None,
-                });
-                if let Some(d) = placed {
-                    self.mirror.commit(&row, &d);
+                let first = cluster::key(&Self::pod_name(g, 0));
+                if let Some(d) = cluster::placement(&report, &first) {
+                    self.mirror.commit(&row, d);
                     for b in &d.bindings {
                         self.bound[g].push(Running {
                             row: row.clone(),
@@ -410,50 +375,29 @@ impl Sim<'_> {
                         });
                     }
                 } else {
-                    self.s.remove_group(&format!(
-                        "{}/{}",
-                        cluster::NAMESPACE,
-                        Self::group_name(g)
-                    ))?;
+                    self.s.remove_group(&cluster::key(&Self::group_name(g)))?;
                 }
             }
             Mode::PodByPod => {
-                for p in 0..gang.pods {
-                    if self.bound[g]
-                        .iter()
-                        .any(|r| r.decision.bindings[0].pod.ends_with(&Self::pod_name(g, p)))
-                    {
-                        continue;
-                    }
+                // Members are tried in order and stay bound, so the bound ones are the
+                // first ones.
+                let first_unbound = u32::try_from(self.bound[g].len()).unwrap_or(u32::MAX);
+                for p in first_unbound..gang.pods {
                     if !room_for(&self.mirror, &self.racks, &gang, 1) {
                         break;
                     }
+                    let key = cluster::key(&Self::pod_name(g, p));
                     self.s.add_pod(self.pod(g, p))?;
                     let report = self.s.cycle();
-                    let placed = report.units.iter().find_map(|(_, r)| match r {
-                        UnitResult::Scheduled(d)
-                            if d.bindings
-                                .iter()
-                                .any(|b| b.pod.ends_with(&Self::pod_name(g, p))) =>
-                        {
-                            Some(d.clone())
-                        }
-                        _ => None,
-                    });
-                    if let Some(d) = placed {
-                        self.mirror.commit(&row, &d);
-                        self.bound[g].push(Running {
-                            row: row.clone(),
-                            decision: d,
-                        });
-                    } else {
-                        self.s.remove_pod(&format!(
-                            "{}/{}",
-                            cluster::NAMESPACE,
-                            Self::pod_name(g, p)
-                        ))?;
+                    let Some(d) = cluster::placement(&report, &key) else {
+                        self.s.remove_pod(&key)?;
                         break;
-                    }
+                    };
+                    self.mirror.commit(&row, d);
+                    self.bound[g].push(Running {
+                        row: row.clone(),
+                        decision: d.clone(),
+                    });
                 }
             }
         }
@@ -474,19 +418,9 @@ impl Sim<'_> {
             }
         }
         if self.mode == Mode::Gang {
-            self.s
-                .remove_group(&format!("{}/{}", cluster::NAMESPACE, Self::group_name(g)))?;
+            self.s.remove_group(&cluster::key(&Self::group_name(g)))?;
         }
         Ok(())
-    }
-
-    /// Whole 8-GPU nodes a gang pod fits on now.
-    fn free_big_nodes(&self, gang: &Gang) -> u32 {
-        let row = gang.pod_row();
-        let n = (0..self.mirror.len())
-            .filter(|&n| self.mirror.fits(n, &row))
-            .count();
-        u32::try_from(n).unwrap_or(u32::MAX)
     }
 
     /// The reservation of the oldest waiting gang `g`, if it has waited long enough:
@@ -497,7 +431,7 @@ impl Sim<'_> {
         if now.saturating_sub(gang.arrival) < r.after {
             return None;
         }
-        let mut free = self.free_big_nodes(gang);
+        let mut free = fitting_nodes(&self.mirror, &gang.pod_row());
         let mut ends: Vec<(u64, u32)> = (0..self.gangs.len())
             .filter_map(|o| {
                 let start = self.started[o]?;
@@ -555,8 +489,15 @@ impl Sim<'_> {
         Ok(())
     }
 
-    /// A gang arriving: tried at once unless the reservation forbids it.
+    /// A gang arriving: its pods' claims are added (once; its pods are added at each
+    /// try), and it is tried at once unless the reservation forbids it.
     fn arrive(&mut self, g: usize, now: u64) -> Result<(), gangpack::SchedulerError> {
+        let row = self.gangs[g].pod_row();
+        for p in 0..self.gangs[g].pods {
+            if let Some(claim) = cluster::task_claim(&row, &Self::pod_name(g, p)) {
+                self.s.add_claim(claim)?;
+            }
+        }
         let mut reserved = self.reserved;
         let ok = self.backfills(g, now, &mut reserved);
         self.reserved = reserved;
@@ -577,6 +518,14 @@ impl Sim<'_> {
             .sum()
     }
 
+    /// One hourly sample: allocated and held-by-partial-gangs milli-GPU as % of capacity,
+    /// and the fragmentation.
+    #[allow(clippy::cast_precision_loss)]
+    fn sample(&self, allocated: u64, partial: u64) -> (f64, f64, f64) {
+        let pct = |v: u64| 100.0 * v as f64 / self.capacity_milli.max(1) as f64;
+        (pct(allocated), pct(partial), self.fragmented_pct())
+    }
+
     fn partial_milli(&self) -> u64 {
         (0..self.gangs.len())
             .filter(|&g| self.started[g].is_none())
@@ -585,19 +534,19 @@ impl Sim<'_> {
     }
 
     /// Of the free GPUs on 8-GPU nodes, the % on nodes where the smallest gang pod of
-    /// the mix (64 cores, 256 GiB, 8 GPUs) does not fit: a GPU taken, or CPU or memory
-    /// short.
+    /// the mix (the fewest cores and the least memory, 8 GPUs) does not fit: a GPU
+    /// taken, or CPU or memory short.
     #[allow(clippy::cast_precision_loss)]
     fn fragmented_pct(&self) -> f64 {
-        let smallest = PodRow {
-            name: String::new(),
-            cpu_milli: 64_000,
-            memory_mib: 256 * 1024,
-            num_gpu: GPUS_PER_POD,
-            gpu_milli: 1000,
-            gpu_spec: Vec::new(),
-            times: None,
-        };
+        let smallest = Gang {
+            arrival: 0,
+            pods: 1,
+            cpu_milli: POD_CORES.iter().min().map_or(0, |c| c * 1000),
+            memory_mib: POD_MIN_GIB * 1024,
+            run: 0,
+            rack: false,
+        }
+        .pod_row();
         let (mut free, mut stranded) = (0u64, 0u64);
         for n in 0..self.mirror.len() {
             let (_, _, _, gpus) = self.mirror.state(n);
@@ -638,7 +587,6 @@ pub fn replay(
         racks: cluster::racks(nodes),
         gangs,
         bound: (0..gangs.len()).map(|_| Vec::new()).collect(),
-        claims_added: vec![false; gangs.len()],
         started: vec![None; gangs.len()],
         queue: Vec::new(),
         tasks: (0..tasks.len()).map(|_| None).collect(),
@@ -677,19 +625,16 @@ pub fn replay(
     }
     let mut placed_tasks = 0;
     let (mut last_t, mut alloc_ms, mut partial_ms) = (0u64, 0u128, 0u128);
-    let mut hourly_allocated_pct = Vec::new();
-    let mut hourly_fragmented_pct = Vec::new();
-    let mut hourly_partial_pct = Vec::new();
+    // (allocated %, held by partial gangs %, fragmented %) at the end of each hour.
+    let mut hourly: Vec<(f64, f64, f64)> = Vec::new();
     while let Some(&Reverse((t, _))) = sim.events.peek() {
         if t >= seconds {
             break;
         }
         // Integrate the state over [last_t, t), hour marks on the way.
         let (alloc, partial) = (sim.allocated_milli(), sim.partial_milli());
-        while (hourly_allocated_pct.len() as u64 + 1) * 3600 <= t {
-            hourly_allocated_pct.push(100.0 * alloc as f64 / sim.capacity_milli.max(1) as f64);
-            hourly_partial_pct.push(100.0 * partial as f64 / sim.capacity_milli.max(1) as f64);
-            hourly_fragmented_pct.push(sim.fragmented_pct());
+        while (hourly.len() as u64 + 1) * 3600 <= t {
+            hourly.push(sim.sample(alloc, partial));
         }
         alloc_ms += u128::from(alloc) * u128::from(t - last_t);
         partial_ms += u128::from(partial) * u128::from(t - last_t);
@@ -717,31 +662,23 @@ pub fn replay(
                 }
                 Event::TaskArrive(i) => {
                     let name = format!("task{i:05}");
+                    let key = cluster::key(&name);
                     let (pod, claim) = cluster::pod(&tasks[i], &name);
                     if let Some(claim) = claim {
                         sim.s.add_claim(claim)?;
                     }
                     sim.s.add_pod(pod)?;
                     let report = sim.s.cycle();
-                    let placed = report.units.iter().find_map(|(_, r)| match r {
-                        UnitResult::Scheduled(d)
-                            if d.bindings.iter().any(|b| b.pod.ends_with(&name)) =>
-                        {
-                            Some(d.clone())
-                        }
-                        _ => None,
-                    });
-                    if let Some(d) = placed {
-                        sim.mirror.commit(&tasks[i], &d);
+                    if let Some(d) = cluster::placement(&report, &key) {
+                        sim.mirror.commit(&tasks[i], d);
                         sim.tasks[i] = Some(Running {
                             row: tasks[i].clone(),
-                            decision: d,
+                            decision: d.clone(),
                         });
                         placed_tasks += 1;
                     } else {
                         // A task that finds no room is dropped, as in the protocol.
-                        sim.s
-                            .remove_pod(&format!("{}/{name}", cluster::NAMESPACE))?;
+                        sim.s.remove_pod(&key)?;
                     }
                 }
                 Event::GangArrive(g) => arrived_gangs.push(g),
@@ -762,10 +699,8 @@ pub fn replay(
         }
     }
     let (alloc, partial) = (sim.allocated_milli(), sim.partial_milli());
-    while (hourly_allocated_pct.len() as u64) < hours {
-        hourly_allocated_pct.push(100.0 * alloc as f64 / sim.capacity_milli.max(1) as f64);
-        hourly_partial_pct.push(100.0 * partial as f64 / sim.capacity_milli.max(1) as f64);
-        hourly_fragmented_pct.push(sim.fragmented_pct());
+    while (hourly.len() as u64) < hours {
+        hourly.push(sim.sample(alloc, partial));
     }
     alloc_ms += u128::from(alloc) * u128::from(seconds.saturating_sub(last_t));
     partial_ms += u128::from(partial) * u128::from(seconds.saturating_sub(last_t));
@@ -785,9 +720,9 @@ pub fn replay(
         waits,
         partial_gpu_hours: to_hours(partial_ms),
         allocated_gpu_hours: to_hours(alloc_ms),
-        hourly_allocated_pct,
-        hourly_partial_pct,
-        hourly_fragmented_pct,
+        hourly_allocated_pct: hourly.iter().map(|h| h.0).collect(),
+        hourly_partial_pct: hourly.iter().map(|h| h.1).collect(),
+        hourly_fragmented_pct: hourly.iter().map(|h| h.2).collect(),
         tasks: (arrived_tasks, placed_tasks),
     })
 }
@@ -846,34 +781,17 @@ pub fn run_matrix(
         .iter()
         .flat_map(|s| seeds.iter().map(move |&seed| (*s, seed)))
         .collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<Option<Result<Timeline, gangpack::SchedulerError>>>> =
-        std::sync::Mutex::new((0..jobs.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
-            scope.spawn(|| {
-                loop {
-                    let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(&(setup, seed)) = jobs.get(j) else {
-                        break;
-                    };
-                    let gangs = generate(mix, nodes, seed);
-                    let r = replay(
-                        nodes,
-                        tasks,
-                        &gangs,
-                        mix.hours,
-                        setup.mode,
-                        setup.reservation,
-                    );
-                    if let Ok(mut all) = results.lock() {
-                        all[j] = Some(r);
-                    }
-                }
-            });
-        }
+    let results = crate::run::on_threads(&jobs, threads, |&(setup, seed)| {
+        let gangs = generate(mix, nodes, seed);
+        replay(
+            nodes,
+            tasks,
+            &gangs,
+            mix.hours,
+            setup.mode,
+            setup.reservation,
+        )
     });
-    let results = results.into_inner().unwrap_or_default();
     jobs.into_iter()
         .zip(results)
         .map(|((setup, seed), r)| {

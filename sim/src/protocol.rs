@@ -3,7 +3,7 @@
 //! capacity; scheduled one at a time; nothing leaves; after each attempt the arrived
 //! GPU demand (failed pods count) and the allocated milli-GPU are recorded.
 
-use gangpack::{GangOptions, Scheduler, ScoringPolicy, UnitResult};
+use gangpack::{GangOptions, Scheduler, ScoringPolicy};
 
 use crate::baseline::{Baseline, Mirror};
 use crate::cluster;
@@ -197,11 +197,7 @@ pub fn replay(
         }
         s.add_pod(pod)?;
         let report = s.cycle();
-        let decision = report.units.iter().find_map(|(_, r)| match r {
-            UnitResult::Scheduled(d) => Some(d),
-            _ => None,
-        });
-        if let Some(d) = decision {
+        if let Some(d) = cluster::placement(&report, &cluster::key(&name)) {
             allocated += row.gpu_demand_milli();
             if matches!(
                 policy,
@@ -210,7 +206,7 @@ pub fn replay(
                 mirror.commit(row, d);
             }
         } else {
-            s.remove_pod(&format!("{}/{name}", cluster::NAMESPACE))?;
+            s.remove_pod(&cluster::key(&name))?;
         }
         samples.push(Sample { arrived, allocated });
     }

@@ -136,25 +136,40 @@ pub fn run_all(
     let jobs: Vec<(usize, usize, u64)> = (0..workloads.len())
         .flat_map(|w| (0..policies.len()).flat_map(move |p| seeds.iter().map(move |&s| (w, p, s))))
         .collect();
-    let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<Done, SimError>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    on_threads(&jobs, threads, |&(wi, pi, seed)| {
+        let result = one(&workloads[wi], &policies[pi], seed, inflation);
+        let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Ok(d) = &result {
+            progress(finished, jobs.len(), d);
+        }
+        result
+    })
+    .into_iter()
+    .map(|r| r.unwrap_or_else(|| Err(SimError::Engine("a replay did not finish".into()))))
+    .collect()
+}
+
+/// `work` on every job, `threads` at a time, each thread taking the next job as it
+/// finishes one; the results in job order (`None` where a job panicked).
+pub(crate) fn on_threads<J: Sync, R: Send>(
+    jobs: &[J],
+    threads: usize,
+    work: impl Fn(&J) -> R + Sync,
+) -> Vec<Option<R>> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {
             scope.spawn(|| {
                 loop {
-                    let job = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(wi, pi, seed)) = jobs.get(job) else {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else {
                         break;
                     };
-                    let result = one(&workloads[wi], &policies[pi], seed, inflation);
-                    let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if let Ok(d) = &result {
-                        progress(finished, jobs.len(), d);
-                    }
+                    let r = work(job);
                     if let Ok(mut all) = results.lock() {
-                        all[job] = Some(result);
+                        all[i] = Some(r);
                     }
                 }
             });
@@ -162,10 +177,7 @@ pub fn run_all(
     });
     results
         .into_inner()
-        .map_err(|_| SimError::Engine("a replay thread panicked".into()))?
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(SimError::Engine("a replay did not finish".into()))))
-        .collect()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn one(w: &Workload, policy: &Policy, seed: u64, inflation: f64) -> Result<Done, SimError> {

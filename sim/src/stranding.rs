@@ -68,34 +68,27 @@ pub struct Stranding {
 impl Stranding {
     /// The policy for a workload whose tasks are `pods`.
     pub fn new(pods: &[PodRow]) -> Stranding {
-        let mut counts: BTreeMap<(u64, u64, u32, u32, &[String]), u64> = BTreeMap::new();
-        let mut total = 0u64;
-        for p in pods.iter().filter(|p| p.num_gpu > 0) {
-            *counts
-                .entry((
-                    p.cpu_milli,
-                    p.memory_mib,
-                    p.num_gpu,
-                    p.gpu_milli,
-                    p.gpu_spec.as_slice(),
-                ))
-                .or_default() += 1;
-            total += 1;
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let shapes = counts
-            .into_iter()
-            .map(
-                |((cpu_milli, memory_mib, num_gpu, gpu_milli, spec), n)| Shape {
-                    cpu_milli,
-                    memory_mib,
-                    num_gpu,
-                    gpu_milli,
-                    gpu_spec: spec.to_vec(),
-                    frequency: n as f64 / total as f64,
-                },
+        let shapes = typical(pods, |p| {
+            (
+                p.cpu_milli,
+                p.memory_mib,
+                p.num_gpu,
+                p.gpu_milli,
+                p.gpu_spec.as_slice(),
             )
-            .collect();
+        })
+        .into_iter()
+        .map(
+            |((cpu_milli, memory_mib, num_gpu, gpu_milli, spec), frequency)| Shape {
+                cpu_milli,
+                memory_mib,
+                num_gpu,
+                gpu_milli,
+                gpu_spec: spec.to_vec(),
+                frequency,
+            },
+        )
+        .collect();
         Stranding {
             shapes,
             models: Vec::new(),
@@ -204,6 +197,26 @@ fn stranding(shapes: &[Shape], model: &str, cpu: u64, mem: u64, gpus: &[u32]) ->
         sum += s.frequency * (FILL_WEIGHT * filled as f64 + fgd as f64);
     }
     sum
+}
+
+/// The typical tasks of a pod list: its GPU tasks grouped by `shape`, each shape with
+/// its share of them (CPU-only tasks change every node's measure alike and are left
+/// out), in shape order.
+pub(crate) fn typical<'a, K: Ord>(
+    pods: &'a [PodRow],
+    shape: impl Fn(&'a PodRow) -> K,
+) -> Vec<(K, f64)> {
+    let mut counts: BTreeMap<K, u64> = BTreeMap::new();
+    let mut total = 0u64;
+    for p in pods.iter().filter(|p| p.num_gpu > 0) {
+        *counts.entry(shape(p)).or_default() += 1;
+        total += 1;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    counts
+        .into_iter()
+        .map(|(k, n)| (k, n as f64 / total as f64))
+        .collect()
 }
 
 /// FGD's fragment of a node for a task that fits: the free milli-GPU of the GPUs each
