@@ -111,6 +111,7 @@ test('every scenario loads from the menu, plays to its end and is photographed a
       assert.deepEqual(st.actions, s.steps.map((x) => x.do));
       assert.equal(st.snapshots.length, s.compare?.length ?? 1);
       assert.match(await page.locator('#step-caption').innerText(), /Scenario played/);
+      assert.equal(await page.locator('#next-step').isVisible(), false, `${s.id}: no Next step once played`);
       assert.ok(st.timeline.length > s.steps.length, `${s.id}: the timeline records what happened`);
       for (const size of SIZES) {
         await page.setViewportSize(size);

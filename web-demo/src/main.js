@@ -382,8 +382,10 @@ function render() {
     ? `Step ${app.actions.length + 1} of ${steps.length}: ${step.say}`
     : steps.length && app.actions.length >= steps.length ? `Scenario played (${steps.length} step${steps.length === 1 ? '' : 's'}). Carry on: click a GPU, submit a workload, step or run.` : steps.length ? 'You left the script: carry on freely, or reset.' : '';
   $('next-step').disabled = !step;
-  // A pasted cluster has no script: no caption, no button.
-  $('next-step').hidden = steps.length === 0;
+  // Shown only while the script has a step to play: not once it is played or left, and
+  // never for a pasted cluster (no script). A disabled "Next step" beside "Scenario
+  // played" read as a button to press.
+  $('next-step').hidden = !step;
   $('undo').disabled = app.actions.length === 0;
   $('redo').disabled = app.redo.length === 0;
   $('download').disabled = false;
