@@ -131,8 +131,12 @@ impl Cluster {
             }
         }
         let flags = slot.flags;
+        let node = slot.node().filter(|_| shareable);
         self.allocations.entry(key).or_default().push(allocation);
         self.set_flags(dev, flags);
+        if let Some(n) = node {
+            self.refresh_rooms(n);
+        }
         Ok(())
     }
 
@@ -313,8 +317,15 @@ impl Cluster {
             holders.extract_if(.., |h| h.consumer == consumer).collect()
         };
         if let Some(dev) = self.device_by_key(key) {
-            let flags = self.devices[dev.index()].as_ref().map_or(0, |s| s.flags);
+            let slot = self.devices[dev.index()].as_ref();
+            let flags = slot.map_or(0, |s| s.flags);
+            let node = slot
+                .and_then(DeviceSlot::node)
+                .filter(|_| flags & SHAREABLE != 0);
             self.set_flags(dev, flags);
+            if let Some(n) = node {
+                self.refresh_rooms(n);
+            }
         }
         Some(removed)
     }

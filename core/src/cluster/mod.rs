@@ -14,6 +14,7 @@
 //! | `slices.rs` | ResourceSlices, pools and generations, allocation order, equivalence classes |
 //! | `taints.rs` | device taints, DeviceTaintRules, taint groups, `NoExecute` eviction notices |
 //! | `allocations.rs` | recorded holders, shared capacity and counters, the placer's holds |
+//! | `rooms.rs` | per node, what each shareable device has left of its capacities (a necessary condition for a share, checked without the allocator) |
 //! | `queries.rs` | read-only questions: `select`, blocked and usable sets, reach |
 //! | `bits.rs`, `ids.rs`, `intern.rs`, `cow.rs` | the dense and sparse device sets, ids, interned strings, the chunked copy-on-write table |
 
@@ -35,6 +36,7 @@ mod index;
 pub(crate) mod intern;
 mod nodes;
 mod queries;
+pub(crate) mod rooms;
 mod slices;
 mod taints;
 
@@ -295,6 +297,10 @@ pub struct Cluster {
     attr_values: Arc<BTreeMap<(Symbol, AttrKey), SparseDeviceSet>>,
     attr_present: Arc<BTreeMap<Symbol, SparseDeviceSet>>,
     topology_keys: BTreeMap<String, BTreeMap<String, DeviceCounts>>,
+    /// Live nodes by label: key → value → node ids, so that a pod's `nodeSelector`
+    /// (say, a hostname) narrows its candidate nodes without reading every node's
+    /// labels. Shared with clones until a node changes.
+    node_labels: Arc<BTreeMap<String, BTreeMap<String, BTreeSet<NodeId>>>>,
     /// The logical clock: what "now" is for taints that arrive without `timeAdded`.
     clock: Time,
 }

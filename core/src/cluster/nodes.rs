@@ -3,6 +3,7 @@
 //! device counts.
 
 use alloc::sync::Arc;
+use smallvec::SmallVec;
 
 use crate::alloc_prelude::*;
 use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
@@ -11,6 +12,7 @@ use crate::{Node, Quantity, Taint, TaintEffect};
 use super::bits::SparseDeviceSet;
 use super::ids::{DeviceId, NodeId};
 use super::index::DeviceCounts;
+use super::intern::Symbol;
 use super::{Cluster, ClusterError, not_found};
 
 /// One node resource that does not fit.
@@ -53,6 +55,12 @@ pub(super) struct NodeState {
     reserved: BTreeMap<String, BTreeMap<String, Quantity>>,
     /// Their sum by resource name.
     requested: BTreeMap<String, Quantity>,
+    /// What the node's shareable devices have left (see `rooms.rs`).
+    pub(super) rooms: super::rooms::NodeRooms,
+    /// Allocatable minus requested, per allocatable resource, with the name's hash
+    /// (see [`Cluster::node_free_hashed`]): the placer reads this for every node it
+    /// counts.
+    free: SmallVec<[(Symbol, Quantity); 4]>,
 }
 
 impl Cluster {
@@ -87,6 +95,7 @@ impl Cluster {
             return Err(not_found(ObjectKind::Node, name));
         };
         self.set_node_domains(id, None);
+        self.set_node_labels(id, None);
         let entry = &mut Arc::make_mut(&mut self.nodes)[id.index()];
         entry.node = None;
         entry.pod_limit = false;
@@ -131,6 +140,7 @@ impl Cluster {
         let id = self.node_slot(&node.name);
         let labels = node.labels.clone();
         self.set_node_domains(id, Some(&labels));
+        self.set_node_labels(id, Some(&labels));
         let entry = &mut Arc::make_mut(&mut self.nodes)[id.index()];
         entry.pod_limit = node.allocatable.contains_key("pods");
         entry.cordoned = node.unschedulable;
@@ -139,7 +149,52 @@ impl Cluster {
             .iter()
             .any(|t| matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute));
         entry.node = Some(Arc::new(node));
+        self.refresh_free(id);
         id
+    }
+
+    /// Recomputes a node's free scalar resources (after its allocatable or its
+    /// reservations changed).
+    fn refresh_free(&mut self, id: NodeId) {
+        let Some(node) = self.nodes[id.index()].node.clone() else {
+            self.node_state[id.index()].free = SmallVec::new();
+            return;
+        };
+        // Names are interned once, when a node first declares them.
+        if node
+            .allocatable
+            .keys()
+            .any(|k| self.strings.get(k).is_none())
+        {
+            let strings = Arc::make_mut(&mut self.strings);
+            for k in node.allocatable.keys() {
+                strings.intern(k);
+            }
+        }
+        let requested = &self.node_state[id.index()].requested;
+        let free = node
+            .allocatable
+            .iter()
+            .map(|(k, total)| {
+                let used = requested.get(k).copied().unwrap_or(Quantity::ZERO);
+                let sym = self.strings.get(k).expect("interned above");
+                (sym, total.saturating_sub(used))
+            })
+            .collect();
+        self.node_state[id.index()].free = free;
+    }
+
+    /// [`node_free_of`](Self::node_free_of) for a resource name as
+    /// [`symbol`](Self::symbol) finds it: no map lookups (`None`, a name no node
+    /// declares allocatable, has nothing free).
+    pub(crate) fn node_free_by_symbol(&self, node: NodeId, resource: Option<Symbol>) -> Quantity {
+        let Some(resource) = resource else {
+            return Quantity::ZERO;
+        };
+        self.node_state
+            .get(node.index())
+            .and_then(|s| s.free.iter().find(|(k, _)| *k == resource))
+            .map_or(Quantity::ZERO, |(_, q)| *q)
     }
 
     /// The node slot for a name, created on first use (slices may name a node before
@@ -183,6 +238,62 @@ impl Cluster {
                 domains.entry(v.clone()).or_default().add(counts);
             }
         }
+    }
+
+    /// Moves a node in the label index from its old labels to `labels` (`None`: it
+    /// leaves). Labels that stay are not touched, so replacing a node (a taint, say)
+    /// does not copy the index.
+    fn set_node_labels(&mut self, id: NodeId, labels: Option<&BTreeMap<String, String>>) {
+        let empty = BTreeMap::new();
+        let new = labels.unwrap_or(&empty);
+        let old = self.nodes[id.index()]
+            .node
+            .as_ref()
+            .map_or(&empty, |n| &n.labels);
+        let gone: Vec<(String, String)> = old
+            .iter()
+            .filter(|(k, v)| new.get(*k) != Some(*v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let came: Vec<(&String, &String)> = new
+            .iter()
+            .filter(|(k, v)| old.get(*k) != Some(*v))
+            .collect();
+        if gone.is_empty() && came.is_empty() {
+            return;
+        }
+        let index = Arc::make_mut(&mut self.node_labels);
+        for (k, v) in gone {
+            if let Some(values) = index.get_mut(&k) {
+                if let Some(ids) = values.get_mut(&v) {
+                    ids.remove(&id);
+                    if ids.is_empty() {
+                        values.remove(&v);
+                    }
+                }
+                if values.is_empty() {
+                    index.remove(&k);
+                }
+            }
+        }
+        for (k, v) in came {
+            index
+                .entry(k.clone())
+                .or_default()
+                .entry(v.clone())
+                .or_default()
+                .insert(id);
+        }
+    }
+
+    /// The live nodes whose label `key` has the value `value` (empty when none has).
+    pub(crate) fn nodes_labelled(&self, key: &str, value: &str) -> Option<&BTreeSet<NodeId>> {
+        self.node_labels.get(key).and_then(|v| v.get(value))
+    }
+
+    /// The name of a node slot.
+    pub(crate) fn node_name_of(&self, id: NodeId) -> &str {
+        self.nodes.get(id.index()).map_or("", |e| e.name.as_str())
     }
 
     /// The node of this name.
@@ -391,6 +502,7 @@ impl Cluster {
             *t = t.saturating_add(*q);
         }
         e.reserved.insert(consumer.to_owned(), requests);
+        self.refresh_free(id);
         Ok(())
     }
 
@@ -427,6 +539,7 @@ impl Cluster {
                 }
             }
         }
+        self.refresh_free(id);
         Some(requests)
     }
 

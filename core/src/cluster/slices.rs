@@ -315,6 +315,7 @@ impl Cluster {
         let mut ordered: Vec<DeviceId> = self.nodes[n.index()].devices.iter().collect();
         ordered.sort_by(|a, b| self.order_key(*a).cmp(&self.order_key(*b)));
         Arc::make_mut(&mut self.nodes)[n.index()].ordered = ordered;
+        self.refresh_rooms(n);
     }
 
     /// Evaluates every cached class on the devices of one slice.

@@ -72,8 +72,9 @@ use crate::allocate::{
     claim_limit_error,
 };
 use crate::cluster::Cluster;
-use crate::cluster::bits::DeviceSet;
+use crate::cluster::bits::{DeviceSet, SparseDeviceSet};
 use crate::cluster::ids::NodeId;
+use crate::cluster::rooms::RoomRequest;
 use crate::gang::scoring::{ScoringPolicy, WorkloadMix};
 use crate::model::claim::{AllocationMode, ResourceClaim, ResourceClaimSpec};
 use crate::model::decision::PlacementDecision;
@@ -726,6 +727,13 @@ impl Cluster {
             }
             let pod = shape.rep;
             let bounds = self.device_bounds(&shape.own_specs);
+            let requests: Vec<_> = shape
+                .requests
+                .iter()
+                .filter(|(_, q)| q.is_positive())
+                .map(|(r, q)| (self.symbol(r), *q))
+                .collect();
+            let pods_symbol = self.symbol("pods");
             let any_node = pod.node_selector.is_empty() && pod.required_node_affinity.is_none();
             let mut out = Vec::with_capacity(self.node_slots());
             // Without a topology key, a node with fewer free devices than one of the
@@ -734,13 +742,17 @@ impl Cluster {
             let least_free = if key.is_none() {
                 bounds
                     .iter()
-                    .map(|alts| alts.iter().map(|(_, need)| *need).min().unwrap_or(0))
+                    .map(|alts| alts.iter().map(|b| b.need).min().unwrap_or(0))
                     .max()
                     .unwrap_or(0)
             } else {
                 0
             };
-            for &id in self.node_order() {
+            // A `nodeSelector` entry few nodes match (a hostname, say) narrows the scan to
+            // those nodes, taken in the same (name) order.
+            let narrowed = self.nodes_selected(&pod.node_selector);
+            let order: &[NodeId] = narrowed.as_deref().unwrap_or(self.node_order());
+            for &id in order {
                 if least_free > 0 && self.node_free_devices(id) < least_free {
                     continue;
                 }
@@ -753,12 +765,17 @@ impl Cluster {
                 let devices = self.node_devices(id);
                 let mut free = 0;
                 let mut device_cap = u32::MAX;
-                for b in &bounds {
+                for alts in &bounds {
                     let mut best = 0;
-                    for (set, need) in b {
-                        let have = devices.map_or(0, |d| d.count_in(set)) as u32;
-                        free = free.max(have);
-                        best = best.max(have / need);
+                    // Scoring counts the free devices of requests without shareable
+                    // devices only.
+                    let scored = alts.iter().all(|b| b.share.is_none());
+                    for b in alts {
+                        let have = self.bound_on_node(id, devices, b);
+                        if scored {
+                            free = free.max(have);
+                        }
+                        best = best.max(have / b.need);
                     }
                     device_cap = device_cap.min(best);
                 }
@@ -812,19 +829,20 @@ impl Cluster {
                 let mut cap = u32::try_from(shape.pods)
                     .unwrap_or(u32::MAX)
                     .min(device_cap);
-                for (r, q) in &shape.requests {
-                    if q.is_positive() {
-                        let free = self.node_free_of(id, r);
-                        let n = free.as_nano() / q.as_nano();
-                        cap = cap.min(u32::try_from(n).unwrap_or(u32::MAX));
-                    }
-                }
-                if self.node_has_pod_limit(id) {
-                    let n =
-                        self.node_free_of(id, "pods").as_nano() / Quantity::from_int(1).as_nano();
+                for (r, q) in &requests {
+                    let free = self.node_free_by_symbol(id, *r);
+                    let n = free.as_nano() / q.as_nano();
                     cap = cap.min(u32::try_from(n).unwrap_or(u32::MAX));
                 }
-                if bounds.is_empty() {
+                if self.node_has_pod_limit(id) {
+                    let n = self.node_free_by_symbol(id, pods_symbol).as_nano()
+                        / Quantity::from_int(1).as_nano();
+                    cap = cap.min(u32::try_from(n).unwrap_or(u32::MAX));
+                }
+                if bounds
+                    .iter()
+                    .all(|alts| alts.iter().any(|b| b.share.is_some()))
+                {
                     free = self.node_counts(id).map_or(0, |c| c.free_untainted);
                 }
                 if cap > 0 {
@@ -841,10 +859,49 @@ impl Cluster {
         gang.domains = domains;
     }
 
-    /// Per device request of a shape's own claims, its alternatives as (usable
-    /// candidate devices, devices needed); requests that cannot be bounded by counting
-    /// (admin access, shareable or network-attached devices) are left out.
-    fn device_bounds(&self, specs: &[&ResourceClaimSpec]) -> Vec<Vec<(DeviceSet, u32)>> {
+    /// The nodes a `nodeSelector` allows at most, by name, when one of its entries
+    /// matches few nodes (under an eighth of them); `None` to scan every node. Only
+    /// narrows: the scan still checks every entry and the affinity on each node.
+    fn nodes_selected(&self, selector: &BTreeMap<String, String>) -> Option<Vec<NodeId>> {
+        let mut fewest: Option<&BTreeSet<NodeId>> = None;
+        for (k, v) in selector {
+            let Some(ids) = self.nodes_labelled(k, v) else {
+                return Some(Vec::new());
+            };
+            if fewest.is_none_or(|f| ids.len() < f.len()) {
+                fewest = Some(ids);
+            }
+        }
+        let ids = fewest?;
+        if ids.len().saturating_mul(8) >= self.node_slots() {
+            return None;
+        }
+        let mut out: Vec<NodeId> = ids.iter().copied().collect();
+        out.sort_by(|a, b| self.node_name_of(*a).cmp(self.node_name_of(*b)));
+        Some(out)
+    }
+
+    /// How many devices of one request alternative a node can give at most: the
+    /// usable devices of `b.set` on it, a shareable one only where its room admits the
+    /// request's capacity (see `cluster/rooms.rs`).
+    fn bound_on_node(&self, id: NodeId, devices: Option<&SparseDeviceSet>, b: &DeviceBound) -> u32 {
+        let Some(share) = &b.share else {
+            return devices.map_or(0, |d| d.count_in(&b.set)) as u32;
+        };
+        let exclusive = devices.map_or(0, |d| d.count_in(&share.exclusive));
+        let shares = self
+            .node_rooms(id)
+            .iter()
+            .filter(|r| b.set.contains(r.dev) && Cluster::share_room_admits(r, &share.capacity))
+            .count();
+        u32::try_from(exclusive + shares).unwrap_or(u32::MAX)
+    }
+
+    /// Per device request of a shape's own claims, its alternatives as bounds on what
+    /// a node can give; requests that cannot be bounded by counting (admin access,
+    /// allocation mode `All` over shareable devices, network-attached devices) are left
+    /// out.
+    fn device_bounds(&self, specs: &[&ResourceClaimSpec]) -> Vec<Vec<DeviceBound>> {
         let mut out = Vec::new();
         for spec in specs {
             'request: for r in &spec.requests {
@@ -864,12 +921,27 @@ impl Cluster {
                     };
                     let mut set = class.into_owned();
                     self.restrict_usable(&mut set, view.tolerations);
-                    if intersects(&set, self.shared_devices())
-                        || intersects(&set, self.shareable_devices())
-                    {
+                    if intersects(&set, self.shared_devices()) {
                         continue 'request;
                     }
-                    alts.push((set, need));
+                    let share = if intersects(&set, self.shareable_devices()) {
+                        if view.allocation_mode == AllocationMode::All {
+                            continue 'request;
+                        }
+                        let mut exclusive = set.clone();
+                        exclusive.difference_with(self.shareable_devices());
+                        Some(ShareBound {
+                            exclusive,
+                            capacity: view
+                                .capacity
+                                .iter()
+                                .map(|(k, q)| (self.symbol(k), *q))
+                                .collect(),
+                        })
+                    } else {
+                        None
+                    };
+                    alts.push(DeviceBound { set, need, share });
                 }
                 if !alts.is_empty() {
                     out.push(alts);
@@ -878,6 +950,25 @@ impl Cluster {
         }
         out
     }
+}
+
+/// One alternative of a device request, as [`Cluster::device_bounds`] counts it on a
+/// node.
+struct DeviceBound {
+    /// The usable candidate devices.
+    set: DeviceSet,
+    /// Devices one pod needs.
+    need: u32,
+    /// When `set` holds shareable devices: how to count those.
+    share: Option<ShareBound>,
+}
+
+/// The shareable part of a [`DeviceBound`].
+struct ShareBound {
+    /// `set` without its shareable devices (counted as free devices).
+    exclusive: DeviceSet,
+    /// The request's capacity requests, for the shareable devices' rooms.
+    capacity: Vec<RoomRequest>,
 }
 
 /// Sorts candidates by domain, then by free devices (ascending, or descending when

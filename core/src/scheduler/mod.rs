@@ -229,6 +229,12 @@ pub struct EvictionReport {
 pub struct Scheduler {
     cluster: Cluster,
     pods: BTreeMap<String, Pod>,
+    /// The keys of the pods without a node (`pods` whose `node_name` is `None`), so a
+    /// cycle finds its pending units without visiting every bound pod.
+    pending: BTreeSet<String>,
+    /// How many pods have each priority, so preemption knows in O(1) whether any pod
+    /// ranks below a unit.
+    pod_priorities: BTreeMap<i32, usize>,
     /// The pods naming each PodGroup (`namespace/group` → pod keys), existing or not.
     members: BTreeMap<String, BTreeSet<String>>,
     groups: BTreeMap<String, PodGroup>,
@@ -287,6 +293,8 @@ impl Scheduler {
         let mut s = Scheduler {
             cluster,
             pods: BTreeMap::new(),
+            pending: BTreeSet::new(),
+            pod_priorities: BTreeMap::new(),
             members: BTreeMap::new(),
             groups: BTreeMap::new(),
             claims: BTreeMap::new(),
@@ -541,10 +549,13 @@ impl Scheduler {
                 .insert(k.clone());
         }
         let bound = pod.node_name.is_some();
+        *self.pod_priorities.entry(pod.priority).or_default() += 1;
         self.pods.insert(k.clone(), pod);
         if bound {
             self.adopt_allocated_claims(&k);
             self.index_bound(&k);
+        } else {
+            self.pending.insert(k);
         }
         Ok(())
     }
@@ -637,13 +648,20 @@ impl Scheduler {
         self.groups.contains_key(&k).then_some(k)
     }
 
+    /// The lowest priority of any pod, pending or bound.
+    pub(super) fn lowest_pod_priority(&self) -> Option<i32> {
+        self.pod_priorities.keys().next().copied()
+    }
+
     /// Pending units in the order a cycle takes them.
     pub fn pending_units(&self) -> Vec<Unit> {
         let mut units: BTreeSet<Unit> = BTreeSet::new();
-        for (k, pod) in &self.pods {
-            if pod.node_name.is_some() {
-                continue;
-            }
+        for (k, pod) in self
+            .pending
+            .iter()
+            .filter_map(|k| Some((k, self.pods.get(k)?)))
+        {
+            debug_assert!(pod.node_name.is_none(), "{k} is pending with a node");
             match self.group_of(pod) {
                 Some(g) => {
                     units.insert(Unit::Group(g));
@@ -787,6 +805,7 @@ impl Scheduler {
             if let Some(p) = self.pods.get_mut(&b.pod) {
                 p.node_name = Some(b.node.clone());
             }
+            self.pending.remove(&b.pod);
             for c in &b.claims {
                 self.set_allocation(&c.claim, Some(c.result.clone()));
             }
@@ -827,6 +846,13 @@ impl Scheduler {
         let group = self.group_of(p);
         self.unbind(pod);
         let removed = self.pods.remove(pod).expect("checked above");
+        self.pending.remove(pod);
+        if let Some(n) = self.pod_priorities.get_mut(&removed.priority) {
+            *n -= 1;
+            if *n == 0 {
+                self.pod_priorities.remove(&removed.priority);
+            }
+        }
         if let Some(g) = &removed.scheduling_group {
             let gk = key(&removed.namespace, g);
             if let Some(m) = self.members.get_mut(&gk) {
@@ -894,6 +920,7 @@ impl Scheduler {
         }
         if let Some(p) = self.pods.get_mut(pod) {
             p.node_name = None;
+            self.pending.insert(pod.to_owned());
         }
     }
 

@@ -466,7 +466,7 @@ impl Scheduler {
             .groups
             .values()
             .any(|g| g.effective_priority() < priority)
-            && !self.pods.values().any(|p| p.priority < priority)
+            && self.lowest_pod_priority().is_none_or(|p| p >= priority)
         {
             return Ok(None);
         }
