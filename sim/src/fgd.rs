@@ -20,6 +20,8 @@
 //! shuffle) and memory, which the replay enforces for every policy (the engine checks
 //! each node's memory; FGD does not look at it).
 
+use std::collections::HashMap;
+
 use crate::baseline::Mirror;
 use crate::protocol::Rng;
 use crate::trace::PodRow;
@@ -34,10 +36,14 @@ struct Shape {
     frequency: f64,
 }
 
-/// The baseline: the typical shapes of a pod list.
+/// The baseline: the typical shapes of a pod list, and a memo of node
+/// fragmentations (keyed by model, free CPU and the sorted free milli-GPU: the measure
+/// does not depend on the order of the GPUs).
 #[derive(Clone, Debug)]
 pub struct Fgd {
     shapes: Vec<Shape>,
+    models: Vec<String>,
+    memo: HashMap<(usize, u64, Vec<u32>), f64>,
 }
 
 /// The node FGD picks, and for a share the GPU (its index on the node).
@@ -65,11 +71,15 @@ impl Fgd {
             frequency,
         })
         .collect();
-        Fgd { shapes }
+        Fgd {
+            shapes,
+            models: Vec::new(),
+            memo: HashMap::new(),
+        }
     }
 
     /// FGD's choice for `pod`, `None` when no node fits.
-    pub fn choose(&self, mirror: &Mirror, pod: &PodRow, rng: &mut Rng) -> Option<Choice> {
+    pub fn choose(&mut self, mirror: &Mirror, pod: &PodRow, rng: &mut Rng) -> Option<Choice> {
         let mut best_score = i64::MIN;
         let mut best: Vec<Choice> = Vec::new();
         for n in 0..mirror.len() {
@@ -125,8 +135,27 @@ impl Fgd {
         Some(best[rng.below(best.len())])
     }
 
-    /// The node's fragmentation for the typical tasks, in milli-GPU.
-    fn fragmentation(&self, model: &str, cpu: u64, gpus: &[u32]) -> f64 {
+    /// The node's fragmentation for the typical tasks, in milli-GPU (memoised).
+    fn fragmentation(&mut self, model: &str, cpu: u64, gpus: &[u32]) -> f64 {
+        let m = if let Some(m) = self.models.iter().position(|x| x == model) {
+            m
+        } else {
+            self.models.push(model.to_owned());
+            self.models.len() - 1
+        };
+        let mut sorted = gpus.to_vec();
+        sorted.sort_unstable();
+        let key = (m, cpu, sorted);
+        if let Some(&v) = self.memo.get(&key) {
+            return v;
+        }
+        let v = self.measure(model, cpu, gpus);
+        self.memo.insert(key, v);
+        v
+    }
+
+    /// [`fragmentation`](Self::fragmentation), computed.
+    fn measure(&self, model: &str, cpu: u64, gpus: &[u32]) -> f64 {
         let free: u64 = gpus.iter().map(|&g| u64::from(g)).sum();
         if free == 0 {
             return 0.0;
@@ -173,8 +202,10 @@ mod tests {
 
     #[test]
     fn fragmentation_follows_the_paper() {
-        let f = Fgd {
+        let mut f = Fgd {
             shapes: vec![shape(4000, 1, 500), shape(4000, 2, 1000)],
+            models: Vec::new(),
+            memo: HashMap::new(),
         };
         // GPUs with 1000, 600 and 300 free, 8 cores: the share fits (300 too small for
         // it); two whole GPUs do not (one is wholly free): all 1900 count.

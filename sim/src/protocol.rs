@@ -119,7 +119,7 @@ impl Policy {
             "dotprod" => Some(Policy::Baseline(Baseline::DotProd)),
             "fgd" => Some(Policy::Fgd),
             "stranding" => Some(Policy::Stranding),
-            _ => ScoringPolicy::parse(name).map(Policy::Engine),
+            _ => ScoringPolicy::parse(&flat).map(Policy::Engine),
         }
     }
 
@@ -158,7 +158,7 @@ pub fn replay(
         Policy::Baseline(_) | Policy::Fgd | Policy::Stranding => ScoringPolicy::BestFit,
     };
     let mut stranding = matches!(policy, Policy::Stranding).then(|| Stranding::new(pods));
-    let fgd = matches!(policy, Policy::Fgd).then(|| Fgd::new(pods));
+    let mut fgd = matches!(policy, Policy::Fgd).then(|| Fgd::new(pods));
     let options = GangOptions {
         policy: scoring,
         ..GangOptions::default()
@@ -173,7 +173,7 @@ pub fn replay(
         arrived += row.gpu_demand_milli();
         let name = format!("p{k:06}");
         let (mut pod, mut claim) = cluster::pod(row, &name);
-        let pinned = match (policy, stranding.as_mut(), fgd.as_ref()) {
+        let pinned = match (policy, stranding.as_mut(), fgd.as_mut()) {
             (Policy::Baseline(b), _, _) => Some(mirror.choose(*b, row, &mut rng)),
             (_, Some(st), _) => Some(st.choose(&mirror, row)),
             (_, _, Some(f)) => Some(f.choose(&mirror, row, &mut rng).map(|c| {
