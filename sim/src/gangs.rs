@@ -16,7 +16,22 @@
 //! - run time: log-uniform between 1 and 24 hours, counted from the moment every pod
 //!   runs;
 //! - a third of the gangs of up to 64 GPUs must sit in one rack (8 nodes of one model,
-//!   [`crate::cluster::RACK`]).
+//!   [`crate::cluster::RACK`]);
+//! - a tenth of the gangs, of any size, are high-priority preemptors
+//!   ([`PREEMPTOR_PRIORITY`]; drawn from a stream of their own, so the other draws are
+//!   the same with or without them). The others have priority 0. The trace's tasks
+//!   (production services, mostly latency-sensitive) have the preemptors' priority and
+//!   preemption policy `Never`: they neither preempt nor are preempted.
+//!
+//! # Preemption
+//!
+//! A preemptor that does not fit is placed by the engine's preemption: as a PodGroup,
+//! workload-aware preemption evicts lower-priority PodGroups whole (`disruptionMode:
+//! all`), and only when the whole preemptor then fits. Pod by pod, each preemptor pod
+//! preempts on its own and its victims are single pods. Either way a training gang that
+//! loses a pod fails as a job: every pod of the victim's gang goes, and the gang waits
+//! in the queue again to start over (as a Job controller recreates it). The replay
+//! counts preemptions, gangs evicted and the GPU-hours of work they lose.
 //!
 //! # What is measured
 //!
@@ -30,10 +45,13 @@
 //! # The schedulers
 //!
 //! Both modes use the engine (`Scheduler`, BestFit) for every placement. Pending gangs
-//! wait in a FIFO queue outside the engine and are tried in order whenever something
-//! leaves, and on arrival: greedy, as kube-scheduler is (a later gang that fits goes
-//! ahead of an earlier one that does not). A gang is tried only when enough whole 8-GPU
-//! nodes are free for it (in one rack if it needs one), the engine deciding the rest.
+//! wait in a queue outside the engine, higher priority first and by arrival among
+//! equals (as kube-scheduler's active queue orders pods), and are tried in order
+//! whenever something leaves, and on arrival: greedy, as kube-scheduler is (a later
+//! gang that fits goes ahead of an earlier one that does not). A gang is tried only
+//! when enough whole 8-GPU nodes are free for it (in one rack if it needs one), the
+//! engine deciding the rest; a preemptor is always tried, since preemption may make
+//! room.
 //!
 //! - [`Mode::Gang`]: a gang is a PodGroup with `minCount` = its pods (and a topology
 //!   constraint on the rack label when it needs one rack).
@@ -45,7 +63,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use gangpack::{
-    GangOptions, PlacementDecision, PodGroup, Scheduler, SchedulingPolicy, TopologyConstraint,
+    DisruptionMode, GangOptions, PlacementDecision, PodGroup, PreemptionPolicy, Scheduler,
+    SchedulingPolicy, TopologyConstraint,
 };
 
 use crate::baseline::Mirror;
@@ -62,6 +81,9 @@ const POD_CORES: [u64; 3] = [64, 80, 88];
 /// The memory a gang pod asks for: this many GiB plus 16 GiB times a draw of 0 to 4.
 const POD_MIN_GIB: u64 = 256;
 
+/// The priority of preemptor gangs and of the trace's tasks; other gangs have 0.
+pub const PREEMPTOR_PRIORITY: i32 = 1000;
+
 /// The distribution of generated gangs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GangMix {
@@ -77,6 +99,8 @@ pub struct GangMix {
     pub rack_share: f64,
     /// The largest gang that may need one rack (a rack of 8-GPU nodes holds 64).
     pub rack_max_gpus: u32,
+    /// Share of the gangs that are high-priority preemptors.
+    pub preemptor_share: f64,
 }
 
 impl Default for GangMix {
@@ -96,6 +120,7 @@ impl Default for GangMix {
             run_hours: (1.0, 24.0),
             rack_share: 1.0 / 3.0,
             rack_max_gpus: 64,
+            preemptor_share: 0.1,
         }
     }
 }
@@ -115,6 +140,8 @@ pub struct Gang {
     pub run: u64,
     /// Whether all pods must share one rack.
     pub rack: bool,
+    /// Its priority: [`PREEMPTOR_PRIORITY`] for a preemptor, else 0.
+    pub priority: i32,
 }
 
 impl Gang {
@@ -144,6 +171,7 @@ impl Gang {
 )]
 pub fn generate(mix: &GangMix, nodes: &[NodeRow], seed: u64) -> Vec<Gang> {
     let mut rng = Rng::new(seed ^ 0x6a09_e667_f3bc_c908);
+    let mut preemptors = Rng::new(seed ^ 0xbb67_ae85_84ca_a73b);
     let unit = |rng: &mut Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
     let big_gpus: u64 = nodes
         .iter()
@@ -193,6 +221,11 @@ pub fn generate(mix: &GangMix, nodes: &[NodeRow], seed: u64) -> Vec<Gang> {
             memory_mib: memory_gib * 1024,
             run: (run_h * 3600.0) as u64,
             rack,
+            priority: if unit(&mut preemptors) < mix.preemptor_share {
+                PREEMPTOR_PRIORITY
+            } else {
+                0
+            },
         });
     }
     out
@@ -201,17 +234,27 @@ pub fn generate(mix: &GangMix, nodes: &[NodeRow], seed: u64) -> Vec<Gang> {
 /// Reservation with backfill (what Slurm's backfill scheduler and Kueue's
 /// `BestEffortFIFO` with reservations do about big jobs starving behind small ones).
 ///
-/// When the oldest waiting gang has waited `after` seconds and does not fit, it holds a
-/// reservation: the replay works out its *shadow time*, the earliest moment enough
+/// When the first waiting gang (by the queue's order) has waited `after` seconds and
+/// does not fit, it holds a reservation: the replay works out its *shadow time*, the earliest moment enough
 /// whole 8-GPU nodes will be free for it if the running gangs end when their run times
 /// say (the schedulers' time limits), and how many nodes beyond its need will be free
-/// then. Another gang may start before it only if it ends by the shadow time or fits in
-/// those spare nodes (EASY backfill). Trace tasks are placed as they come either way.
+/// then. Another gang may start before it only if it ends by the shadow time, fits in
+/// those spare nodes (EASY backfill) or has a higher priority. Trace tasks are placed as
+/// they come either way.
 /// The shadow time ignores the reserved gang's rack constraint and the trace tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reservation {
     /// Seconds a gang waits before it may reserve.
     pub after: u64,
+}
+
+/// A reservation in force: the shadow time, the nodes spare then, and the priority
+/// of the gang holding it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Shadow {
+    at: u64,
+    spare: u32,
+    priority: i32,
 }
 
 /// How gangs are scheduled.
@@ -240,8 +283,9 @@ pub struct Timeline {
     pub mode: Mode,
     /// Window length, seconds.
     pub seconds: u64,
-    /// Each gang's GPUs and wait in seconds (to the window's end for those that never
-    /// started), in arrival order, with whether it started.
+    /// Each gang's GPUs and time spent waiting in seconds (from its arrival, and from
+    /// each eviction, to its next start or the window's end), in arrival order, with
+    /// whether it runs or ran (not waiting at the end).
     pub waits: Vec<(u32, u64, bool)>,
     /// GPU-hours allocated to members of gangs that could not start yet.
     pub partial_gpu_hours: f64,
@@ -258,12 +302,29 @@ pub struct Timeline {
     pub hourly_fragmented_pct: Vec<f64>,
     /// Trace tasks that arrived in the window, and how many of them were placed.
     pub tasks: (usize, usize),
+    /// What preemption did.
+    pub preemption: Preemptions,
+}
+
+/// What preemption did in one replay.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Preemptions {
+    /// Preemptor gangs' GPUs, wait in seconds and whether they started (in arrival
+    /// order; also in [`Timeline::waits`]).
+    pub preemptor_waits: Vec<(u32, u64, bool)>,
+    /// Placements that evicted something.
+    pub preemptions: usize,
+    /// Gangs evicted (each time a gang is evicted counts).
+    pub gangs_evicted: usize,
+    /// GPU-hours the evicted gangs had run and lose (they start over).
+    pub lost_gpu_hours: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
-    /// A gang leaves (its run is over).
-    GangEnd(usize),
+    /// A gang leaves (its run is over), unless it was evicted since it started: the
+    /// number of its starts before this one.
+    GangEnd(usize, u32),
     /// A trace task leaves.
     TaskEnd(usize),
     /// A trace task arrives.
@@ -288,13 +349,22 @@ struct Sim<'a> {
     /// decisions.
     bound: Vec<Vec<Running>>,
     started: Vec<Option<u64>>,
+    /// Per gang: how often it was evicted (the epoch of its `GangEnd`).
+    evicted: Vec<u32>,
+    /// Per gang: since when it waits (its arrival, or its last eviction), and how long
+    /// it waited before its starts.
+    waiting_since: Vec<u64>,
+    waited: Vec<u64>,
     queue: Vec<usize>,
     tasks: Vec<Option<Running>>,
     events: BinaryHeap<Reverse<(u64, Event)>>,
     capacity_milli: u64,
     reservation: Option<Reservation>,
     /// The reservation in force since the last queue pass: shadow time, spare nodes.
-    reserved: Option<(u64, u32)>,
+    reserved: Option<Shadow>,
+    preemptions: usize,
+    /// Milli-GPU × seconds of work lost by evicted gangs.
+    lost_ms: u128,
 }
 
 /// The cheap necessary condition: `pods` 8-GPU nodes wholly free with room for one pod
@@ -330,10 +400,86 @@ impl Sim<'_> {
 
     fn pod(&self, g: usize, p: u32) -> gangpack::Pod {
         let mut pod = cluster::task_pod(&self.gangs[g].pod_row(), &Self::pod_name(g, p));
+        pod.priority = self.gangs[g].priority;
         if self.mode == Mode::Gang {
             pod.scheduling_group = Some(Self::group_name(g));
         }
         pod
+    }
+
+    /// The gang of a gang pod's key (`openb/gang00012-03` → 12).
+    fn gang_of(pod: &str) -> Option<usize> {
+        let name = pod.rsplit('/').next()?;
+        name.strip_prefix("gang")?.split('-').next()?.parse().ok()
+    }
+
+    /// The placement of the pod with key `key` in a cycle's report, and the gangs it
+    /// evicted to get there.
+    fn placed(
+        report: &gangpack::CycleReport,
+        key: &str,
+    ) -> Option<(PlacementDecision, Vec<usize>)> {
+        if let Some(d) = cluster::placement(report, key) {
+            return Some((d.clone(), Vec::new()));
+        }
+        report.units.iter().find_map(|(_, r)| match r {
+            gangpack::UnitResult::Preempted(p)
+                if p.decision.bindings.iter().any(|b| b.pod == key) =>
+            {
+                let mut victims: Vec<usize> = p
+                    .victims
+                    .iter()
+                    .flat_map(|v| v.pods.iter())
+                    .filter_map(|pod| Self::gang_of(pod))
+                    .collect();
+                victims.sort_unstable();
+                victims.dedup();
+                Some((p.decision.clone(), victims))
+            }
+            _ => None,
+        })
+    }
+
+    /// Gang `g` lost pods to a preemptor: all of its pods go, the work it did is lost,
+    /// and it waits again (in arrival order).
+    fn evict(&mut self, g: usize, now: u64) -> Result<(), gangpack::SchedulerError> {
+        if let Some(start) = self.started[g].take() {
+            self.lost_ms += u128::from(self.gangs[g].gpus()) * 1000 * u128::from(now - start);
+            self.waiting_since[g] = now;
+        }
+        self.evicted[g] += 1;
+        for r in std::mem::take(&mut self.bound[g]) {
+            self.mirror.release(&r.row, &r.decision);
+            if self.mode == Mode::PodByPod {
+                for b in &r.decision.bindings {
+                    self.s.remove_pod(&b.pod)?;
+                }
+            }
+        }
+        if self.mode == Mode::Gang {
+            self.s.remove_group(&cluster::key(&Self::group_name(g)))?;
+        }
+        self.enqueue(g);
+        Ok(())
+    }
+
+    /// Records a placement of gang `g` (pods of `row`) that evicted `victims`.
+    fn commit(
+        &mut self,
+        g: usize,
+        row: &PodRow,
+        d: &PlacementDecision,
+        victims: &[usize],
+        now: u64,
+    ) -> Result<(), gangpack::SchedulerError> {
+        if !victims.is_empty() {
+            self.preemptions += 1;
+        }
+        for &v in victims.iter().filter(|&&v| v != g) {
+            self.evict(v, now)?;
+        }
+        self.mirror.commit(row, d);
+        Ok(())
     }
 
     /// Tries gang `g`; true when it started.
@@ -341,7 +487,9 @@ impl Sim<'_> {
         let gang = self.gangs[g].clone();
         let missing = gang.pods - u32::try_from(self.bound[g].len()).unwrap_or(0);
         let need = if self.mode == Mode::Gang { missing } else { 1 };
-        if !room_for(&self.mirror, &self.racks, &gang, need) {
+        // A preemptor may make room by preemption: the engine decides.
+        let preemptor = gang.priority > 0;
+        if !preemptor && !room_for(&self.mirror, &self.racks, &gang, need) {
             return Ok(false);
         }
         let row = gang.pod_row();
@@ -357,14 +505,16 @@ impl Sim<'_> {
                 if gang.rack {
                     group.topology.push(TopologyConstraint::new(cluster::RACK));
                 }
+                group.priority = Some(gang.priority);
+                group.disruption_mode = DisruptionMode::All;
                 self.s.add_group(group)?;
                 for p in 0..gang.pods {
                     self.s.add_pod(self.pod(g, p))?;
                 }
                 let report = self.s.cycle();
                 let first = cluster::key(&Self::pod_name(g, 0));
-                if let Some(d) = cluster::placement(&report, &first) {
-                    self.mirror.commit(&row, d);
+                if let Some((d, victims)) = Self::placed(&report, &first) {
+                    self.commit(g, &row, &d, &victims, now)?;
                     for b in &d.bindings {
                         self.bound[g].push(Running {
                             row: row.clone(),
@@ -383,20 +533,20 @@ impl Sim<'_> {
                 // first ones.
                 let first_unbound = u32::try_from(self.bound[g].len()).unwrap_or(u32::MAX);
                 for p in first_unbound..gang.pods {
-                    if !room_for(&self.mirror, &self.racks, &gang, 1) {
+                    if !preemptor && !room_for(&self.mirror, &self.racks, &gang, 1) {
                         break;
                     }
                     let key = cluster::key(&Self::pod_name(g, p));
                     self.s.add_pod(self.pod(g, p))?;
                     let report = self.s.cycle();
-                    let Some(d) = cluster::placement(&report, &key) else {
+                    let Some((d, victims)) = Self::placed(&report, &key) else {
                         self.s.remove_pod(&key)?;
                         break;
                     };
-                    self.mirror.commit(&row, d);
+                    self.commit(g, &row, &d, &victims, now)?;
                     self.bound[g].push(Running {
                         row: row.clone(),
-                        decision: d.clone(),
+                        decision: d,
                     });
                 }
             }
@@ -404,8 +554,11 @@ impl Sim<'_> {
         let done = self.bound[g].len() == gang.pods as usize;
         if done {
             self.started[g] = Some(now);
-            self.events
-                .push(Reverse((now + gang.run, Event::GangEnd(g))));
+            self.waited[g] += now - self.waiting_since[g];
+            self.events.push(Reverse((
+                now + gang.run,
+                Event::GangEnd(g, self.evicted[g]),
+            )));
         }
         Ok(done)
     }
@@ -423,9 +576,9 @@ impl Sim<'_> {
         Ok(())
     }
 
-    /// The reservation of the oldest waiting gang `g`, if it has waited long enough:
+    /// The reservation of the first waiting gang `g`, if it has waited long enough:
     /// its shadow time and the nodes spare then.
-    fn shadow(&self, g: usize, now: u64) -> Option<(u64, u32)> {
+    fn shadow(&self, g: usize, now: u64) -> Option<Shadow> {
         let r = self.reservation?;
         let gang = &self.gangs[g];
         if now.saturating_sub(gang.arrival) < r.after {
@@ -440,39 +593,61 @@ impl Sim<'_> {
             })
             .collect();
         ends.sort_unstable();
+        let shadow = |at, free: u32| Shadow {
+            at,
+            spare: free - gang.pods,
+            priority: gang.priority,
+        };
         if free >= gang.pods {
-            return Some((now, free - gang.pods));
+            return Some(shadow(now, free));
         }
         for (end, pods) in ends {
             free += pods;
             if free >= gang.pods {
-                return Some((end, free - gang.pods));
+                return Some(shadow(end, free));
             }
         }
         // Not even an empty cluster of running gangs frees enough: no reservation.
         None
     }
 
-    /// Whether gang `g` may start now under the reservation `(shadow, spare)`; a start
-    /// on spare nodes uses them up.
-    fn backfills(&self, g: usize, now: u64, shadow: &mut Option<(u64, u32)>) -> bool {
-        let Some((at, spare)) = shadow.as_mut() else {
+    /// Whether gang `g` may start now under the reservation `shadow`: it ends by the
+    /// shadow time, fits in the spare nodes (using them up) or outranks the reserving
+    /// gang.
+    fn backfills(&self, g: usize, now: u64, shadow: &mut Option<Shadow>) -> bool {
+        let Some(shadow) = shadow.as_mut() else {
             return true;
         };
         let gang = &self.gangs[g];
-        if now + gang.run <= *at {
+        if gang.priority > shadow.priority || now + gang.run <= shadow.at {
             return true;
         }
-        if gang.pods <= *spare {
-            *spare -= gang.pods;
+        if gang.pods <= shadow.spare {
+            shadow.spare -= gang.pods;
             return true;
         }
         false
     }
 
+    /// The queue's order: higher priority first, then arrival (as kube-scheduler's
+    /// active queue sorts).
+    fn queue_key(&self, g: usize) -> (Reverse<i32>, usize) {
+        (Reverse(self.gangs[g].priority), g)
+    }
+
+    /// Puts gang `g` in the queue in its place.
+    fn enqueue(&mut self, g: usize) {
+        if self.queue.contains(&g) {
+            return;
+        }
+        let key = self.queue_key(g);
+        let at = self.queue.partition_point(|&q| self.queue_key(q) < key);
+        self.queue.insert(at, g);
+    }
+
     fn retry_queue(&mut self, now: u64) -> Result<(), gangpack::SchedulerError> {
         let queue = std::mem::take(&mut self.queue);
-        let mut reserved: Option<(u64, u32)> = None;
+        let mut reserved: Option<Shadow> = None;
         for g in queue {
             if !self.backfills(g, now, &mut reserved) {
                 self.queue.push(g);
@@ -485,6 +660,11 @@ impl Sim<'_> {
                 self.queue.push(g);
             }
         }
+        // Gangs evicted during the pass went in by their key among those already back.
+        let mut queue = std::mem::take(&mut self.queue);
+        queue.sort_by_key(|&g| self.queue_key(g));
+        queue.dedup();
+        self.queue = queue;
         self.reserved = reserved;
         Ok(())
     }
@@ -502,7 +682,7 @@ impl Sim<'_> {
         let ok = self.backfills(g, now, &mut reserved);
         self.reserved = reserved;
         if !(ok && self.try_gang(g, now)?) {
-            self.queue.push(g);
+            self.enqueue(g);
         }
         Ok(())
     }
@@ -545,6 +725,7 @@ impl Sim<'_> {
             memory_mib: POD_MIN_GIB * 1024,
             run: 0,
             rack: false,
+            priority: 0,
         }
         .pod_row();
         let (mut free, mut stranded) = (0u64, 0u64);
@@ -588,12 +769,17 @@ pub fn replay(
         gangs,
         bound: (0..gangs.len()).map(|_| Vec::new()).collect(),
         started: vec![None; gangs.len()],
+        evicted: vec![0; gangs.len()],
+        waiting_since: gangs.iter().map(|g| g.arrival).collect(),
+        waited: vec![0; gangs.len()],
         queue: Vec::new(),
         tasks: (0..tasks.len()).map(|_| None).collect(),
         events: BinaryHeap::new(),
         capacity_milli: nodes.iter().map(|n| u64::from(n.gpus) * 1000).sum(),
         reservation,
         reserved: None,
+        preemptions: 0,
+        lost_ms: 0,
     };
     let seconds = hours * 3600;
     let trace_end = tasks
@@ -647,9 +833,12 @@ pub fn replay(
             }
             sim.events.pop();
             match e {
-                Event::GangEnd(g) => {
-                    sim.end_gang(g)?;
-                    freed = true;
+                Event::GangEnd(g, epoch) => {
+                    // The end of a run that an eviction cut short is not an end.
+                    if epoch == sim.evicted[g] && sim.started[g].is_some() {
+                        sim.end_gang(g)?;
+                        freed = true;
+                    }
                 }
                 Event::TaskEnd(i) => {
                     if let Some(r) = sim.tasks[i].take() {
@@ -663,7 +852,9 @@ pub fn replay(
                 Event::TaskArrive(i) => {
                     let name = format!("task{i:05}");
                     let key = cluster::key(&name);
-                    let (pod, claim) = cluster::pod(&tasks[i], &name);
+                    let (mut pod, claim) = cluster::pod(&tasks[i], &name);
+                    pod.priority = PREEMPTOR_PRIORITY;
+                    pod.preemption_policy = PreemptionPolicy::Never;
                     if let Some(claim) = claim {
                         sim.s.add_claim(claim)?;
                     }
@@ -704,15 +895,27 @@ pub fn replay(
     }
     alloc_ms += u128::from(alloc) * u128::from(seconds.saturating_sub(last_t));
     partial_ms += u128::from(partial) * u128::from(seconds.saturating_sub(last_t));
-    let waits = gangs
+    let waits: Vec<(u32, u64, bool)> = gangs
         .iter()
         .enumerate()
         .filter(|(_, g)| g.arrival < seconds)
         .map(|(i, g)| match sim.started[i] {
-            Some(s) => (g.gpus(), s - g.arrival, true),
-            None => (g.gpus(), seconds - g.arrival, false),
+            // An evicted gang's wait adds its waits before each start.
+            Some(_) => (g.gpus(), sim.waited[i], true),
+            None => (
+                g.gpus(),
+                sim.waited[i] + (seconds - sim.waiting_since[i]),
+                false,
+            ),
         })
         .collect();
+    let preemptor_waits = waits
+        .iter()
+        .zip(gangs)
+        .filter(|(_, g)| g.priority > 0)
+        .map(|(w, _)| *w)
+        .collect();
+    let lost_gpu_hours = sim.lost_ms as f64 / 1000.0 / 3600.0;
     let to_hours = |ms: u128| ms as f64 / 1000.0 / 3600.0;
     Ok(Timeline {
         mode,
@@ -724,6 +927,12 @@ pub fn replay(
         hourly_partial_pct: hourly.iter().map(|h| h.1).collect(),
         hourly_fragmented_pct: hourly.iter().map(|h| h.2).collect(),
         tasks: (arrived_tasks, placed_tasks),
+        preemption: Preemptions {
+            preemptor_waits,
+            preemptions: sim.preemptions,
+            gangs_evicted: sim.evicted.iter().map(|&e| e as usize).sum(),
+            lost_gpu_hours,
+        },
     })
 }
 
@@ -830,14 +1039,14 @@ pub fn table(runs: &[(Setup, u64, Timeline)]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "gang waits in hours (median / p95 / max, every seed pooled; unstarted gangs count to the window's end)"
+        "gang waits in hours (median / p95 / max, every seed pooled; a wait runs from arrival, and from each eviction, to the next start or the window's end)"
     );
     let _ = writeln!(
         out,
         "{:<44} {:>6} {:>9} {:>20} {:>20} {:>20} {:>14} {:>8} {:>8}",
         "scheduler",
         "gangs",
-        "unstarted",
+        "waiting",
         "all gangs",
         "<= 32 GPUs",
         ">= 256 GPUs",
@@ -882,6 +1091,40 @@ pub fn table(runs: &[(Setup, u64, Timeline)]) -> String {
     let _ = writeln!(
         out,
         "(partial GPU-h: GPU-hours allocated to gangs not yet running, mean per seed; alloc %: GPU allocated, hourly mean; frag %: free GPUs of 8-GPU nodes no gang pod can use, hourly mean)"
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{:<44} {:>10} {:>20} {:>12} {:>13} {:>10}",
+        "preemption", "preemptors", "preemptor waits", "preemptions", "gangs evicted", "lost GPU-h"
+    );
+    for label in &labels {
+        let mine: Vec<&Timeline> = runs
+            .iter()
+            .filter(|(s, _, _)| &s.label() == label)
+            .map(|(_, _, t)| t)
+            .collect();
+        let seeds = mine.len().max(1) as f64;
+        let mut waits: Vec<u64> = mine
+            .iter()
+            .flat_map(|t| t.preemption.preemptor_waits.iter().map(|w| w.1))
+            .collect();
+        let per_seed =
+            |f: &dyn Fn(&Timeline) -> f64| mine.iter().map(|t| f(t)).sum::<f64>() / seeds;
+        let _ = writeln!(
+            out,
+            "{:<44} {:>10} {:>20} {:>12.1} {:>13.1} {:>10.1}",
+            label,
+            waits.len(),
+            q(&mut waits),
+            per_seed(&|t| t.preemption.preemptions as f64),
+            per_seed(&|t| t.preemption.gangs_evicted as f64),
+            per_seed(&|t| t.preemption.lost_gpu_hours)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "(preemptors: high-priority gangs, every seed pooled, their waits in hours as above; preemptions, gangs evicted and the GPU-hours of work they lose: mean per seed)"
     );
     out
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use gangpack_sim::gangs::{self, Gang, GangMix, Mode, Reservation};
+use gangpack_sim::gangs::{self, Gang, GangMix, Mode, PREEMPTOR_PRIORITY, Reservation};
 use gangpack_sim::run;
 use gangpack_sim::trace::NodeRow;
 
@@ -29,6 +29,7 @@ fn gang(arrival: u64, pods: u32, run: u64) -> Gang {
         memory_mib: 256 * 1024,
         run,
         rack: false,
+        priority: 0,
     }
 }
 
@@ -163,6 +164,29 @@ fn the_generated_mix_is_seeded_and_offers_its_load() {
     assert!(a.iter().all(|g| sizes.contains(&g.gpus())));
     assert!(a.iter().all(|g| (3600..=24 * 3600).contains(&g.run)));
     assert!(a.iter().all(|g| !g.rack || g.gpus() <= 64));
+    // A tenth are preemptors, drawn apart: without them the gangs are the same.
+    let preemptors = a
+        .iter()
+        .filter(|g| g.priority == PREEMPTOR_PRIORITY)
+        .count();
+    let share = preemptors as f64 / a.len() as f64;
+    assert!((share - 0.1).abs() < 0.03, "preemptor share {share}");
+    let none = gangs::generate(
+        &GangMix {
+            preemptor_share: 0.0,
+            ..mix.clone()
+        },
+        &w.nodes,
+        1,
+    );
+    let lowered: Vec<Gang> = a
+        .iter()
+        .map(|g| Gang {
+            priority: 0,
+            ..g.clone()
+        })
+        .collect();
+    assert_eq!(lowered, none);
     let big_gpus: u64 = w
         .nodes
         .iter()
@@ -175,4 +199,49 @@ fn the_generated_mix_is_seeded_and_offers_its_load() {
         .sum::<f64>()
         / (mix.hours as f64 * 3600.0 * big_gpus as f64);
     assert!((offered - 0.5).abs() < 0.1, "offered load {offered}");
+}
+
+/// Three nodes run two low-priority gangs, of two pods (ten hours) and of one pod. A
+/// two-pod preemptor arrives after an hour. As PodGroups, workload-aware preemption
+/// evicts the two-pod gang whole (the one victim that makes the preemptor fit): it
+/// loses its 16 GPU-hours of work and starts over when the preemptor's hour is up,
+/// having waited that hour. Pod by pod the first preemptor pod evicts one pod of
+/// that gang, which fails it as a job, and the second preemptor pod takes the node it
+/// leaves: the same outcome here.
+#[test]
+fn a_preemptor_evicts_a_whole_gang_which_starts_over() {
+    let nodes = nodes(3);
+    let mut vip = gang(3600, 2, 3600);
+    vip.priority = PREEMPTOR_PRIORITY;
+    let gangs = [gang(0, 2, 36_000), gang(0, 1, 36_000), vip];
+    for mode in [Mode::Gang, Mode::PodByPod] {
+        let t = gangs::replay(&nodes, &[], &gangs, 4, mode, None).expect("replays");
+        assert_eq!(t.preemption.preemptor_waits, [(16, 0, true)], "{mode:?}");
+        assert_eq!(t.preemption.preemptions, 1, "{mode:?}");
+        assert_eq!(t.preemption.gangs_evicted, 1, "{mode:?}");
+        assert!(
+            (t.preemption.lost_gpu_hours - 16.0).abs() < 1e-9,
+            "{mode:?}"
+        );
+        assert_eq!(
+            t.waits,
+            [(16, 3600, true), (8, 0, true), (16, 0, true)],
+            "{mode:?}"
+        );
+    }
+}
+
+/// A preemptor finds no victim among gangs of its own priority: it waits like any gang.
+#[test]
+fn preemptors_do_not_preempt_each_other() {
+    let nodes = nodes(2);
+    let vip = |arrival| {
+        let mut g = gang(arrival, 2, 3600);
+        g.priority = PREEMPTOR_PRIORITY;
+        g
+    };
+    let gangs = [vip(0), vip(600)];
+    let t = gangs::replay(&nodes, &[], &gangs, 3, Mode::Gang, None).expect("replays");
+    assert_eq!(t.preemption.preemptions, 0);
+    assert_eq!(t.waits, [(16, 0, true), (16, 3000, true)]);
 }
