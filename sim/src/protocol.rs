@@ -157,7 +157,7 @@ pub fn replay(
         Policy::Engine(p) => p.clone(),
         Policy::Baseline(_) | Policy::Fgd | Policy::Stranding => ScoringPolicy::BestFit,
     };
-    let mut stranding = matches!(policy, Policy::Stranding).then(|| Stranding::new(pods));
+    let mut stranding = matches!(policy, Policy::Stranding).then(|| Stranding::new(pods, nodes));
     let mut fgd = matches!(policy, Policy::Fgd).then(|| Fgd::new(pods));
     let options = GangOptions {
         policy: scoring,

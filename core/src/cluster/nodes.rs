@@ -57,6 +57,7 @@ pub(super) struct NodeState {
     requested: BTreeMap<String, Quantity>,
     /// What the node's shareable devices have left (see `rooms.rs`).
     pub(super) rooms: super::rooms::NodeRooms,
+    pub(super) room_summary: Option<super::rooms::RoomSummary>,
     /// Allocatable minus requested, per allocatable resource, with the name's hash
     /// (see [`Cluster::node_free_hashed`]): the placer reads this for every node it
     /// counts.

@@ -55,6 +55,59 @@ pub(crate) type RoomRequest = (Option<Symbol>, Quantity);
 /// The rooms of a node's shareable devices, in device order (none for most nodes).
 pub(crate) type NodeRooms = Arc<[DeviceRoom]>;
 
+/// What a node's rooms hold at best, per capacity, when all its shareable devices
+/// declare the same capacity keys: the most any device has left, and whether any has
+/// its default left. Read before the rooms themselves (which sit behind a pointer per
+/// node): most full nodes are ruled out here.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RoomSummary {
+    caps: SmallVec<[(Symbol, Quantity, bool); 1]>,
+}
+
+impl RoomSummary {
+    /// The summary of `rooms`; `None` when they differ in their keys (or are none).
+    fn of(rooms: &[DeviceRoom]) -> Option<RoomSummary> {
+        let first = rooms.first()?;
+        let keys = |r: &DeviceRoom| r.caps.iter().map(|c| c.key).collect::<SmallVec<[_; 2]>>();
+        let want = keys(first);
+        if rooms.iter().any(|r| keys(r) != want) {
+            return None;
+        }
+        let caps = want
+            .iter()
+            .enumerate()
+            .map(|(i, &key)| {
+                let max = rooms
+                    .iter()
+                    .map(|r| r.caps[i].left)
+                    .max()
+                    .unwrap_or(Quantity::ZERO);
+                let default = rooms.iter().any(|r| r.caps[i].default <= r.caps[i].left);
+                (key, max, default)
+            })
+            .collect();
+        Some(RoomSummary { caps })
+    }
+
+    /// `false` only when no device of the rooms summarised admits `requests` (see
+    /// [`Cluster::share_room_admits`]): a requested capacity exceeds what every device
+    /// has left, or an unrequested one's default does.
+    pub(crate) fn may_admit(&self, requests: &[RoomRequest]) -> bool {
+        if requests
+            .iter()
+            .any(|(name, _)| !self.caps.iter().any(|c| Some(c.0) == *name))
+        {
+            return true;
+        }
+        self.caps.iter().all(|&(key, max, default)| {
+            match requests.iter().find(|(name, _)| *name == Some(key)) {
+                Some((_, q)) => *q <= max,
+                None => default,
+            }
+        })
+    }
+}
+
 impl Cluster {
     /// Rebuilds the rooms of node `n` from its devices and their holders.
     pub(super) fn refresh_rooms(&mut self, n: NodeId) {
@@ -121,6 +174,7 @@ impl Cluster {
             .collect();
         let state = &mut self.node_state[n.index()];
         if state.rooms.as_ref() != rooms.as_slice() {
+            state.room_summary = RoomSummary::of(&rooms);
             state.rooms = Arc::from(rooms);
         }
     }
@@ -152,8 +206,11 @@ impl Cluster {
         self.strings.get(name)
     }
 
-    /// The rooms of node `n`'s shareable devices.
-    pub(crate) fn node_rooms(&self, n: NodeId) -> &[DeviceRoom] {
-        self.node_state.get(n.index()).map_or(&[], |s| &s.rooms)
+    /// The rooms of node `n`'s shareable devices, and their summary (if they agree on
+    /// their keys).
+    pub(crate) fn node_rooms(&self, n: NodeId) -> (&[DeviceRoom], Option<&RoomSummary>) {
+        self.node_state
+            .get(n.index())
+            .map_or((&[], None), |s| (&s.rooms, s.room_summary.as_ref()))
     }
 }

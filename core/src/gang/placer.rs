@@ -734,6 +734,8 @@ impl Cluster {
                 .map(|(r, q)| (self.symbol(r), *q))
                 .collect();
             let pods_symbol = self.symbol("pods");
+            // More devices than all of the shape's pods need do not raise a cap.
+            let pods_cap = u32::try_from(shape.pods).unwrap_or(u32::MAX);
             let any_node = pod.node_selector.is_empty() && pod.required_node_affinity.is_none();
             let mut out = Vec::with_capacity(self.node_slots());
             // Without a topology key, a node with fewer free devices than one of the
@@ -771,7 +773,8 @@ impl Cluster {
                     // devices only.
                     let scored = alts.iter().all(|b| b.share.is_none());
                     for b in alts {
-                        let have = self.bound_on_node(id, devices, b);
+                        let enough = b.need.saturating_mul(pods_cap);
+                        let have = self.bound_on_node(id, devices, b, enough);
                         if scored {
                             free = free.max(have);
                         }
@@ -831,13 +834,28 @@ impl Cluster {
                     .min(device_cap);
                 for (r, q) in &requests {
                     let free = self.node_free_by_symbol(id, *r);
-                    let n = free.as_nano() / q.as_nano();
-                    cap = cap.min(u32::try_from(n).unwrap_or(u32::MAX));
+                    // Dividing (128-bit) only matters when more than one pod may fit.
+                    cap = if free < *q {
+                        0
+                    } else if cap <= 1 {
+                        cap
+                    } else {
+                        cap.min(u32::try_from(free.as_nano() / q.as_nano()).unwrap_or(u32::MAX))
+                    };
+                    if cap == 0 {
+                        break;
+                    }
                 }
-                if self.node_has_pod_limit(id) {
-                    let n = self.node_free_by_symbol(id, pods_symbol).as_nano()
-                        / Quantity::from_int(1).as_nano();
-                    cap = cap.min(u32::try_from(n).unwrap_or(u32::MAX));
+                if cap > 0 && self.node_has_pod_limit(id) {
+                    let free = self.node_free_by_symbol(id, pods_symbol);
+                    let one = Quantity::from_int(1);
+                    cap = if free < one {
+                        0
+                    } else if cap <= 1 {
+                        cap
+                    } else {
+                        cap.min(u32::try_from(free.as_nano() / one.as_nano()).unwrap_or(u32::MAX))
+                    };
                 }
                 if bounds
                     .iter()
@@ -884,17 +902,36 @@ impl Cluster {
     /// How many devices of one request alternative a node can give at most: the
     /// usable devices of `b.set` on it, a shareable one only where its room admits the
     /// request's capacity (see `cluster/rooms.rs`).
-    fn bound_on_node(&self, id: NodeId, devices: Option<&SparseDeviceSet>, b: &DeviceBound) -> u32 {
+    /// Counting stops at `enough`: more do not raise the pod's cap.
+    fn bound_on_node(
+        &self,
+        id: NodeId,
+        devices: Option<&SparseDeviceSet>,
+        b: &DeviceBound,
+        enough: u32,
+    ) -> u32 {
         let Some(share) = &b.share else {
             return devices.map_or(0, |d| d.count_in(&b.set)) as u32;
         };
-        let exclusive = devices.map_or(0, |d| d.count_in(&share.exclusive));
-        let shares = self
-            .node_rooms(id)
-            .iter()
-            .filter(|r| b.set.contains(r.dev) && Cluster::share_room_admits(r, &share.capacity))
-            .count();
-        u32::try_from(exclusive + shares).unwrap_or(u32::MAX)
+        let exclusive =
+            u32::try_from(devices.map_or(0, |d| d.count_in(&share.exclusive))).unwrap_or(u32::MAX);
+        if exclusive >= enough {
+            return exclusive;
+        }
+        let (rooms, summary) = self.node_rooms(id);
+        if summary.is_some_and(|s| !s.may_admit(&share.capacity)) {
+            return exclusive;
+        }
+        let mut have = exclusive;
+        for r in rooms {
+            if b.set.contains(r.dev) && Cluster::share_room_admits(r, &share.capacity) {
+                have += 1;
+                if have >= enough {
+                    break;
+                }
+            }
+        }
+        have
     }
 
     /// Per device request of a shape's own claims, its alternatives as bounds on what
