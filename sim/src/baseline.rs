@@ -33,6 +33,8 @@ pub struct Mirror {
     mem: Vec<u64>,
     /// Free milli-GPU of each GPU of each node.
     gpus: Vec<Vec<u32>>,
+    /// Per node, how often it changed (so policies can keep what they computed for it).
+    versions: Vec<u64>,
 }
 
 impl Mirror {
@@ -47,6 +49,7 @@ impl Mirror {
             cpu: nodes.iter().map(|n| n.cpu_milli).collect(),
             mem: nodes.iter().map(|n| n.memory_mib).collect(),
             gpus: nodes.iter().map(|n| vec![1000; n.gpus as usize]).collect(),
+            versions: vec![0; nodes.len()],
             nodes: nodes.to_vec(),
         }
     }
@@ -128,6 +131,7 @@ impl Mirror {
             let Some(&n) = self.index.get(&b.node) else {
                 continue;
             };
+            self.versions[n] += 1;
             if back {
                 self.cpu[n] = (self.cpu[n] + pod.cpu_milli).min(self.nodes[n].cpu_milli);
                 self.mem[n] = (self.mem[n] + pod.memory_mib).min(self.nodes[n].memory_mib);
@@ -172,6 +176,12 @@ impl Mirror {
             self.mem[n],
             &self.gpus[n],
         )
+    }
+
+    /// How often node `n` changed: a value computed from its state stays good while
+    /// this does not move.
+    pub fn version(&self, n: usize) -> u64 {
+        self.versions[n]
     }
 
     /// The name of node `n`.

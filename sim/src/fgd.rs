@@ -44,6 +44,8 @@ pub struct Fgd {
     shapes: Vec<Shape>,
     models: Vec<String>,
     memo: HashMap<(usize, u64, Vec<u32>), f64>,
+    /// Per node: the mirror's version and the node's fragmentation then.
+    current: Vec<Option<(u64, f64)>>,
 }
 
 /// The node FGD picks, and for a share the GPU (its index on the node).
@@ -75,7 +77,25 @@ impl Fgd {
             shapes,
             models: Vec::new(),
             memo: HashMap::new(),
+            current: Vec::new(),
         }
+    }
+
+    /// Node `n`'s fragmentation now, computed once per change of the node.
+    fn now(&mut self, mirror: &Mirror, n: usize) -> f64 {
+        if self.current.len() < mirror.len() {
+            self.current.resize(mirror.len(), None);
+        }
+        let version = mirror.version(n);
+        if let Some((v, f)) = self.current[n]
+            && v == version
+        {
+            return f;
+        }
+        let (model, cpu, _, gpus) = mirror.state(n);
+        let f = self.fragmentation(model, cpu, gpus);
+        self.current[n] = Some((version, f));
+        f
     }
 
     /// FGD's choice for `pod`, `None` when no node fits.
@@ -86,16 +106,20 @@ impl Fgd {
             if !mirror.fits(n, pod) {
                 continue;
             }
+            let before = self.now(mirror, n);
             let (model, cpu, _, gpus) = mirror.state(n);
-            let before = self.fragmentation(model, cpu, gpus);
             let cpu_after = cpu - pod.cpu_milli;
             let (score, gpu) = if pod.num_gpu == 1 && pod.gpu_milli < 1000 {
                 let mut pick: Option<(i64, usize)> = None;
                 let mut after = gpus.to_vec();
+                // GPUs with the same free share leave the same node: the first of them
+                // scores for all (ties go to the first).
+                let mut seen: Vec<u32> = Vec::with_capacity(gpus.len());
                 for (g, &free) in gpus.iter().enumerate() {
-                    if free < pod.gpu_milli {
+                    if free < pod.gpu_milli || seen.contains(&free) {
                         continue;
                     }
+                    seen.push(free);
                     after[g] = free - pod.gpu_milli;
                     let s = score(before, self.fragmentation(model, cpu_after, &after));
                     after[g] = free;
@@ -206,6 +230,7 @@ mod tests {
             shapes: vec![shape(4000, 1, 500), shape(4000, 2, 1000)],
             models: Vec::new(),
             memo: HashMap::new(),
+            current: Vec::new(),
         };
         // GPUs with 1000, 600 and 300 free, 8 cores: the share fits (300 too small for
         // it); two whole GPUs do not (one is wholly free): all 1900 count.

@@ -90,6 +90,8 @@ pub struct Stranding {
     /// Model names, interned for the memo key.
     models: Vec<String>,
     memo: HashMap<StateKey, f64>,
+    /// Per node: the mirror's version and the node's measure and deficit then.
+    current: Vec<Option<(u64, f64, f64)>>,
 }
 
 impl Stranding {
@@ -149,7 +151,26 @@ impl Stranding {
             pressure,
             models: Vec::new(),
             memo: HashMap::new(),
+            current: Vec::new(),
         }
+    }
+
+    /// Node `n`'s measure and deficit now, computed once per change of the node.
+    fn now(&mut self, mirror: &Mirror, n: usize) -> (f64, f64) {
+        if self.current.len() < mirror.len() {
+            self.current.resize(mirror.len(), None);
+        }
+        let version = mirror.version(n);
+        if let Some((v, measure, deficit)) = self.current[n]
+            && v == version
+        {
+            return (measure, deficit);
+        }
+        let (model, cpu, mem, gpus) = mirror.state(n);
+        let measure = self.measure(model, cpu, mem, gpus.to_vec());
+        let deficit = self.deficit(cpu, mem, gpus);
+        self.current[n] = Some((version, measure, deficit));
+        (measure, deficit)
     }
 
     /// The free GPU (milli) that a node's free CPU and memory cannot feed at the
@@ -179,13 +200,12 @@ impl Stranding {
             if !mirror.fits(n, pod) {
                 continue;
             }
+            let (before, deficit_before) = self.now(mirror, n);
             let (model, cpu, mem, gpus) = mirror.state(n);
-            let before = self.measure(model, cpu, mem, gpus.to_vec());
             let after_gpus = first_fit(gpus, pod);
             let free_after: u64 = after_gpus.iter().map(|&g| u64::from(g)).sum();
             let (cpu_after, mem_after) = (cpu - pod.cpu_milli, mem - pod.memory_mib);
-            let balance =
-                self.deficit(cpu_after, mem_after, &after_gpus) - self.deficit(cpu, mem, gpus);
+            let balance = self.deficit(cpu_after, mem_after, &after_gpus) - deficit_before;
             #[allow(clippy::cast_precision_loss)]
             let scarcity = if pod.gpu_spec.is_empty() {
                 pod.gpu_demand_milli() as f64 * self.pressure.get(model).copied().unwrap_or(0.0)
