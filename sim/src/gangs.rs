@@ -1055,11 +1055,7 @@ pub fn table(runs: &[(Setup, u64, Timeline)]) -> String {
         "frag %"
     );
     for label in &labels {
-        let mine: Vec<&Timeline> = runs
-            .iter()
-            .filter(|(s, _, _)| &s.label() == label)
-            .map(|(_, _, t)| t)
-            .collect();
+        let mine = of_setup(runs, label);
         let waits: Vec<(u32, u64, bool)> =
             mine.iter().flat_map(|t| t.waits.iter().copied()).collect();
         let mut all: Vec<u64> = waits.iter().map(|w| w.1).collect();
@@ -1099,11 +1095,7 @@ pub fn table(runs: &[(Setup, u64, Timeline)]) -> String {
         "preemption", "preemptors", "preemptor waits", "preemptions", "gangs evicted", "lost GPU-h"
     );
     for label in &labels {
-        let mine: Vec<&Timeline> = runs
-            .iter()
-            .filter(|(s, _, _)| &s.label() == label)
-            .map(|(_, _, t)| t)
-            .collect();
+        let mine = of_setup(runs, label);
         let seeds = mine.len().max(1) as f64;
         let mut waits: Vec<u64> = mine
             .iter()
@@ -1127,6 +1119,14 @@ pub fn table(runs: &[(Setup, u64, Timeline)]) -> String {
         "(preemptors: high-priority gangs, every seed pooled, their waits in hours as above; preemptions, gangs evicted and the GPU-hours of work they lose: mean per seed)"
     );
     out
+}
+
+/// The timelines of the setup labelled `label`.
+fn of_setup<'a>(runs: &'a [(Setup, u64, Timeline)], label: &str) -> Vec<&'a Timeline> {
+    runs.iter()
+        .filter(|(s, _, _)| s.label() == label)
+        .map(|(_, _, t)| t)
+        .collect()
 }
 
 /// One row per (scheduler, seed, hour):
@@ -1192,11 +1192,7 @@ pub fn svg(runs: &[(Setup, u64, Timeline)]) -> String {
     }
     for (i, label) in labels.iter().enumerate() {
         let colour = crate::report::COLOURS[i % crate::report::COLOURS.len()];
-        let mine: Vec<&Timeline> = runs
-            .iter()
-            .filter(|(s, _, _)| &s.label() == label)
-            .map(|(_, _, t)| t)
-            .collect();
+        let mine = of_setup(runs, label);
         for (series, dash) in [(0, ""), (1, r#" stroke-dasharray="5 4""#)] {
             let points: Vec<String> = (0..hours)
                 .filter_map(|hr| {

@@ -31,7 +31,9 @@
 //!    free scalars divided by the pod's requests, and per device request the node's
 //!    devices in `class ∧ usable ∧ free ∧ tolerated` (word-wise, from the index)
 //!    divided by the count (a device the class's selectors fail on counts: the
-//!    allocator aborts on it). Nodes with `cap = 0` are dropped before any search. The
+//!    allocator aborts on it); a shareable device counts only where its room (what it
+//!    has left of each capacity, `cluster/rooms.rs`) admits the request's capacity.
+//!    Nodes with `cap = 0` are dropped before any search. The
 //!    requests' own selectors, constraints, capacity and counters are left to the
 //!    allocator, node by node as the search reaches it: counting them for every node
 //!    would evaluate CEL on every device of the class on the placement path. An
