@@ -4,7 +4,8 @@
 //! never rule out a node the allocator would accept. Random sequences of share and
 //! whole-device pods, and departures, on small clusters with several capacity
 //! policies, against a brute-force oracle that knows nothing of the engine: a pod is
-//! placed exactly when some node has enough devices with room for it, and afterwards
+//! placed exactly when some node has enough devices with room for it (also when the
+//! devices of a node declare different capacities), and afterwards
 //! every device's consumed capacity is what the oracle's own accounting says.
 
 use std::collections::BTreeMap;
@@ -29,12 +30,18 @@ enum Policy {
     Steps,
     /// Default 400 (an unrequested allocation takes 400), any amount up to 1000.
     Default400,
+    /// No policy on `milli`, and each node's `gpu-1` also declares `slots` (3, one per
+    /// allocation by default), so the devices of a node disagree on their keys.
+    MixedKeys,
 }
+
+/// `gpu-1`'s slots under [`Policy::MixedKeys`].
+const SLOTS: i64 = 3;
 
 impl Policy {
     fn of(self) -> Option<CapacityRequestPolicy> {
         match self {
-            Policy::None => None,
+            Policy::None | Policy::MixedKeys => None,
             Policy::Steps => Some(CapacityRequestPolicy {
                 default: Some(Quantity::from_int(1000)),
                 valid_values: Vec::new(),
@@ -59,9 +66,11 @@ impl Policy {
     /// What one allocation consumes, in the oracle's own words (`None`: refused).
     fn consumes(self, requested: Option<i64>) -> Option<i64> {
         match (self, requested) {
-            (Policy::None | Policy::Steps, None) => Some(1000),
+            (Policy::None | Policy::Steps | Policy::MixedKeys, None) => Some(1000),
             (Policy::Default400, None) => Some(400),
-            (Policy::None | Policy::Default400, Some(r)) => (r <= 1000).then_some(r),
+            (Policy::None | Policy::Default400 | Policy::MixedKeys, Some(r)) => {
+                (r <= 1000).then_some(r)
+            }
             (Policy::Steps, Some(r)) => {
                 let rounded = (r.max(100) + 99) / 100 * 100;
                 (rounded <= 1000).then_some(rounded)
@@ -107,6 +116,23 @@ fn cluster(policy: Policy) -> Cluster {
                     request_policy: policy.of(),
                 },
             );
+            if matches!(policy, Policy::MixedKeys) && g == 1 {
+                d.capacity.insert(
+                    "slots".into(),
+                    DeviceCapacity {
+                        value: Quantity::from_int(SLOTS),
+                        request_policy: Some(CapacityRequestPolicy {
+                            default: Some(Quantity::from_int(1)),
+                            valid_values: Vec::new(),
+                            valid_range: Some(CapacityRequestPolicyRange {
+                                min: Quantity::from_int(1),
+                                max: Some(Quantity::from_int(SLOTS)),
+                                step: None,
+                            }),
+                        }),
+                    },
+                );
+            }
             d.allow_multiple_allocations = true;
             slice.devices.push(d);
         }
@@ -140,6 +166,9 @@ fn run(policy: Policy, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut s = Scheduler::new(cluster(policy), GangOptions::default());
     // The oracle: consumed milli per (node, gpu), and what each bound pod holds.
     let mut used = [[0i64; GPUS]; NODES];
+    // Under MixedKeys, the slots taken on each `gpu-1`.
+    let mixed = matches!(policy, Policy::MixedKeys);
+    let mut slots = [0i64; NODES];
     let mut held: BTreeMap<String, Vec<(usize, usize, i64)>> = BTreeMap::new();
     for (k, op) in ops.iter().enumerate() {
         match *op {
@@ -147,8 +176,11 @@ fn run(policy: Policy, ops: &[Op]) -> Result<(), TestCaseError> {
                 let name = format!("p{k}");
                 let amount = policy.consumes(milli);
                 let fits = amount.is_some_and(|a| {
-                    used.iter().any(|gpus| {
-                        gpus.iter().filter(|&&u| u + a <= 1000).count() >= count as usize
+                    used.iter().enumerate().any(|(n, gpus)| {
+                        let room = |g: usize| {
+                            gpus[g] + a <= 1000 && !(mixed && g == 1 && slots[n] >= SLOTS)
+                        };
+                        (0..GPUS).filter(|&g| room(g)).count() >= count as usize
                     })
                 });
                 let (pod, claim) = pod_and_claim(&name, count, milli);
@@ -182,6 +214,9 @@ fn run(policy: Policy, ops: &[Op]) -> Result<(), TestCaseError> {
                                 Quantity::from_int(share)
                             );
                             used[n][g] += share;
+                            if mixed && g == 1 {
+                                slots[n] += 1;
+                            }
                             mine.push((n, g, share));
                         }
                         held.insert(key, mine);
@@ -199,6 +234,9 @@ fn run(policy: Policy, ops: &[Op]) -> Result<(), TestCaseError> {
                 s.remove_pod(&key).unwrap();
                 for (n, g, a) in held.remove(&key).unwrap() {
                     used[n][g] -= a;
+                    if mixed && g == 1 {
+                        slots[n] -= 1;
+                    }
                 }
             }
         }
@@ -212,6 +250,11 @@ fn run(policy: Policy, ops: &[Op]) -> Result<(), TestCaseError> {
                     .copied()
                     .unwrap_or(Quantity::ZERO);
                 prop_assert_eq!(got, Quantity::from_int(u), "node-{} gpu-{}", n, g);
+                if mixed && g == 1 {
+                    let taken = s.cluster().consumed_capacity(&dev).get("slots").copied();
+                    let want = (slots[n] > 0).then(|| Quantity::from_int(slots[n]));
+                    prop_assert_eq!(taken, want, "node-{} slots", n);
+                }
             }
         }
     }
@@ -223,7 +266,12 @@ proptest! {
 
     #[test]
     fn shares_are_placed_exactly_when_some_node_has_room(
-        policy in prop_oneof![Just(Policy::None), Just(Policy::Steps), Just(Policy::Default400)],
+        policy in prop_oneof![
+            Just(Policy::None),
+            Just(Policy::Steps),
+            Just(Policy::Default400),
+            Just(Policy::MixedKeys),
+        ],
         ops in prop::collection::vec(op(), 1..30),
     ) {
         run(policy, &ops)?;
