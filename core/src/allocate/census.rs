@@ -221,7 +221,8 @@ impl Cluster {
         Some(census)
     }
 
-    fn device_of(&self, dev: DeviceId) -> &Device {
+    /// The device a live id names.
+    pub(crate) fn device_of(&self, dev: DeviceId) -> &Device {
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
         &self.slice_entry(slot.slice).slice.devices[slot.pos as usize]
     }

@@ -58,9 +58,9 @@ pub(super) struct NodeState {
     /// What the node's shareable devices have left (see `rooms.rs`).
     pub(super) rooms: super::rooms::NodeRooms,
     pub(super) room_summary: Option<super::rooms::RoomSummary>,
-    /// Allocatable minus requested, per allocatable resource, with the name's hash
-    /// (see [`Cluster::node_free_hashed`]): the placer reads this for every node it
-    /// counts.
+    /// Allocatable minus requested, per allocatable resource, by interned name (see
+    /// [`Cluster::node_free_by_symbol`]): the placer reads this for every node it
+    /// counts. Empty while the node object is missing.
     free: SmallVec<[(Symbol, Quantity); 4]>,
 }
 
@@ -102,6 +102,7 @@ impl Cluster {
         entry.pod_limit = false;
         entry.cordoned = false;
         entry.hard_taints = false;
+        self.refresh_free(id);
         Ok(old)
     }
 
@@ -375,14 +376,7 @@ impl Cluster {
 
     /// What is left of one allocatable resource of a node (zero if it lacks it).
     pub(crate) fn node_free_of(&self, node: NodeId, resource: &str) -> Quantity {
-        let Some(e) = self.nodes.get(node.index()) else {
-            return Quantity::ZERO;
-        };
-        let Some(total) = e.node.as_ref().and_then(|n| n.allocatable.get(resource)) else {
-            return Quantity::ZERO;
-        };
-        let requested = &self.node_state[node.index()].requested;
-        total.saturating_sub(requested.get(resource).copied().unwrap_or(Quantity::ZERO))
+        self.node_free_by_symbol(node, self.strings.get(resource))
     }
 
     /// A node's device counts, maintained incrementally (O(1)).

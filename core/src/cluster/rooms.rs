@@ -114,62 +114,55 @@ impl Cluster {
         let Some(entry) = self.nodes.get(n.index()) else {
             return;
         };
-        let mut rooms = Vec::new();
-        let mut names: Vec<String> = Vec::new();
-        for dev in entry.devices.iter() {
-            let Some(slot) = self.devices[dev.index()].as_ref() else {
-                continue;
-            };
-            if slot.flags & SHAREABLE == 0 {
-                continue;
-            }
-            let device = &self.slice_entry(slot.slice).slice.devices[slot.pos as usize];
-            let holders = self.allocations.get(&self.key_of(slot));
-            let caps = device
-                .capacity
-                .iter()
-                .map(|(key, cap)| {
-                    let used = holders
-                        .into_iter()
-                        .flatten()
-                        .filter(|h| !h.admin_access)
-                        .filter_map(|h| h.consumed_capacity.get(key))
-                        .fold(Quantity::ZERO, |a, q| a.saturating_add(*q));
-                    // A default the policy refuses cannot be allocated unrequested;
-                    // zero only admits more.
-                    let default = consumed_amount(cap, None).unwrap_or(Quantity::ZERO);
-                    if self.strings.get(key).is_none() {
-                        names.push(key.clone());
-                    }
-                    (key.as_str(), cap.value.saturating_sub(used), default)
-                })
-                .collect::<SmallVec<[_; 1]>>();
-            let caps = caps
-                .into_iter()
-                .map(|(key, left, default)| (key.to_owned(), left, default))
-                .collect::<SmallVec<[_; 1]>>();
-            rooms.push((dev, caps));
-        }
+        let shareable: SmallVec<[DeviceId; 8]> = entry
+            .devices
+            .iter()
+            .filter(|d| {
+                self.devices[d.index()]
+                    .as_ref()
+                    .is_some_and(|s| s.flags & SHAREABLE != 0)
+            })
+            .collect();
         // Keys are interned once, when a device first declares them (so a clone's
-        // interner is copied only then).
-        if !names.is_empty() {
+        // interner is copied only then, and rebuilding allocates no names).
+        let missing: Vec<String> = shareable
+            .iter()
+            .flat_map(|&d| self.device_of(d).capacity.keys())
+            .filter(|k| self.strings.get(k).is_none())
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
             let strings = Arc::make_mut(&mut self.strings);
-            for k in &names {
+            for k in &missing {
                 strings.intern(k);
             }
         }
-        let rooms: Vec<DeviceRoom> = rooms
-            .into_iter()
-            .map(|(dev, caps)| DeviceRoom {
-                dev,
-                caps: caps
-                    .into_iter()
-                    .map(|(key, left, default)| RoomCap {
-                        key: self.strings.get(&key).expect("interned above"),
-                        left,
-                        default,
+        let rooms: Vec<DeviceRoom> = shareable
+            .iter()
+            .map(|&dev| {
+                let slot = self.devices[dev.index()].as_ref().expect("live device id");
+                let holders = self.allocations.get(&self.key_of(slot));
+                let caps = self
+                    .device_of(dev)
+                    .capacity
+                    .iter()
+                    .map(|(key, cap)| {
+                        let used = holders
+                            .into_iter()
+                            .flatten()
+                            .filter(|h| !h.admin_access)
+                            .filter_map(|h| h.consumed_capacity.get(key))
+                            .fold(Quantity::ZERO, |a, q| a.saturating_add(*q));
+                        RoomCap {
+                            key: self.strings.get(key).expect("interned above"),
+                            left: cap.value.saturating_sub(used),
+                            // A default the policy refuses cannot be allocated
+                            // unrequested; zero only admits more.
+                            default: consumed_amount(cap, None).unwrap_or(Quantity::ZERO),
+                        }
                     })
-                    .collect(),
+                    .collect();
+                DeviceRoom { dev, caps }
             })
             .collect();
         let state = &mut self.node_state[n.index()];

@@ -835,29 +835,14 @@ impl Cluster {
                     .unwrap_or(u32::MAX)
                     .min(device_cap);
                 for (r, q) in &requests {
-                    let free = self.node_free_by_symbol(id, *r);
-                    // Dividing (128-bit) only matters when more than one pod may fit.
-                    cap = if free < *q {
-                        0
-                    } else if cap <= 1 {
-                        cap
-                    } else {
-                        cap.min(u32::try_from(free.as_nano() / q.as_nano()).unwrap_or(u32::MAX))
-                    };
+                    cap = cap_by(cap, self.node_free_by_symbol(id, *r), *q);
                     if cap == 0 {
                         break;
                     }
                 }
                 if cap > 0 && self.node_has_pod_limit(id) {
                     let free = self.node_free_by_symbol(id, pods_symbol);
-                    let one = Quantity::from_int(1);
-                    cap = if free < one {
-                        0
-                    } else if cap <= 1 {
-                        cap
-                    } else {
-                        cap.min(u32::try_from(free.as_nano() / one.as_nano()).unwrap_or(u32::MAX))
-                    };
+                    cap = cap_by(cap, free, Quantity::from_int(1));
                 }
                 if bounds
                     .iter()
@@ -988,6 +973,18 @@ impl Cluster {
             }
         }
         out
+    }
+}
+
+/// `cap` lowered to how many times `per` (positive) fits in `free`. Dividing (128-bit)
+/// only when more than one may fit: the placer does this for every node it counts.
+fn cap_by(cap: u32, free: Quantity, per: Quantity) -> u32 {
+    if free < per {
+        0
+    } else if cap <= 1 {
+        cap
+    } else {
+        cap.min(u32::try_from(free.as_nano() / per.as_nano()).unwrap_or(u32::MAX))
     }
 }
 
