@@ -20,10 +20,9 @@
 //! shuffle) and memory, which the replay enforces for every policy (the engine checks
 //! each node's memory; FGD does not look at it).
 
-use std::collections::HashMap;
-
 use crate::baseline::Mirror;
 use crate::protocol::Rng;
+use crate::stranding::{PerNode, StateMemo};
 use crate::trace::PodRow;
 
 /// One typical task shape and its frequency.
@@ -42,10 +41,9 @@ struct Shape {
 #[derive(Clone, Debug)]
 pub struct Fgd {
     shapes: Vec<Shape>,
-    models: Vec<String>,
-    memo: HashMap<(usize, u64, Vec<u32>), f64>,
-    /// Per node: the mirror's version and the node's fragmentation then.
-    current: Vec<Option<(u64, f64)>>,
+    memo: StateMemo,
+    /// Each node's fragmentation now.
+    current: PerNode<f64>,
 }
 
 /// The node FGD picks, and for a share the GPU (its index on the node).
@@ -75,26 +73,19 @@ impl Fgd {
         .collect();
         Fgd {
             shapes,
-            models: Vec::new(),
-            memo: HashMap::new(),
-            current: Vec::new(),
+            memo: StateMemo::default(),
+            current: PerNode::default(),
         }
     }
 
     /// Node `n`'s fragmentation now, computed once per change of the node.
     fn now(&mut self, mirror: &Mirror, n: usize) -> f64 {
-        if self.current.len() < mirror.len() {
-            self.current.resize(mirror.len(), None);
-        }
-        let version = mirror.version(n);
-        if let Some((v, f)) = self.current[n]
-            && v == version
-        {
+        if let Some(f) = self.current.get(mirror, n) {
             return f;
         }
         let (model, cpu, _, gpus) = mirror.state(n);
         let f = self.fragmentation(model, cpu, gpus);
-        self.current[n] = Some((version, f));
+        self.current.put(mirror, n, f);
         f
     }
 
@@ -161,45 +152,34 @@ impl Fgd {
 
     /// The node's fragmentation for the typical tasks, in milli-GPU (memoised).
     fn fragmentation(&mut self, model: &str, cpu: u64, gpus: &[u32]) -> f64 {
-        let m = if let Some(m) = self.models.iter().position(|x| x == model) {
-            m
-        } else {
-            self.models.push(model.to_owned());
-            self.models.len() - 1
-        };
-        let mut sorted = gpus.to_vec();
-        sorted.sort_unstable();
-        let key = (m, cpu, sorted);
-        if let Some(&v) = self.memo.get(&key) {
-            return v;
-        }
-        let v = self.measure(model, cpu, gpus);
-        self.memo.insert(key, v);
-        v
+        // FGD's node state is CPU and GPU only: memory is not part of the key.
+        let shapes = &self.shapes;
+        self.memo
+            .get_or(model, cpu, 0, gpus, |g| measure(shapes, model, cpu, g))
     }
+}
 
-    /// [`fragmentation`](Self::fragmentation), computed.
-    fn measure(&self, model: &str, cpu: u64, gpus: &[u32]) -> f64 {
-        let free: u64 = gpus.iter().map(|&g| u64::from(g)).sum();
-        if free == 0 {
-            return 0.0;
-        }
-        let mut sum = 0.0;
-        for s in &self.shapes {
-            let allowed = s.gpu_spec.is_empty() || s.gpu_spec.iter().any(|m| m == model);
-            let enough = gpus.iter().filter(|&&g| g >= s.gpu_milli).count() >= s.num_gpu as usize;
-            let part = if allowed && enough && cpu >= s.cpu_milli {
-                crate::stranding::too_small(gpus, s.gpu_milli)
-            } else {
-                free
-            };
-            #[allow(clippy::cast_precision_loss)]
-            {
-                sum += s.frequency * part as f64;
-            }
-        }
-        sum
+/// [`Fgd::fragmentation`], computed (the order of `gpus` does not matter).
+fn measure(shapes: &[Shape], model: &str, cpu: u64, gpus: &[u32]) -> f64 {
+    let free: u64 = gpus.iter().map(|&g| u64::from(g)).sum();
+    if free == 0 {
+        return 0.0;
     }
+    let mut sum = 0.0;
+    for s in shapes {
+        let allowed = s.gpu_spec.is_empty() || s.gpu_spec.iter().any(|m| m == model);
+        let enough = gpus.iter().filter(|&&g| g >= s.gpu_milli).count() >= s.num_gpu as usize;
+        let part = if allowed && enough && cpu >= s.cpu_milli {
+            crate::stranding::too_small(gpus, s.gpu_milli)
+        } else {
+            free
+        };
+        #[allow(clippy::cast_precision_loss)]
+        {
+            sum += s.frequency * part as f64;
+        }
+    }
+    sum
 }
 
 /// The simulator's integer score of a change of fragmentation: `⌊100 · σ(Δ / 1000)⌋`
@@ -228,9 +208,8 @@ mod tests {
     fn fragmentation_follows_the_paper() {
         let mut f = Fgd {
             shapes: vec![shape(4000, 1, 500), shape(4000, 2, 1000)],
-            models: Vec::new(),
-            memo: HashMap::new(),
-            current: Vec::new(),
+            memo: StateMemo::default(),
+            current: PerNode::default(),
         };
         // GPUs with 1000, 600 and 300 free, 8 cores: the share fits (300 too small for
         // it); two whole GPUs do not (one is wholly free): all 1900 count.

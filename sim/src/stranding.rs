@@ -74,9 +74,70 @@ struct Shape {
     frequency: f64,
 }
 
-/// A node's state as the measure sees it: its model, free CPU and memory, the free
-/// milli-GPU of each of its GPUs (sorted, for the memo).
+/// A node's state as a measure sees it: its model (interned), free CPU and memory,
+/// the free milli-GPU of each of its GPUs (sorted).
 type StateKey = (usize, u64, u64, Vec<u32>);
+
+/// Node measures memoised by node state (Stranding's and FGD's): the cluster has few
+/// distinct node states at a time. The measures must not depend on the GPUs' order:
+/// they see the free milli-GPU sorted.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StateMemo {
+    models: Vec<String>,
+    memo: HashMap<StateKey, f64>,
+}
+
+impl StateMemo {
+    /// `measure` of the state (model, free CPU and memory, free milli-GPU per GPU),
+    /// computed once per distinct state.
+    pub(crate) fn get_or(
+        &mut self,
+        model: &str,
+        cpu: u64,
+        mem: u64,
+        gpus: &[u32],
+        measure: impl FnOnce(&[u32]) -> f64,
+    ) -> f64 {
+        let m = if let Some(m) = self.models.iter().position(|x| x == model) {
+            m
+        } else {
+            self.models.push(model.to_owned());
+            self.models.len() - 1
+        };
+        let mut sorted = gpus.to_vec();
+        sorted.sort_unstable();
+        let key = (m, cpu, mem, sorted);
+        if let Some(&v) = self.memo.get(&key) {
+            return v;
+        }
+        let v = measure(&key.3);
+        self.memo.insert(key, v);
+        v
+    }
+}
+
+/// Per node of a [`Mirror`], a value computed from its state, good while the node
+/// does not change (its [`Mirror::version`] stays).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PerNode<T>(Vec<Option<(u64, T)>>);
+
+impl<T: Copy> PerNode<T> {
+    /// Node `n`'s value, if computed since it last changed.
+    pub(crate) fn get(&self, mirror: &Mirror, n: usize) -> Option<T> {
+        match self.0.get(n).copied().flatten() {
+            Some((version, v)) if version == mirror.version(n) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Records node `n`'s value now.
+    pub(crate) fn put(&mut self, mirror: &Mirror, n: usize, v: T) {
+        if self.0.len() < mirror.len() {
+            self.0.resize(mirror.len(), None);
+        }
+        self.0[n] = Some((mirror.version(n), v));
+    }
+}
 
 /// The policy: the typical shapes of a pod list and a memo of node measures.
 #[derive(Clone, Debug)]
@@ -87,11 +148,9 @@ pub struct Stranding {
     ratio: Option<(f64, f64)>,
     /// Each model's pressure (see the module docs).
     pressure: BTreeMap<String, f64>,
-    /// Model names, interned for the memo key.
-    models: Vec<String>,
-    memo: HashMap<StateKey, f64>,
-    /// Per node: the mirror's version and the node's measure and deficit then.
-    current: Vec<Option<(u64, f64, f64)>>,
+    memo: StateMemo,
+    /// Each node's measure and deficit now.
+    current: PerNode<(f64, f64)>,
 }
 
 impl Stranding {
@@ -149,28 +208,23 @@ impl Stranding {
             shapes,
             ratio,
             pressure,
-            models: Vec::new(),
-            memo: HashMap::new(),
-            current: Vec::new(),
+            memo: StateMemo::default(),
+            current: PerNode::default(),
         }
     }
 
     /// Node `n`'s measure and deficit now, computed once per change of the node.
     fn now(&mut self, mirror: &Mirror, n: usize) -> (f64, f64) {
-        if self.current.len() < mirror.len() {
-            self.current.resize(mirror.len(), None);
-        }
-        let version = mirror.version(n);
-        if let Some((v, measure, deficit)) = self.current[n]
-            && v == version
-        {
-            return (measure, deficit);
+        if let Some(v) = self.current.get(mirror, n) {
+            return v;
         }
         let (model, cpu, mem, gpus) = mirror.state(n);
-        let measure = self.measure(model, cpu, mem, gpus.to_vec());
-        let deficit = self.deficit(cpu, mem, gpus);
-        self.current[n] = Some((version, measure, deficit));
-        (measure, deficit)
+        let v = (
+            self.measure(model, cpu, mem, gpus),
+            self.deficit(cpu, mem, gpus),
+        );
+        self.current.put(mirror, n, v);
+        v
     }
 
     /// The free GPU (milli) that a node's free CPU and memory cannot feed at the
@@ -212,7 +266,7 @@ impl Stranding {
             } else {
                 0.0
             };
-            let after = self.measure(model, cpu_after, mem_after, after_gpus);
+            let after = self.measure(model, cpu_after, mem_after, &after_gpus);
             #[allow(clippy::cast_precision_loss)]
             let score = after - before
                 + PACK_WEIGHT * free_after as f64
@@ -226,21 +280,11 @@ impl Stranding {
     }
 
     /// The stranding of a node state (memoised).
-    fn measure(&mut self, model: &str, cpu: u64, mem: u64, mut gpus: Vec<u32>) -> f64 {
-        let m = if let Some(m) = self.models.iter().position(|x| x == model) {
-            m
-        } else {
-            self.models.push(model.to_owned());
-            self.models.len() - 1
-        };
-        gpus.sort_unstable();
-        let key = (m, cpu, mem, gpus);
-        if let Some(&v) = self.memo.get(&key) {
-            return v;
-        }
-        let v = stranding(&self.shapes, model, cpu, mem, &key.3);
-        self.memo.insert(key, v);
-        v
+    fn measure(&mut self, model: &str, cpu: u64, mem: u64, gpus: &[u32]) -> f64 {
+        let shapes = &self.shapes;
+        self.memo.get_or(model, cpu, mem, gpus, |g| {
+            stranding(shapes, model, cpu, mem, g)
+        })
     }
 }
 
