@@ -51,6 +51,9 @@
 //!   crate is `#![no_std]` with or without it.
 //! - `serde`: `Serialize` / `Deserialize` for the model types (serde without its
 //!   default features).
+//! - `testing`: [`testing`], proptest strategies for clusters, claims and PodGroups
+//!   and the [`testing::Scenario`] they build, for property-testing a scheduler
+//!   against [`validate_placement`] (needs std; pulls in `proptest`).
 //!
 //! See `docs/ARCHITECTURE.md` in the repository for the layers, the index layout and
 //! the data flow.
@@ -58,7 +61,7 @@
 #![forbid(unsafe_code)]
 
 extern crate alloc;
-#[cfg(any(feature = "std", test))]
+#[cfg(any(feature = "std", feature = "testing", test))]
 extern crate std;
 
 mod alloc_prelude;
@@ -81,6 +84,9 @@ mod validate;
 mod gang;
 // The lifecycle: cycles, preemption, eviction, what-if.
 mod scheduler;
+// The test kit for schedulers: generators and scenarios (feature `testing`).
+#[cfg(feature = "testing")]
+pub mod testing;
 
 // The public API is flat: every type at the crate root, whatever its layer.
 
