@@ -51,9 +51,10 @@
 //!   crate is `#![no_std]` with or without it.
 //! - `serde`: `Serialize` / `Deserialize` for the model types (serde without its
 //!   default features).
-//! - `testing`: [`testing`], proptest strategies for clusters, claims and PodGroups
-//!   and the [`testing::Scenario`] they build, for property-testing a scheduler
-//!   against [`validate_placement`] (needs std; pulls in `proptest`).
+//! - `testing`: proptest strategies in [`testing`] for clusters, claims and PodGroups,
+//!   building [`testing::Scenario`]s, for property-testing a scheduler against
+//!   [`validate_placement`] (needs std; pulls in `proptest`). [`testing::Scenario`]
+//!   itself is always there.
 //!
 //! See `docs/ARCHITECTURE.md` in the repository for the layers, the index layout and
 //! the data flow.
@@ -84,8 +85,7 @@ mod validate;
 mod gang;
 // The lifecycle: cycles, preemption, eviction, what-if.
 mod scheduler;
-// The test kit for schedulers: generators and scenarios (feature `testing`).
-#[cfg(feature = "testing")]
+// The test kit for schedulers: scenarios, and their generators (feature `testing`).
 pub mod testing;
 
 // The public API is flat: every type at the crate root, whatever its layer.

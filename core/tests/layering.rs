@@ -26,6 +26,18 @@ const LAYERS: &[(&str, &[&str])] = &[
         "scheduler",
         &["model", "cel", "cluster", "allocate", "validate", "gang"],
     ),
+    (
+        "testing",
+        &[
+            "model",
+            "cel",
+            "cluster",
+            "allocate",
+            "validate",
+            "gang",
+            "scheduler",
+        ],
+    ),
 ];
 
 /// Root modules every layer may use: they belong to no layer.

@@ -1,9 +1,10 @@
-//! A test kit for schedulers (feature `testing`): [proptest] strategies for realistic
-//! clusters, claims and PodGroups, and [`Scenario`], the plain-data bundle they
-//! produce, with a readable rendering for shrunk counterexamples.
+//! A test kit for schedulers: [`Scenario`], a whole cluster and its workloads as plain
+//! model data (always available), and, with the feature `testing`, proptest strategies
+//! for realistic clusters, claims and PodGroups that build scenarios, with a readable
+//! rendering for shrunk counterexamples.
 //!
 //! Layer: above every other (it builds a [`Scheduler`](crate::Scheduler) from a
-//! scenario); nothing in the core depends on it.
+//! scenario); nothing else in the core depends on it.
 
 use crate::alloc_prelude::*;
 use crate::{
