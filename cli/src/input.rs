@@ -117,6 +117,7 @@ pub(crate) fn build_options(global: &Options) -> BuildOptions {
         },
         skip_invalid: global.skip_invalid,
         now: global.now,
+        admit_admin_access: false,
     }
 }
 

@@ -12,7 +12,9 @@
 //! for [`Input::Paths`] (the native command's `-f`).
 
 mod capacity;
+mod check;
 mod demo;
+mod diff;
 mod explain;
 mod input;
 mod plan;
@@ -34,6 +36,8 @@ pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_INVALID: u8 = 2;
 /// Exit status: `plan` left something pending.
 pub const EXIT_PENDING: u8 = 3;
+/// Exit status: `check` found a broken rule.
+pub const EXIT_VIOLATIONS: u8 = 4;
 
 /// What every command takes besides its input: the command line's global flags.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -334,6 +338,61 @@ pub fn capacity(
 ) -> Run {
     let mut messages = input::Messages::default();
     let result = capacity::run(options, input, key, gang_pods, json, &mut messages);
+    Run::finish(result, messages)
+}
+
+/// `gangpack check`: the running state of `input`, with the objects of `decisions`
+/// (if any) applied over it first, judged by the independent validator. Exit
+/// [`EXIT_OK`] when no rule is broken, [`EXIT_VIOLATIONS`] when one is, [`EXIT_INVALID`]
+/// for invalid input. `admission` holds running pods and claims to the rules of
+/// placement too (see [`gangpack_k8s::check`]).
+pub fn check(
+    input: &Input,
+    decisions: Option<&Input>,
+    options: &Options,
+    admission: bool,
+    format: Format,
+    style: Style,
+) -> Run {
+    let mut messages = input::Messages::default();
+    let result = check::run(
+        options,
+        input,
+        decisions,
+        admission,
+        format,
+        style,
+        &mut messages,
+    );
+    Run::finish(result, messages)
+}
+
+/// The findings of [`check`], for callers that want them as data.
+pub fn check_report(
+    input: &Input,
+    decisions: Option<&Input>,
+    options: &Options,
+    admission: bool,
+) -> Result<(gangpack_k8s::check::Report, Vec<String>), Failure> {
+    let mut messages = input::Messages::default();
+    let report = check::report(options, input, decisions, admission, &mut messages)?;
+    Ok((report, messages.into_lines()))
+}
+
+/// `gangpack diff`: two decision files (`ours`, `theirs`) for the same `input`,
+/// compared: the validator's verdict on each, pods placed by one side only or on
+/// different nodes, devices left unallocated, gangs split, evictions. Exit
+/// [`EXIT_OK`] when both are valid, [`EXIT_VIOLATIONS`] when either breaks a rule.
+pub fn diff(
+    input: &Input,
+    ours: &Input,
+    theirs: &Input,
+    options: &Options,
+    format: Format,
+    style: Style,
+) -> Run {
+    let mut messages = input::Messages::default();
+    let result = diff::run(options, input, ours, theirs, format, style, &mut messages);
     Run::finish(result, messages)
 }
 

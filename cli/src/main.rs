@@ -7,6 +7,8 @@
 //!                  [--effect NoExecute|NoSchedule|PreferNoSchedule|None] [--key K] [--value V]
 //!                  [--after-plan] [-o table|yaml|json]
 //! gangpack demo    [--manifests]
+//! gangpack check   -f PATH... [--decisions PATH...] [--admission] [-o table|yaml|json]
+//! gangpack diff    -f PATH... --ours PATH... --theirs PATH... [-o table|yaml|json]
 //! ```
 //!
 //! Global flags (before or after the command): `--policy best-fit|spread|fragmentation-aware`,
@@ -33,6 +35,7 @@
 //! | 1 | failure: a file or stdin could not be read, output could not be written |
 //! | 2 | invalid input or usage: every input problem is printed to stderr, one per line |
 //! | 3 | `plan`: at least one pod or PodGroup stays pending (or is refused as invalid / failed) |
+//! | 4 | `check`, `diff`: a rule is broken (the findings are on stdout) |
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -50,7 +53,8 @@ Exit status:
   0  success: everything pending was placed (plan), or the command did what it was asked
   1  failure: a file or stdin could not be read, or output could not be written
   2  invalid input or usage: every input problem is printed to stderr, one per line
-  3  plan: at least one pod or PodGroup stays pending (or is refused as invalid or failed)";
+  3  plan: at least one pod or PodGroup stays pending (or is refused as invalid or failed)
+  4  check, diff: a rule is broken (the findings are on stdout)";
 
 /// The command line.
 #[derive(Debug, Parser)]
@@ -200,6 +204,47 @@ enum Command {
         /// `table`, or `json`: the report as data.
         #[arg(short = 'o', long = "output", value_enum, default_value_t = CapacityFormat::Table)]
         output: CapacityFormat,
+    },
+    /// Check a cluster's state with the independent validator: the bindings and claim
+    /// allocations in the dump as they are (whoever made them), or after the decision
+    /// objects of --decisions are applied over it. Every broken rule is printed with its
+    /// stable name and the objects involved.
+    #[command(after_help = EXIT_HELP)]
+    Check {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// Decision objects to apply over the dump first (Pods with spec.nodeName,
+        /// ResourceClaims with status.allocation, PodGroups, ... as `gangpack plan -o
+        /// yaml` writes them): each replaces the dump's object of the same kind,
+        /// namespace and name, or is added.
+        #[arg(long, value_name = "PATH", value_delimiter = ',')]
+        decisions: Vec<String>,
+        /// Hold the pods and claims already running to the rules of placement too (node
+        /// NoSchedule taints, cordons, node selectors and affinity, device NoSchedule
+        /// taints), as if they had just been placed.
+        #[arg(long)]
+        admission: bool,
+        /// `table`: one paragraph per finding and a verdict; `json` / `yaml`: the list of
+        /// findings, each `{rule, message, objects}`.
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Table)]
+        output: Format,
+    },
+    /// Compare two schedulers' decisions for the same dump: the validator's verdict on
+    /// each, pods placed by one only or on different nodes, devices left unallocated,
+    /// gangs split, evictions.
+    #[command(after_help = EXIT_HELP)]
+    Diff {
+        #[command(flatten)]
+        inputs: Inputs,
+        /// Our decision objects (e.g. `gangpack plan -o yaml`).
+        #[arg(long, value_name = "PATH", required = true, value_delimiter = ',')]
+        ours: Vec<String>,
+        /// Their decision objects, in the same shape.
+        #[arg(long, value_name = "PATH", required = true, value_delimiter = ',')]
+        theirs: Vec<String>,
+        /// `table`, or `json` / `yaml`: the comparison as data.
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Table)]
+        output: Format,
     },
     /// Replay a GPU cluster trace (Alibaba openb, the FGD paper's protocol) through the
     /// engine: per seed the pods shuffled and inflated to 1.3x capacity, scheduled one
@@ -357,6 +402,34 @@ fn main() -> ExitCode {
             },
             *gang_pods,
             *output == CapacityFormat::Json,
+        ),
+        Command::Check {
+            inputs,
+            decisions,
+            admission,
+            output,
+        } => gangpack_cli::check(
+            &Input::Paths(inputs.paths.clone()),
+            (!decisions.is_empty())
+                .then(|| Input::Paths(decisions.clone()))
+                .as_ref(),
+            &options,
+            *admission,
+            *output,
+            out_style,
+        ),
+        Command::Diff {
+            inputs,
+            ours,
+            theirs,
+            output,
+        } => gangpack_cli::diff(
+            &Input::Paths(inputs.paths.clone()),
+            &Input::Paths(ours.clone()),
+            &Input::Paths(theirs.clone()),
+            &options,
+            *output,
+            out_style,
         ),
         Command::Simulate(args) => match simulate::simulate(args, cli.global.policy) {
             Ok(stdout) => Run {

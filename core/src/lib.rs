@@ -153,7 +153,7 @@ pub use allocate::{
 };
 
 // validate: the independent judge of a decision.
-pub use validate::{Holder, Violation, validate_placement};
+pub use validate::{Holder, Subject, Violation, validate_gang, validate_placement};
 
 // gang: all-or-nothing placement, scoring, composites, explanations, capacity.
 pub use gang::capacity_report::{

@@ -9,10 +9,13 @@
 //! - [`Snapshot::build`] converts them (through the `k8s-openapi` 1.37 types) into a
 //!   [`gangpack::Scheduler`]: pods with `spec.nodeName` and claims with
 //!   `status.allocation` are the running state, the rest is pending.
+//! - [`check`] judges the running state of a dump (with decisions applied over it)
+//!   with the core's independent validator: `gangpack check`.
 //! - [`output`] writes decisions back in upstream shape: claim allocations and
 //!   `reservedFor`, pod bindings, conditions, nominated nodes, eviction marks,
 //!   DeviceTaintRule status.
 
+pub mod check;
 mod convert;
 pub mod load;
 mod object;

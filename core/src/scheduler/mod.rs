@@ -423,6 +423,11 @@ impl Scheduler {
         self.groups.get(key)
     }
 
+    /// Every PodGroup, by key.
+    pub fn groups(&self) -> impl Iterator<Item = &PodGroup> + '_ {
+        self.groups.values()
+    }
+
     /// Every ResourceClaim, by key (their `allocation` is what the scheduler recorded).
     pub fn claims(&self) -> impl Iterator<Item = &ResourceClaim> + '_ {
         self.claims.values()

@@ -29,7 +29,7 @@ mod gang;
 mod nodes;
 mod violation;
 
-pub use violation::{Holder, Violation};
+pub use violation::{Holder, Subject, Violation};
 
 use crate::Node;
 use crate::alloc_prelude::*;
@@ -159,6 +159,58 @@ pub fn validate_placement(
     check_topology(cluster, group, pods, &bound, &mut out);
     let env = Env::new(cluster, decision, &claim_index);
     check_claims(&env, group, pods, &claim_index, &bound, decision, &mut out);
+    out
+}
+
+/// The gang rules alone — `minCount` (rule 1) and the topology constraint (rule 3) —
+/// for a group's members as they are bound **now** (`node_name` set), as a checker of
+/// a running cluster needs them: [`validate_placement`] judges one decision against
+/// the state before it, where these rules are judged on the state as it is.
+///
+/// With a gang policy, if any member is bound, the bound members number at least
+/// `minCount` ([`Violation::BelowMinCount`]); for each topology key, every bound
+/// member's node has the label ([`Violation::TopologyLabelMissing`]) and they share
+/// one value ([`Violation::TopologySplit`]). Pods that are not members of `group`
+/// are ignored; a member bound to a node that does not exist counts as bound and is
+/// left out of the topology check.
+///
+/// ```
+/// use gangpack::{Cluster, Node, Pod, PodGroup, SchedulingPolicy, Violation, validate_gang};
+///
+/// let mut cluster = Cluster::new();
+/// cluster.add_node(Node::new("n1"))?;
+/// let group = PodGroup::new("ml", "train", SchedulingPolicy::Gang { min_count: 2 });
+/// let mut pod = Pod::new("ml", "train-0");
+/// pod.scheduling_group = Some("train".into());
+/// pod.node_name = Some("n1".into());
+/// let pending = Pod { name: "train-1".into(), node_name: None, ..pod.clone() };
+/// assert_eq!(
+///     validate_gang(&cluster, &group, &[pod, pending]),
+///     [Violation::BelowMinCount { group: "ml/train".into(), bound: 1, min_count: 2 }]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn validate_gang(cluster: &Cluster, group: &PodGroup, pods: &[Pod]) -> Vec<Violation> {
+    let keys: Vec<String> = pods.iter().map(|p| key(&p.namespace, &p.name)).collect();
+    let bound: Vec<Bound<'_>> = pods
+        .iter()
+        .zip(&keys)
+        .filter(|(p, _)| is_member(p, group))
+        .filter_map(|(p, k)| {
+            let node_name = p.node_name.as_deref()?;
+            Some(Bound {
+                pod: p,
+                key: k,
+                node_name,
+                node: cluster.node(node_name),
+                new: true,
+                member: true,
+            })
+        })
+        .collect();
+    let mut out = Vec::new();
+    check_gang(Some(group), pods, &bound, &mut out);
+    check_topology(cluster, Some(group), pods, &bound, &mut out);
     out
 }
 

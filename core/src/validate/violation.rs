@@ -504,6 +504,374 @@ pub enum Violation {
     },
 }
 
+/// An object a [`Violation`] involves, for reports that list them
+/// ([`Violation::subjects`]). Namespaced objects are `namespace/name`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub enum Subject {
+    /// A pod.
+    Pod(String),
+    /// A PodGroup (empty when the decision has no group).
+    PodGroup(String),
+    /// A node.
+    Node(String),
+    /// A ResourceClaim.
+    ResourceClaim(String),
+    /// A DeviceClass.
+    DeviceClass(String),
+    /// A device.
+    Device(DeviceRef),
+    /// A pool, `driver/pool`.
+    Pool(String),
+}
+
+impl Subject {
+    /// The kind as a report prints it: `Pod`, `PodGroup`, `Node`, `ResourceClaim`,
+    /// `DeviceClass`, `Device` or `Pool`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Subject::Pod(_) => "Pod",
+            Subject::PodGroup(_) => "PodGroup",
+            Subject::Node(_) => "Node",
+            Subject::ResourceClaim(_) => "ResourceClaim",
+            Subject::DeviceClass(_) => "DeviceClass",
+            Subject::Device(_) => "Device",
+            Subject::Pool(_) => "Pool",
+        }
+    }
+
+    /// The name: `namespace/name`, a node's or class's name, `driver/pool/device` or
+    /// `driver/pool`.
+    pub fn name(&self) -> String {
+        match self {
+            Subject::Pod(n)
+            | Subject::PodGroup(n)
+            | Subject::Node(n)
+            | Subject::ResourceClaim(n)
+            | Subject::DeviceClass(n)
+            | Subject::Pool(n) => n.clone(),
+            Subject::Device(d) => d.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Subject {
+    /// `Kind name`, e.g. `Pod ml/worker-0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.kind(), self.name())
+    }
+}
+
+impl Holder {
+    fn subject(&self) -> Subject {
+        match self {
+            Holder::Pod(p) => Subject::Pod(p.clone()),
+            Holder::Group(g) => Subject::PodGroup(g.clone()),
+        }
+    }
+}
+
+impl Violation {
+    /// The stable name of the rule broken: the variant's name in kebab case
+    /// (`DeviceAllocatedTwice` is `device-allocated-twice`). Reports and tools match
+    /// on it; it never changes for a variant.
+    ///
+    /// | rule | variant |
+    /// | --- | --- |
+    /// | `unknown-pod` | [`Violation::UnknownPod`] |
+    /// | `pod-bound-twice` | [`Violation::PodBoundTwice`] |
+    /// | `not-in-group` | [`Violation::NotInGroup`] |
+    /// | `already-bound` | [`Violation::AlreadyBound`] |
+    /// | `below-min-count` | [`Violation::BelowMinCount`] |
+    /// | `unknown-node` | [`Violation::UnknownNode`] |
+    /// | `node-unschedulable` | [`Violation::NodeUnschedulable`] |
+    /// | `node-affinity-mismatch` | [`Violation::NodeAffinityMismatch`] |
+    /// | `node-taint-not-tolerated` | [`Violation::NodeTaintNotTolerated`] |
+    /// | `node-resources-exceeded` | [`Violation::NodeResourcesExceeded`] |
+    /// | `topology-label-missing` | [`Violation::TopologyLabelMissing`] |
+    /// | `topology-split` | [`Violation::TopologySplit`] |
+    /// | `claim-not-provided` | [`Violation::ClaimNotProvided`] |
+    /// | `unknown-claim` | [`Violation::UnknownClaim`] |
+    /// | `missing-allocation` | [`Violation::MissingAllocation`] |
+    /// | `duplicate-allocation` | [`Violation::DuplicateAllocation`] |
+    /// | `already-allocated` | [`Violation::AlreadyAllocated`] |
+    /// | `unexpected-allocation` | [`Violation::UnexpectedAllocation`] |
+    /// | `misplaced-allocation` | [`Violation::MisplacedAllocation`] |
+    /// | `allocation-not-for-node` | [`Violation::AllocationNotForNode`] |
+    /// | `too-many-devices` | [`Violation::TooManyDevices`] |
+    /// | `unknown-request` | [`Violation::UnknownRequest`] |
+    /// | `request-not-allocated` | [`Violation::RequestNotAllocated`] |
+    /// | `conflicting-subrequests` | [`Violation::ConflictingSubrequests`] |
+    /// | `wrong-device-count` | [`Violation::WrongDeviceCount`] |
+    /// | `all-mode-device-missing` | [`Violation::AllModeDeviceMissing`] |
+    /// | `all-mode-incomplete-pool` | [`Violation::AllModeIncompletePool`] |
+    /// | `unknown-device` | [`Violation::UnknownDevice`] |
+    /// | `device-not-usable` | [`Violation::DeviceNotUsable`] |
+    /// | `device-unreachable` | [`Violation::DeviceUnreachable`] |
+    /// | `class-not-found` | [`Violation::ClassNotFound`] |
+    /// | `selector-invalid` | [`Violation::SelectorInvalid`] |
+    /// | `selector-failed` | [`Violation::SelectorFailed`] |
+    /// | `class-selector-mismatch` | [`Violation::ClassSelectorMismatch`] |
+    /// | `request-selector-mismatch` | [`Violation::RequestSelectorMismatch`] |
+    /// | `device-taint-not-tolerated` | [`Violation::DeviceTaintNotTolerated`] |
+    /// | `reserves-tainted-claim` | [`Violation::ReservesTaintedClaim`] |
+    /// | `tolerations-mismatch` | [`Violation::TolerationsMismatch`] |
+    /// | `admin-access-mismatch` | [`Violation::AdminAccessMismatch`] |
+    /// | `capacity-request-not-met` | [`Violation::CapacityRequestNotMet`] |
+    /// | `device-allocated-twice` | [`Violation::DeviceAllocatedTwice`] |
+    /// | `device-in-use` | [`Violation::DeviceInUse`] |
+    /// | `missing-share-id` | [`Violation::MissingShareId`] |
+    /// | `duplicate-share-id` | [`Violation::DuplicateShareId`] |
+    /// | `unexpected-share` | [`Violation::UnexpectedShare`] |
+    /// | `consumed-capacity-mismatch` | [`Violation::ConsumedCapacityMismatch`] |
+    /// | `capacity-exceeded` | [`Violation::CapacityExceeded`] |
+    /// | `counters-exceeded` | [`Violation::CountersExceeded`] |
+    /// | `constraint-attribute-missing` | [`Violation::ConstraintAttributeMissing`] |
+    /// | `match-attribute-violated` | [`Violation::MatchAttributeViolated`] |
+    /// | `distinct-attribute-violated` | [`Violation::DistinctAttributeViolated`] |
+    pub fn rule(&self) -> &'static str {
+        use Violation as V;
+        match self {
+            V::UnknownPod { .. } => "unknown-pod",
+            V::PodBoundTwice { .. } => "pod-bound-twice",
+            V::NotInGroup { .. } => "not-in-group",
+            V::AlreadyBound { .. } => "already-bound",
+            V::BelowMinCount { .. } => "below-min-count",
+            V::UnknownNode { .. } => "unknown-node",
+            V::NodeUnschedulable { .. } => "node-unschedulable",
+            V::NodeAffinityMismatch { .. } => "node-affinity-mismatch",
+            V::NodeTaintNotTolerated { .. } => "node-taint-not-tolerated",
+            V::NodeResourcesExceeded { .. } => "node-resources-exceeded",
+            V::TopologyLabelMissing { .. } => "topology-label-missing",
+            V::TopologySplit { .. } => "topology-split",
+            V::ClaimNotProvided { .. } => "claim-not-provided",
+            V::UnknownClaim { .. } => "unknown-claim",
+            V::MissingAllocation { .. } => "missing-allocation",
+            V::DuplicateAllocation { .. } => "duplicate-allocation",
+            V::AlreadyAllocated { .. } => "already-allocated",
+            V::UnexpectedAllocation { .. } => "unexpected-allocation",
+            V::MisplacedAllocation { .. } => "misplaced-allocation",
+            V::AllocationNotForNode { .. } => "allocation-not-for-node",
+            V::TooManyDevices { .. } => "too-many-devices",
+            V::UnknownRequest { .. } => "unknown-request",
+            V::RequestNotAllocated { .. } => "request-not-allocated",
+            V::ConflictingSubrequests { .. } => "conflicting-subrequests",
+            V::WrongDeviceCount { .. } => "wrong-device-count",
+            V::AllModeDeviceMissing { .. } => "all-mode-device-missing",
+            V::AllModeIncompletePool { .. } => "all-mode-incomplete-pool",
+            V::UnknownDevice { .. } => "unknown-device",
+            V::DeviceNotUsable { .. } => "device-not-usable",
+            V::DeviceUnreachable { .. } => "device-unreachable",
+            V::ClassNotFound { .. } => "class-not-found",
+            V::SelectorInvalid { .. } => "selector-invalid",
+            V::SelectorFailed { .. } => "selector-failed",
+            V::ClassSelectorMismatch { .. } => "class-selector-mismatch",
+            V::RequestSelectorMismatch { .. } => "request-selector-mismatch",
+            V::DeviceTaintNotTolerated { .. } => "device-taint-not-tolerated",
+            V::ReservesTaintedClaim { .. } => "reserves-tainted-claim",
+            V::TolerationsMismatch { .. } => "tolerations-mismatch",
+            V::AdminAccessMismatch { .. } => "admin-access-mismatch",
+            V::CapacityRequestNotMet { .. } => "capacity-request-not-met",
+            V::DeviceAllocatedTwice { .. } => "device-allocated-twice",
+            V::DeviceInUse { .. } => "device-in-use",
+            V::MissingShareId { .. } => "missing-share-id",
+            V::DuplicateShareId { .. } => "duplicate-share-id",
+            V::UnexpectedShare { .. } => "unexpected-share",
+            V::ConsumedCapacityMismatch { .. } => "consumed-capacity-mismatch",
+            V::CapacityExceeded { .. } => "capacity-exceeded",
+            V::CountersExceeded { .. } => "counters-exceeded",
+            V::ConstraintAttributeMissing { .. } => "constraint-attribute-missing",
+            V::MatchAttributeViolated { .. } => "match-attribute-violated",
+            V::DistinctAttributeViolated { .. } => "distinct-attribute-violated",
+        }
+    }
+
+    /// Every rule name [`rule`](Self::rule) returns, in the order of the variants.
+    pub const RULES: &'static [&'static str] = &[
+        "unknown-pod",
+        "pod-bound-twice",
+        "not-in-group",
+        "already-bound",
+        "below-min-count",
+        "unknown-node",
+        "node-unschedulable",
+        "node-affinity-mismatch",
+        "node-taint-not-tolerated",
+        "node-resources-exceeded",
+        "topology-label-missing",
+        "topology-split",
+        "claim-not-provided",
+        "unknown-claim",
+        "missing-allocation",
+        "duplicate-allocation",
+        "already-allocated",
+        "unexpected-allocation",
+        "misplaced-allocation",
+        "allocation-not-for-node",
+        "too-many-devices",
+        "unknown-request",
+        "request-not-allocated",
+        "conflicting-subrequests",
+        "wrong-device-count",
+        "all-mode-device-missing",
+        "all-mode-incomplete-pool",
+        "unknown-device",
+        "device-not-usable",
+        "device-unreachable",
+        "class-not-found",
+        "selector-invalid",
+        "selector-failed",
+        "class-selector-mismatch",
+        "request-selector-mismatch",
+        "device-taint-not-tolerated",
+        "reserves-tainted-claim",
+        "tolerations-mismatch",
+        "admin-access-mismatch",
+        "capacity-request-not-met",
+        "device-allocated-twice",
+        "device-in-use",
+        "missing-share-id",
+        "duplicate-share-id",
+        "unexpected-share",
+        "consumed-capacity-mismatch",
+        "capacity-exceeded",
+        "counters-exceeded",
+        "constraint-attribute-missing",
+        "match-attribute-violated",
+        "distinct-attribute-violated",
+    ];
+
+    /// The objects the finding involves, most specific first (the pod or claim, then
+    /// the node, device or pool), without repeats.
+    pub fn subjects(&self) -> Vec<Subject> {
+        use Subject as S;
+        use Violation as V;
+        let pod = |p: &String| S::Pod(p.clone());
+        let node = |n: &String| S::Node(n.clone());
+        let claim = |c: &String| S::ResourceClaim(c.clone());
+        let dev = |d: &DeviceRef| S::Device(d.clone());
+        let mut out = match self {
+            V::UnknownPod { pod: p } | V::PodBoundTwice { pod: p } => vec![pod(p)],
+            V::NotInGroup { pod: p, group } => vec![pod(p), S::PodGroup(group.clone())],
+            V::AlreadyBound {
+                pod: p,
+                bound_to,
+                node: n,
+            } => vec![pod(p), node(bound_to), node(n)],
+            V::BelowMinCount { group, .. } => vec![S::PodGroup(group.clone())],
+            V::UnknownNode { pod: p, node: n }
+            | V::NodeUnschedulable { pod: p, node: n }
+            | V::NodeAffinityMismatch { pod: p, node: n }
+            | V::NodeTaintNotTolerated {
+                pod: p, node: n, ..
+            }
+            | V::TopologyLabelMissing {
+                pod: p, node: n, ..
+            } => vec![pod(p), node(n)],
+            V::NodeResourcesExceeded { node: n, .. } => vec![node(n)],
+            V::TopologySplit { .. } => vec![],
+            V::ClaimNotProvided { referrer, claim: c } => vec![claim(c), referrer.subject()],
+            V::UnexpectedAllocation { claim: c, holder }
+            | V::MisplacedAllocation { claim: c, holder } => vec![claim(c), holder.subject()],
+            V::UnknownClaim { claim: c }
+            | V::MissingAllocation { claim: c }
+            | V::DuplicateAllocation { claim: c, .. }
+            | V::AlreadyAllocated { claim: c }
+            | V::TooManyDevices { claim: c, .. }
+            | V::UnknownRequest { claim: c, .. }
+            | V::RequestNotAllocated { claim: c, .. }
+            | V::ConflictingSubrequests { claim: c, .. }
+            | V::WrongDeviceCount { claim: c, .. }
+            | V::SelectorInvalid { claim: c, .. } => vec![claim(c)],
+            V::AllocationNotForNode { claim: c, node: n } => vec![claim(c), node(n)],
+            V::AllModeIncompletePool { claim: c, pool, .. } => {
+                vec![claim(c), S::Pool(pool.clone())]
+            }
+            V::ClassNotFound {
+                claim: c, class, ..
+            } => {
+                vec![claim(c), S::DeviceClass(class.clone())]
+            }
+            V::ClassSelectorMismatch {
+                claim: c,
+                device,
+                class,
+                ..
+            } => vec![claim(c), dev(device), S::DeviceClass(class.clone())],
+            V::DeviceUnreachable {
+                claim: c,
+                device,
+                node: n,
+            } => vec![claim(c), dev(device), node(n)],
+            V::AllModeDeviceMissing {
+                claim: c, device, ..
+            }
+            | V::UnknownDevice { claim: c, device }
+            | V::DeviceNotUsable { claim: c, device }
+            | V::SelectorFailed {
+                claim: c, device, ..
+            }
+            | V::RequestSelectorMismatch {
+                claim: c, device, ..
+            }
+            | V::DeviceTaintNotTolerated {
+                claim: c, device, ..
+            }
+            | V::ReservesTaintedClaim {
+                claim: c, device, ..
+            }
+            | V::TolerationsMismatch {
+                claim: c, device, ..
+            }
+            | V::AdminAccessMismatch {
+                claim: c, device, ..
+            }
+            | V::CapacityRequestNotMet {
+                claim: c, device, ..
+            }
+            | V::MissingShareId { claim: c, device }
+            | V::UnexpectedShare { claim: c, device }
+            | V::ConsumedCapacityMismatch {
+                claim: c, device, ..
+            }
+            | V::ConstraintAttributeMissing {
+                claim: c, device, ..
+            } => vec![claim(c), dev(device)],
+            V::DeviceAllocatedTwice {
+                device,
+                first,
+                second,
+            } => vec![claim(first), claim(second), dev(device)],
+            V::DeviceInUse {
+                claim: c,
+                device,
+                holder,
+            } => vec![claim(c), claim(holder), dev(device)],
+            V::DuplicateShareId { device, .. } | V::CapacityExceeded { device, .. } => {
+                vec![dev(device)]
+            }
+            V::CountersExceeded { driver, pool, .. } => vec![S::Pool(format!("{driver}/{pool}"))],
+            V::MatchAttributeViolated {
+                claim: c, devices, ..
+            } => {
+                let mut v = vec![claim(c)];
+                v.extend(devices.iter().map(dev));
+                v
+            }
+            V::DistinctAttributeViolated {
+                claim: c,
+                first,
+                second,
+                ..
+            } => vec![claim(c), dev(first), dev(second)],
+        };
+        let mut seen = BTreeSet::new();
+        out.retain(|s| seen.insert(s.clone()));
+        out
+    }
+}
+
 impl fmt::Display for Violation {
     #[allow(clippy::match_same_arms)]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -142,7 +142,7 @@ impl Builder<'_> {
 /// When a bound pod was bound, as its document tells: its `PodScheduled=True`
 /// condition's `lastTransitionTime`, else `status.startTime`, else
 /// `metadata.creationTimestamp`.
-fn bound_time(pod: &Value) -> Option<gangpack::Time> {
+pub(crate) fn bound_time(pod: &Value) -> Option<gangpack::Time> {
     let parse = |v: Option<&Value>| {
         let t = v?.as_str()?.parse::<k8s_openapi::jiff::Timestamp>().ok()?;
         Some(gangpack::Time(t.as_second()))

@@ -76,6 +76,9 @@ impl Builder<'_> {
             if !e.admin_access {
                 continue;
             }
+            if self.options.admit_admin_access {
+                continue;
+            }
             let field = format!("{path}.requests[{r}].exactly.adminAccess");
             match self.namespaces.get(&ns) {
                 Some(labels) if labels.get(ADMIN_ACCESS_LABEL).map(String::as_str) == Some("true") => {}
