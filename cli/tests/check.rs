@@ -1,0 +1,508 @@
+//! `gangpack check` and `gangpack diff`: the corpus of wrong decisions
+//! (`cli/tests/fixtures/check/`, one case per rule), every decision `gangpack plan`
+//! makes on the examples and fixtures, the binary's exit statuses, and arbitrary input
+//! (never a panic).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use gangpack_cli::{
+    EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS, Format, Input, InputFile, Options, Style,
+};
+use proptest::prelude::*;
+use serde_json::Value;
+
+const CORPUS: &str = "cli/tests/fixtures/check";
+
+fn path(p: &str) -> String {
+    common::root().join(p).to_string_lossy().into_owned()
+}
+
+fn paths(ps: &[&str]) -> Input {
+    Input::Paths(ps.iter().map(|p| path(p)).collect())
+}
+
+/// The rules `check -o json` reports, sorted, and the exit status.
+fn rules(input: &Input, decisions: Option<&Input>) -> (BTreeSet<String>, u8, Value) {
+    let run = gangpack_cli::check(
+        input,
+        decisions,
+        &Options::default(),
+        false,
+        Format::Json,
+        Style::PLAIN,
+    );
+    assert!(run.failure.is_none(), "check failed: {:?}", run.failure);
+    let list: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let rules = list
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|f| f["rule"].as_str().expect("rule").to_owned())
+        .collect();
+    (rules, run.code, list)
+}
+
+/// Every case of the corpus: `(name, has decisions)`.
+fn corpus() -> Vec<(String, bool)> {
+    let dir = common::root().join(CORPUS);
+    let mut out: Vec<(String, bool)> = std::fs::read_dir(&dir)
+        .expect("corpus")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            let case = name.strip_suffix(".yaml")?;
+            (case != "cluster" && !case.ends_with(".decisions")).then(|| case.to_owned())
+        })
+        .map(|c| {
+            let decided = dir.join(format!("{c}.decisions.yaml")).exists();
+            (c, decided)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_case_breaks_exactly_its_rule() {
+    let cluster = format!("{CORPUS}/cluster.yaml");
+    let cases = corpus();
+    assert!(cases.len() >= 26, "{cases:?}");
+    for (case, decided) in &cases {
+        let file = format!("{CORPUS}/{case}.yaml");
+        let dump = paths(&[&cluster, &file]);
+        let decisions = decided.then(|| paths(&[&format!("{CORPUS}/{case}.decisions.yaml")]));
+        let (found, code, list) = rules(&dump, decisions.as_ref());
+        assert_eq!(code, EXIT_VIOLATIONS, "{case}: {list:#}");
+        assert_eq!(found, BTreeSet::from([case.clone()]), "{case}: {list:#}");
+        // Every finding names its objects.
+        for f in list.as_array().unwrap() {
+            assert!(
+                !f["objects"].as_array().unwrap().is_empty(),
+                "{case}: {f:#}"
+            );
+            assert!(!f["message"].as_str().unwrap().is_empty(), "{case}: {f:#}");
+        }
+        if *decided && case != "admin-access-not-permitted" {
+            // The state before the wrong decision is valid: the finding is the
+            // decision's.
+            let (before, code, list) = rules(&dump, None);
+            assert_eq!(code, EXIT_OK, "{case} before: {list:#}");
+            assert!(before.is_empty());
+        }
+    }
+}
+
+/// The rules the issue names, each with a case in the corpus.
+#[test]
+fn the_corpus_covers_every_rule_of_the_contract() {
+    let cases: BTreeSet<String> = corpus().into_iter().map(|c| c.0).collect();
+    for rule in [
+        "device-allocated-twice",
+        "device-in-use",
+        "capacity-exceeded",
+        "counters-exceeded",
+        "device-taint-not-tolerated",
+        "taint-rule-not-tolerated",
+        "node-taint-not-tolerated",
+        "class-selector-mismatch",
+        "request-selector-mismatch",
+        "wrong-device-count",
+        "request-not-allocated",
+        "match-attribute-violated",
+        "distinct-attribute-violated",
+        "device-unreachable",
+        "allocation-not-for-node",
+        "node-affinity-mismatch",
+        "node-unschedulable",
+        "node-resources-exceeded",
+        "below-min-count",
+        "topology-split",
+        "admin-access-not-permitted",
+        "missing-allocation",
+        "claim-not-reserved",
+        "eviction-overdue",
+    ] {
+        assert!(cases.contains(rule), "no corpus case for {rule}");
+        assert!(
+            gangpack::Violation::RULES.contains(&rule)
+                || [
+                    "taint-rule-not-tolerated",
+                    "admin-access-not-permitted",
+                    "claim-not-reserved",
+                    "eviction-overdue"
+                ]
+                .contains(&rule),
+            "{rule} is not a documented rule"
+        );
+    }
+}
+
+/// The decision as a running state: the wrong decision's objects merged into the dump
+/// by hand (no `--decisions`) are found too — except the rules that only hold when a
+/// pod is placed (node taints, cordons, selectors), which Kubernetes does not apply to
+/// running pods, unless `--admission`.
+#[test]
+fn running_state_is_checked_as_it_is() {
+    let cluster = format!("{CORPUS}/cluster.yaml");
+    let admission_only = [
+        "node-taint-not-tolerated",
+        "node-unschedulable",
+        "node-affinity-mismatch",
+        "device-taint-not-tolerated",
+    ];
+    for (case, decided) in corpus() {
+        if !decided {
+            continue;
+        }
+        let mut loaded =
+            gangpack_k8s::load_paths(&[path(&cluster), path(&format!("{CORPUS}/{case}.yaml"))])
+                .expect("loads");
+        let decisions =
+            gangpack_k8s::load_paths(&[path(&format!("{CORPUS}/{case}.decisions.yaml"))]).unwrap();
+        gangpack_k8s::check::apply_decisions(&mut loaded, decisions);
+        let text = loaded
+            .objects
+            .iter()
+            .map(|o| serde_norway::to_string(&*o.raw).unwrap())
+            .collect::<Vec<_>>()
+            .join("---\n");
+        let dump = Input::Files(vec![InputFile {
+            name: format!("{case}-running.yaml"),
+            text,
+        }]);
+        for admission in [false, true] {
+            let run = gangpack_cli::check(
+                &dump,
+                None,
+                &Options::default(),
+                admission,
+                Format::Json,
+                Style::PLAIN,
+            );
+            assert!(run.failure.is_none(), "{case}: {:?}", run.failure);
+            let list: Value = serde_json::from_str(&run.stdout).expect("JSON");
+            let found: BTreeSet<&str> = list
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["rule"].as_str().unwrap())
+                .collect();
+            if admission_only.contains(&case.as_str()) && !admission {
+                // The device taint was added at 08:00, before the 09:00 allocation:
+                // it was there when the GPU was allocated, so it still counts.
+                if case == "device-taint-not-tolerated" {
+                    assert_eq!(found, BTreeSet::from([case.as_str()]), "{case}");
+                } else {
+                    assert!(found.is_empty(), "{case}: {list:#}");
+                    assert_eq!(run.code, EXIT_OK);
+                }
+            } else {
+                assert_eq!(
+                    found,
+                    BTreeSet::from([case.as_str()]),
+                    "{case} admission={admission}: {list:#}"
+                );
+            }
+        }
+    }
+}
+
+/// Every fixture combination `plan` runs on in the docs and tests.
+const PLANNED: &[&[&str]] = &[
+    &["examples/cluster", "examples/gang-rack.yaml"],
+    &["examples/cluster", "examples/claim-first-available.yaml"],
+    &["examples/cluster", "examples/running-job.yaml"],
+    &[
+        "examples/cluster",
+        "examples/running-job.yaml",
+        "examples/gang-rack.yaml",
+    ],
+    &[
+        "examples/cluster",
+        "examples/gang-rack.yaml",
+        "examples/claim-first-available.yaml",
+    ],
+    &[
+        "examples/cluster",
+        "examples/running-job.yaml",
+        "cli/tests/fixtures/evictions/xid-rule.yaml",
+    ],
+    &[
+        "examples/cluster",
+        "examples/running-job.yaml",
+        "examples/taint-rule.yaml",
+    ],
+    &["cli/tests/fixtures/evictions/device-toleration.yaml"],
+    &["cli/tests/fixtures/evictions/node-drain.yaml"],
+    &["cli/tests/fixtures/evictions/tainted-claim.yaml"],
+    &["cli/tests/fixtures/explanations/capacity.yaml"],
+    &["cli/tests/fixtures/explanations/example-driver.yaml"],
+    &["cli/tests/fixtures/explanations/first-available.yaml"],
+    &["cli/tests/fixtures/explanations/match-attribute.yaml"],
+    &["cli/tests/fixtures/explanations/mig-counters-too-few.yaml"],
+    &["cli/tests/fixtures/explanations/nvidia-mig.yaml"],
+    &["cli/tests/fixtures/explanations/selector-nomatch.yaml"],
+    &[
+        "cli/tests/fixtures/preemption/cluster.yaml",
+        "cli/tests/fixtures/preemption/fewest-pods.yaml",
+    ],
+    &[
+        "cli/tests/fixtures/preemption/cluster.yaml",
+        "cli/tests/fixtures/preemption/lowest-priority.yaml",
+    ],
+    &["cli/tests/fixtures/preemption.yaml"],
+    &["cli/tests/fixtures/claim-limit"],
+    &["cli/tests/fixtures/drivers"],
+    &["cli/tests/fixtures/placer-limits"],
+    &["cli/tests/fixtures/uids"],
+    &["cli/tests/fixtures/waiting"],
+    &["cli/tests/fixtures/waiting-group"],
+    &["cli/tests/fixtures/input/common.yaml"],
+    &["k8s/tests/data/cluster"],
+];
+
+#[test]
+fn every_plan_passes_check() {
+    let mut decided = 0;
+    for files in PLANNED {
+        let dump = paths(files);
+        let report = gangpack_cli::plan_report(&dump, &Options::default(), Style::PLAIN)
+            .unwrap_or_else(|f| panic!("{files:?}: {f:?}"));
+        let text = serde_json::to_string(&report.list).unwrap();
+        let decisions = Input::Files(vec![InputFile {
+            name: "plan.json".into(),
+            text,
+        }]);
+        let (found, code, list) = rules(&dump, Some(&decisions));
+        assert_eq!(code, EXIT_OK, "{files:?}: {list:#}");
+        assert!(found.is_empty());
+        let (report, _) =
+            gangpack_cli::check_report(&dump, Some(&decisions), &Options::default(), false)
+                .unwrap();
+        decided += report.decided;
+    }
+    // The plans did decide things.
+    assert!(decided > 20, "{decided}");
+}
+
+#[test]
+fn binary_exit_statuses_and_table() {
+    let cluster = format!("{CORPUS}/cluster.yaml");
+    let case = format!("{CORPUS}/device-allocated-twice.yaml");
+    let wrong = format!("{CORPUS}/device-allocated-twice.decisions.yaml");
+    let ok = common::run(&["check", "-f", &cluster, "-f", &case]);
+    assert_eq!(ok.code, 0, "{}", ok.err);
+    assert_eq!(
+        ok.out,
+        "valid: 0 pods bound, 0 claims allocated, 0 PodGroups running\n"
+    );
+    let bad = common::run(&["check", "-f", &cluster, "-f", &case, "--decisions", &wrong]);
+    assert_eq!(bad.code, 4, "{}", bad.err);
+    assert_eq!(
+        bad.out,
+        "device-allocated-twice: device gpu.example.com/n1/gpu-0 is allocated to both ml/a-gpu and ml/b-gpu\n  \
+         objects: ResourceClaim ml/a-gpu, ResourceClaim ml/b-gpu, Device gpu.example.com/n1/gpu-0\n\
+         \n\
+         invalid: 1 violation of 1 rule (2 pods bound, 2 claims allocated, 0 PodGroups running; \
+         decisions: 4 objects replaced, 0 added, 4 bindings or allocations new)\n"
+    );
+    let json = common::run(&[
+        "check",
+        "-f",
+        &cluster,
+        "-f",
+        &case,
+        "--decisions",
+        &wrong,
+        "-o",
+        "json",
+    ]);
+    let list: Value = serde_json::from_str(&json.out).unwrap();
+    assert_eq!(
+        list,
+        serde_json::json!([{
+            "rule": "device-allocated-twice",
+            "message": "device gpu.example.com/n1/gpu-0 is allocated to both ml/a-gpu and ml/b-gpu",
+            "objects": [
+                {"kind": "ResourceClaim", "namespace": "ml", "name": "a-gpu"},
+                {"kind": "ResourceClaim", "namespace": "ml", "name": "b-gpu"},
+                {"kind": "Device", "name": "gpu.example.com/n1/gpu-0"},
+            ]
+        }])
+    );
+    // Invalid input: exit 2, nothing on stdout.
+    let invalid = common::run(&["check", "-f", "cli/tests/bad/bad-quantity.yaml"]);
+    assert_eq!(invalid.code, 2);
+    assert!(invalid.out.is_empty());
+    assert!(invalid.err.starts_with("error: "), "{}", invalid.err);
+    let invalid = common::run(&[
+        "check",
+        "-f",
+        &cluster,
+        "--decisions",
+        "cli/tests/bad/syntax.yaml",
+    ]);
+    assert_eq!(invalid.code, 2);
+    assert!(invalid.out.is_empty());
+}
+
+#[test]
+fn diff_reports_where_two_decisions_differ() {
+    let cluster = format!("{CORPUS}/cluster.yaml");
+    let case = format!("{CORPUS}/below-min-count.yaml");
+    let ours = std::env::temp_dir().join(format!("gangpack-diff-ours-{}.yaml", std::process::id()));
+    let plan = common::run(&["plan", "-f", &cluster, "-f", &case, "-o", "yaml"]);
+    assert_eq!(plan.code, 0, "{}", plan.err);
+    std::fs::write(&ours, &plan.out).unwrap();
+    let ours = ours.to_string_lossy().into_owned();
+    let theirs = format!("{CORPUS}/below-min-count.decisions.yaml");
+    let run = common::run(&[
+        "diff", "-f", &cluster, "-f", &case, "--ours", &ours, "--theirs", &theirs,
+    ]);
+    assert_eq!(run.code, 4, "{}", run.err);
+    assert!(
+        run.has_row(&["verdict", "valid", "invalid", "(1", "violation)"]),
+        "{}",
+        run.out
+    );
+    assert!(run.has_row(&["pods", "placed", "3", "2"]), "{}", run.out);
+    assert!(run.has_row(&["gangs", "split", "0", "1"]), "{}", run.out);
+    assert!(
+        run.out
+            .contains("gangs split by theirs:\n  PodGroup ml/train\n"),
+        "{}",
+        run.out
+    );
+    assert!(
+        run.out
+            .contains("placed by ours only:\n  Pod ml/train-2 on "),
+        "{}",
+        run.out
+    );
+    assert!(run.out.contains("violations (theirs):\n  below-min-count: pod group ml/train: 2 pods bound, fewer than minCount 3\n"), "{}", run.out);
+    assert!(
+        run.out.ends_with("the two decisions differ\n"),
+        "{}",
+        run.out
+    );
+    let json = common::run(&[
+        "diff", "-f", &cluster, "-f", &case, "--ours", &ours, "--theirs", &theirs, "-o", "json",
+    ]);
+    let v: Value = serde_json::from_str(&json.out).unwrap();
+    assert_eq!(v["ours"]["valid"], true);
+    assert_eq!(v["theirs"]["valid"], false);
+    assert_eq!(v["theirs"]["gangsSplit"], serde_json::json!(["ml/train"]));
+    assert_eq!(v["placedByOursOnly"], serde_json::json!(["ml/train-2"]));
+    // The same decision on both sides.
+    let same = common::run(&[
+        "diff", "-f", &cluster, "-f", &case, "--ours", &ours, "--theirs", &ours,
+    ]);
+    assert_eq!(same.code, 0, "{}", same.err);
+    assert!(
+        same.out
+            .ends_with("the two decisions place and evict the same pods on the same nodes\n"),
+        "{}",
+        same.out
+    );
+    std::fs::remove_file(Path::new(&ours)).unwrap();
+}
+
+/// The corpus texts, for mutation.
+fn texts() -> Vec<(String, String)> {
+    let dir = common::root().join(CORPUS);
+    let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            Some((name, std::fs::read_to_string(&p).ok()?))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A corpus file with one line replaced, deleted or duplicated, or cut short.
+fn mutate(text: &str, line: usize, how: u8, junk: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    if lines.is_empty() {
+        return junk.to_owned();
+    }
+    let i = line % lines.len();
+    let owned;
+    match how % 5 {
+        0 => {
+            lines.remove(i);
+        }
+        1 => lines.insert(i, lines[i]),
+        2 => {
+            owned = format!("{}{junk}", lines[i]);
+            lines[i] = &owned;
+        }
+        3 => {
+            // Keep the indentation, replace the value.
+            let l = lines[i];
+            let key_end = l.find(':').map_or(l.len(), |k| k + 1);
+            owned = format!("{} {junk}", &l[..key_end]);
+            lines[i] = &owned;
+        }
+        _ => lines.truncate(i),
+    }
+    lines.join("\n")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Whatever the dump and decisions say, `check` returns valid, violations or
+    /// invalid input: never a panic, never another status.
+    #[test]
+    fn check_never_panics(
+        pick in 0usize..64,
+        line in 0usize..400,
+        how in 0u8..5,
+        junk in prop_oneof![
+            Just(String::new()),
+            Just("-1".to_owned()),
+            Just("{}".to_owned()),
+            Just("[".to_owned()),
+            Just("99999999999999999999Gi".to_owned()),
+            Just("null".to_owned()),
+            Just("\"n9\"".to_owned()),
+            Just("gpu-0".to_owned()),
+            "[ -~]{0,12}",
+        ],
+        mutate_decisions in any::<bool>(),
+    ) {
+        let texts = texts();
+        let cases: Vec<&(String, String)> = texts
+            .iter()
+            .filter(|(n, _)| n.ends_with(".decisions.yaml"))
+            .collect();
+        let (name, decisions) = cases[pick % cases.len()];
+        let case = name.replace(".decisions", "");
+        let cluster = &texts.iter().find(|(n, _)| n == "cluster.yaml").unwrap().1;
+        let pending = &texts.iter().find(|(n, _)| *n == case).unwrap().1;
+        let (pending, decisions) = if mutate_decisions {
+            (pending.clone(), mutate(decisions, line, how, &junk))
+        } else {
+            (mutate(pending, line, how, &junk), decisions.clone())
+        };
+        let dump = Input::Files(vec![
+            InputFile { name: "cluster.yaml".into(), text: cluster.clone() },
+            InputFile { name: case.clone(), text: pending },
+        ]);
+        let decisions = Input::Files(vec![InputFile { name: name.clone(), text: decisions }]);
+        let run = gangpack_cli::check(&dump, Some(&decisions), &Options::default(), false, Format::Json, Style::PLAIN);
+        prop_assert!([EXIT_OK, EXIT_INVALID, EXIT_VIOLATIONS].contains(&run.code), "{}", run.code);
+        if run.code == EXIT_INVALID {
+            prop_assert!(run.stdout.is_empty());
+            prop_assert!(run.failure.is_some());
+        } else {
+            let v: Value = serde_json::from_str(&run.stdout).unwrap();
+            prop_assert_eq!(v.as_array().unwrap().is_empty(), run.code == EXIT_OK);
+        }
+    }
+}
