@@ -506,3 +506,78 @@ proptest! {
         }
     }
 }
+
+/// The worked example of `examples/testing/README.md`.
+#[test]
+fn worked_example_finds_the_naive_schedulers_bugs() {
+    let run = common::run(&[
+        "check",
+        "-f",
+        "examples/cluster",
+        "-f",
+        "examples/gang-rack.yaml",
+        "--decisions",
+        "examples/testing/naive-decision.yaml",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(run.code, 4, "{}", run.err);
+    let list: Value = serde_json::from_str(&run.out).unwrap();
+    let rules: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            "device-allocated-twice",
+            "device-allocated-twice",
+            "device-allocated-twice",
+            "device-allocated-twice",
+            "topology-split"
+        ]
+    );
+    // gangpack's own plan for the same input passes.
+    let plan = common::run(&[
+        "plan",
+        "-f",
+        "examples/cluster",
+        "-f",
+        "examples/gang-rack.yaml",
+        "-o",
+        "yaml",
+    ]);
+    let ours = std::env::temp_dir().join(format!("gangpack-worked-{}.yaml", std::process::id()));
+    std::fs::write(&ours, &plan.out).unwrap();
+    let ours = ours.to_string_lossy().into_owned();
+    let diff = common::run(&[
+        "diff",
+        "-f",
+        "examples/cluster",
+        "-f",
+        "examples/gang-rack.yaml",
+        "--ours",
+        &ours,
+        "--theirs",
+        "examples/testing/naive-decision.yaml",
+    ]);
+    assert_eq!(diff.code, 4, "{}", diff.err);
+    assert!(
+        diff.has_row(&["verdict", "valid", "invalid", "(5", "violations)"]),
+        "{}",
+        diff.out
+    );
+    assert!(
+        diff.has_row(&["devices", "allocated", "16", "12"]),
+        "{}",
+        diff.out
+    );
+    assert!(
+        diff.out.contains("placed on different nodes (ours, theirs):\n  Pod ml/llm-pretrain-worker-3: gpu-r1-n2, gpu-r2-n1\n"),
+        "{}",
+        diff.out
+    );
+    std::fs::remove_file(&ours).unwrap();
+}
