@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `gangpack` on Node, over the WebAssembly build: the native command's
-// `plan | explain | taint | demo` with the same flags, the same stdout bytes and the same
+// `plan | explain | taint | demo | check | diff` with the same flags, the same stdout bytes and the same
 // exit statuses (wasm/tests-js/identity.test.mjs holds it to that on every example and
 // test fixture).
 //
@@ -9,6 +9,8 @@
 //   node wasm/js/gangpack.mjs taint   -f PATH... (--device D/P/DEV | --node NODE | --rule FILE)
 //                                     [--effect E] [--key K] [--value V] [--after-plan] [-o ...]
 //   node wasm/js/gangpack.mjs demo    [--manifests]
+//   node wasm/js/gangpack.mjs check   -f PATH... [--decisions PATH...] [--admission] [-o ...]
+//   node wasm/js/gangpack.mjs diff    -f PATH... --ours PATH... --theirs PATH... [-o ...]
 //   global: --policy best-fit|spread|fragmentation-aware, --now RFC3339, --seed N,
 //           --color auto|always|never, --skip-invalid, --strict
 //
@@ -31,6 +33,8 @@ Commands:
   explain  Why a PodGroup (or a pod without one) is not placed
   taint    What a new taint would do: who is evicted and when, which gangs break
   demo     A built-in cluster: placements, a pending gang explained, a GPU failure
+  check    Check a cluster's state (or decisions applied over it) with the validator
+  diff     Compare two schedulers' decisions for the same dump
 
 Options (any command):
   --policy <best-fit|spread|fragmentation-aware>   [default: best-fit]
@@ -47,12 +51,15 @@ Command options:
            --effect <NoExecute|NoSchedule|PreferNoSchedule|None>  --key <K>  --value <V>
            --after-plan  -o, --output <table|yaml|json>
   demo     --manifests
+  check    -f, --filename <PATH>...  --decisions <PATH>...  --admission  -o, --output <table|yaml|json>
+  diff     -f, --filename <PATH>...  --ours <PATH>...  --theirs <PATH>...  -o, --output <table|yaml|json>
 
 Exit status:
   0  success: everything pending was placed (plan), or the command did what it was asked
   1  failure: a file or stdin could not be read, or output could not be written
   2  invalid input or usage: every input problem is printed to stderr, one per line
   3  plan: at least one pod or PodGroup stays pending (or is refused as invalid or failed)
+  4  check, diff: a rule is broken (the findings are on stdout)
 `;
 
 class UsageError extends Error {}
@@ -67,7 +74,11 @@ const COMMANDS = {
     'after-plan': false, output: true,
   },
   demo: { manifests: false },
+  check: { filename: true, decisions: true, admission: false, output: true },
+  diff: { filename: true, ours: true, theirs: true, output: true },
 };
+/** The flags that take a list of paths (repeatable, comma-separated). */
+const LISTS = ['filename', 'decisions', 'ours', 'theirs'];
 const SHORT = { f: 'filename', o: 'output', h: 'help', V: 'version' };
 
 function choice(flag, value, allowed, ignoreCase) {
@@ -83,7 +94,7 @@ export function parseArgs(argv) {
   let command;
   const flags = {};
   const positionals = [];
-  const lists = { filename: [] };
+  const lists = Object.fromEntries(LISTS.map((l) => [l, []]));
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     let name;
@@ -118,8 +129,8 @@ export function parseArgs(argv) {
       value = argv[i];
     }
     if (!takes && value !== undefined) throw new UsageError(`unexpected value '${value}' for '--${name}' found`);
-    if (name === 'filename') {
-      lists.filename.push(...value.split(','));
+    if (LISTS.includes(name)) {
+      lists[name].push(...value.split(','));
     } else {
       if (name in flags) throw new UsageError(`the argument '--${name}' cannot be used multiple times`);
       flags[name] = takes ? value : true;
@@ -177,7 +188,19 @@ export function parseArgs(argv) {
     request.taint = taint;
   }
   if (command === 'demo' && flags.manifests) request.manifests = true;
-  return { request, paths: lists.filename, rulePath, color };
+  if (command === 'check' && flags.admission) request.admission = true;
+  if (command === 'diff') {
+    const missing = ['ours', 'theirs'].filter((l) => lists[l].length === 0);
+    if (missing.length > 0) {
+      const names = { ours: '--ours <PATH>', theirs: '--theirs <PATH>' };
+      throw new UsageError(`the following required arguments were not provided:\n  ${missing.map((m) => names[m]).join('\n  ')}`);
+    }
+  }
+  const extraPaths = {};
+  for (const l of ['decisions', 'ours', 'theirs']) {
+    if (lists[l].length > 0) extraPaths[l] = lists[l];
+  }
+  return { request, paths: lists.filename, rulePath, color, extraPaths };
 }
 
 class ReadFailure extends Error {}
@@ -325,6 +348,14 @@ export function main(argv) {
         return EXIT_INVALID;
       }
       request.taint.rule = rule.files;
+    }
+    for (const [list, paths] of Object.entries(parsed.extraPaths ?? {})) {
+      const read = readInputs(paths);
+      if (read.errors.length > 0) {
+        read.errors.forEach(error);
+        return EXIT_INVALID;
+      }
+      request[list] = read.files;
     }
   } catch (e) {
     if (!(e instanceof ReadFailure)) throw e;

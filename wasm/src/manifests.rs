@@ -394,6 +394,15 @@ struct CliRequest {
     taint: Option<TaintSpec>,
     #[serde(default)]
     manifests: bool,
+    /// `check --decisions`.
+    decisions: Option<Vec<FileArg>>,
+    /// `check --admission`.
+    #[serde(default)]
+    admission: bool,
+    /// `diff --ours`.
+    ours: Option<Vec<FileArg>>,
+    /// `diff --theirs`.
+    theirs: Option<Vec<FileArg>>,
 }
 
 #[derive(Deserialize)]
@@ -411,7 +420,7 @@ struct CliResult {
     code: u8,
 }
 
-/// Runs one `gangpack` command (`plan`, `explain`, `taint`, `demo`) on texts the host
+/// Runs one `gangpack` command (`plan`, `explain`, `taint`, `demo`, `check`, `diff`) on texts the host
 /// read: `{ stdout, warnings, errors, code }`, exactly what the native command prints
 /// and exits with. Never throws for bad input: that is `code: 2` with `errors`.
 #[wasm_bindgen(js_name = runCli, unchecked_return_type = "CliResult")]
@@ -452,15 +461,17 @@ fn cli_run(r: CliRequest) -> Result<gangpack_cli::Run, Vec<String>> {
         Some("json") => Format::Json,
         Some(other) => return Err(vec![format!("unknown output format {other:?}")]),
     };
-    let input = Input::Files(
-        r.files
-            .into_iter()
-            .map(|f| InputFile {
-                name: f.name,
-                text: f.text,
-            })
-            .collect(),
-    );
+    let files = |list: Vec<FileArg>| {
+        Input::Files(
+            list.into_iter()
+                .map(|f| InputFile {
+                    name: f.name,
+                    text: f.text,
+                })
+                .collect(),
+        )
+    };
+    let input = files(r.files);
     Ok(match r.command.as_str() {
         "plan" => gangpack_cli::plan(&input, &options, format, style),
         "explain" => gangpack_cli::explain(&input, &options, r.group.as_deref(), r.pod.as_deref()),
@@ -472,6 +483,30 @@ fn cli_run(r: CliRequest) -> Result<gangpack_cli::Run, Vec<String>> {
             gangpack_cli::taint(&input, &options, &request, format, style)
         }
         "demo" => gangpack_cli::demo(&options, r.manifests, style),
+        "check" => {
+            let decisions = r.decisions.map(files);
+            gangpack_cli::check(
+                &input,
+                decisions.as_ref(),
+                &options,
+                r.admission,
+                format,
+                style,
+            )
+        }
+        "diff" => {
+            let (Some(ours), Some(theirs)) = (r.ours, r.theirs) else {
+                return Err(vec!["diff: --ours and --theirs are required".to_owned()]);
+            };
+            gangpack_cli::diff(
+                &input,
+                &files(ours),
+                &files(theirs),
+                &options,
+                format,
+                style,
+            )
+        }
         other => return Err(vec![format!("unknown command {other:?}")]),
     })
 }

@@ -79,7 +79,7 @@ export interface TaintResult {
 
 /** One command line for `runCli` (arguments parsed and files read by the host). */
 export interface CliRequest {
-  command: "plan" | "explain" | "taint" | "demo";
+  command: "plan" | "explain" | "taint" | "demo" | "check" | "diff";
   files?: InputFile[];
   output?: "table" | "yaml" | "json";
   options?: Options;
@@ -88,6 +88,14 @@ export interface CliRequest {
   taint?: TaintSpec;
   /** `demo --manifests`. */
   manifests?: boolean;
+  /** `check --decisions`: decision objects applied over `files` first. */
+  decisions?: InputFile[];
+  /** `check --admission`. */
+  admission?: boolean;
+  /** `diff --ours` (required for `diff`). */
+  ours?: InputFile[];
+  /** `diff --theirs` (required for `diff`). */
+  theirs?: InputFile[];
 }
 
 export interface CliResult {

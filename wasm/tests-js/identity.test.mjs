@@ -83,6 +83,7 @@ function commandLines(rel) {
     ['plan', ...f, '-o', 'yaml'],
     ['plan', ...f, '--policy', 'spread', '--skip-invalid'],
     ['explain', ...f],
+    ['check', ...f],
   ];
   const { node, device } = targets(rel);
   if (node) lines.push(['taint', ...f, '--node', node, '--after-plan']);
@@ -119,7 +120,25 @@ const extra = [
   ['demo'],
   ['demo', '--manifests', '--seed', '7'],
   ['demo', '--policy', 'fragmentation-aware'],
+  ['check', '-f', 'examples/cluster', '-f', 'examples/gang-rack.yaml', '--decisions', 'examples/testing/naive-decision.yaml'],
+  ['check', '-f', 'examples/cluster', '-f', 'examples/gang-rack.yaml', '--decisions', 'examples/testing/naive-decision.yaml', '-o', 'json'],
+  ['check', '-f', 'examples/cluster', '-f', 'examples/running-job.yaml', '-f', 'cli/tests/fixtures/evictions/xid-rule.yaml', '--admission'],
+  ['check', '-f', 'examples/cluster', '--decisions', 'no/such/file.yaml'],
+  ['diff', '-f', 'examples/cluster', '-f', 'examples/gang-rack.yaml', '--ours', 'examples/testing/naive-decision.yaml', '--theirs', 'examples/testing/naive-decision.yaml'],
+  ['diff', '-f', 'examples/cluster', '-f', 'examples/gang-rack.yaml', '--ours', 'examples/testing/naive-decision.yaml'],
 ];
+
+// Every case of the check corpus, with its wrong decision, and one diff against it.
+const corpus = 'cli/tests/fixtures/check';
+for (const name of readdirSync(join(root, corpus)).sort()) {
+  const m = name.match(/^(.*)\.decisions\.yaml$/);
+  if (!m) continue;
+  const base = ['-f', `${corpus}/cluster.yaml`, '-f', `${corpus}/${m[1]}.yaml`];
+  extra.push(['check', ...base, '--decisions', `${corpus}/${name}`, '-o', 'json']);
+  if (m[1] === 'topology-split') {
+    extra.push(['diff', ...base, '--ours', `${corpus}/${name}`, '--theirs', `${corpus}/below-min-count.decisions.yaml`, '-o', 'yaml']);
+  }
+}
 
 for (const rel of sets) {
   test(`identical on ${relative(root, join(root, rel))}`, async () => {
