@@ -8,8 +8,8 @@
 
 use crate::alloc_prelude::*;
 use crate::{
-    DeviceClass, DeviceTaintRule, Node, Pod, PodGroup, PriorityClass, ResourceClaim,
-    ResourceSlice, Workload,
+    DeviceClass, DeviceTaintRule, Node, Pod, PodGroup, PriorityClass, ResourceClaim, ResourceSlice,
+    Workload,
 };
 
 /// A Namespace: its name and labels (`resource.kubernetes.io/admin-access: "true"`
