@@ -37,7 +37,7 @@ pub(crate) enum Size {
 }
 
 /// What to generate.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ScenarioConfig {
     /// Racks (inclusive range).
     racks: (u32, u32),
@@ -211,7 +211,7 @@ fn build(racks: u32, per_rack: u32, gpus: u32, cpus: &[u32], units: &[Unit]) -> 
         }
     }
     for (i, u) in units.iter().enumerate() {
-        let creation = Time(T0 + i as i64 * 60);
+        let creation = Time(T0 + 60 * i64::try_from(i).unwrap_or_default());
         match *u {
             Unit::Gang {
                 pods,
@@ -267,8 +267,10 @@ fn gang(
     workload.pod_group_templates.push(template.clone());
     let mut group = PodGroup::new(NAMESPACE, &name, template.policy);
     group.workload_ref = Some(WorkloadReference::new(&name, "workers"));
-    group.priority_class_name = template.priority_class_name.clone();
-    group.topology = template.topology.clone();
+    group
+        .priority_class_name
+        .clone_from(&template.priority_class_name);
+    group.topology.clone_from(&template.topology);
     group.creation = creation;
     let cpu = 4;
     // A running gang is placed whole (one rack if constrained) or not at all.

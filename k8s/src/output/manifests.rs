@@ -1,98 +1,5 @@
-//! A [`Scenario`] written as the Kubernetes 1.37 objects it stands for.
-//!
-//! [`scenario_manifests`] turns every object of a scenario (plain model data, see
-//! [`gangpack::testing`]) into the whole JSON document the API server would store for
-//! it, in the API version [`Kind::api_version`](crate::Kind::api_version) names (the
-//! one gangpack reads, and the preferred version of 1.37):
-//!
-//! | Scenario field | Kind | apiVersion |
-//! | --- | --- | --- |
-//! | `namespaces` | Namespace | `v1` |
-//! | `nodes` | Node | `v1` |
-//! | `device_classes` | DeviceClass | `resource.k8s.io/v1` |
-//! | `slices` | ResourceSlice | `resource.k8s.io/v1` |
-//! | `taint_rules` | DeviceTaintRule | `resource.k8s.io/v1` |
-//! | `priority_classes` | PriorityClass | `scheduling.k8s.io/v1` |
-//! | `claims` | ResourceClaim | `resource.k8s.io/v1` |
-//! | `workloads` | Workload | `scheduling.k8s.io/v1beta1` |
-//! | `groups` | PodGroup | `scheduling.k8s.io/v1beta1` |
-//! | `pods` | Pod | `v1` |
-//!
-//! in that order (what an object refers to comes before it, so `kubectl apply` of the
-//! list creates namespaces before what lives in them). Wrapped by
-//! [`list`](super::list), they load back through [`load_str`](crate::load_str) and
-//! [`Snapshot::build`](crate::Snapshot::build) into the same model objects; the
-//! round-trip test (`k8s/tests/manifests.rs`) checks that field by field.
-//!
-//! # What each object looks like
-//!
-//! Fields are written as the API server stores them after defaulting, and omitted
-//! when unset or empty (Go's `omitempty`), so each document is also what a
-//! client-go based scheduler decodes:
-//!
-//! - **Namespace**: `metadata.name`, `metadata.labels`.
-//! - **Node**: `metadata.labels`; `spec.taints` (`key`, `value`, `effect`,
-//!   `timeAdded`), `spec.unschedulable: true` for a cordoned node;
-//!   `status.allocatable` and `status.capacity`, both the model's allocatable (the
-//!   model has no separate capacity; nothing is reserved for the system).
-//! - **DeviceClass**: `spec.selectors[].cel.expression`, `spec.extendedResourceName`,
-//!   `spec.config[].opaque` (`driver`, `parameters` as the JSON object they are).
-//! - **ResourceSlice**: `spec.driver`, `spec.pool` (`name`, `generation`,
-//!   `resourceSliceCount`), exactly one of `spec.nodeName`, `spec.nodeSelector`,
-//!   `spec.allNodes: true`, `spec.perDeviceNodeSelection: true`;
-//!   `spec.devices[]` (`name`, `attributes` as `{int|bool|string|version|ints|bools|
-//!   strings|versions: ...}`, `capacity` with `value` and `requestPolicy` (`default`,
-//!   `validValues`, `validRange {min, max, step}`), `consumesCounters`, `taints`,
-//!   `allowMultipleAllocations`, `bindsToNode`, `bindingConditions`,
-//!   `bindingFailureConditions`, and the per-device `nodeName` / `nodeSelector` /
-//!   `allNodes`); `spec.sharedCounters[]` (`name`, `counters: {NAME: {value}}`).
-//! - **DeviceTaintRule**: `spec.deviceSelector` (`driver`, `pool`, `device`),
-//!   `spec.taint`.
-//! - **PriorityClass**: `value`, `globalDefault` (when true), `preemptionPolicy`.
-//! - **ResourceClaim**: `spec.devices.requests[]` as `{name, exactly: {...}}` or
-//!   `{name, firstAvailable: [{name, ...}]}`, each with `deviceClassName`,
-//!   `selectors`, `allocationMode` (`ExactCount` with its `count`, or `All`),
-//!   `adminAccess` (exactly only), `tolerations`, `capacity.requests`;
-//!   `spec.devices.constraints[]` (`requests`, `matchAttribute` /
-//!   `distinctAttribute`) and `spec.devices.config[]`. An allocated claim also has
-//!   `status.allocation` ([`allocation_to_json`], stamped with the scenario's latest
-//!   timestamp, so it does not move the loader's clock), kube-scheduler's finalizer
-//!   [`DELETE_PROTECTION_FINALIZER`], and `status.reservedFor`: every bound pod
-//!   that names it (`{resource: pods, name, uid}`), or, when the pod uses it as a
-//!   claim of its PodGroup (an entry of the group with the same name and source), the
-//!   group (`{apiGroup: scheduling.k8s.io, resource: podgroups, name, uid}`), in pod
-//!   order, each once.
-//! - **Workload**: `spec.podGroupTemplates[]` (`name`, `schedulingPolicy` as
-//!   `{basic: {}}` or `{gang: {minCount}}`, `priorityClassName`, `priority`,
-//!   `preemptionPolicy`, `disruptionMode: {all: {}}` (omitted for `single`, the default),
-//!   `schedulingConstraints.topology[].key`, `resourceClaims[]`).
-//! - **PodGroup**: `metadata.uid`, `metadata.creationTimestamp`; the template's fields
-//!   in `spec`, plus `spec.workloadRef` and `spec.parentCompositePodGroupName`.
-//! - **Pod**: `metadata.uid`, `metadata.creationTimestamp`; `spec.schedulerName`,
-//!   `spec.priority` and `spec.preemptionPolicy` (always: the model holds the resolved
-//!   values) and `spec.priorityClassName` when a PriorityClass of the scenario has
-//!   exactly that value and policy (the first such, else none: the priority admission
-//!   plugin rejects a pod whose `priority` disagrees with its class, so a class is
-//!   only named when it agrees); `spec.nodeName` for a bound pod; `spec.nodeSelector`,
-//!   `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`,
-//!   `spec.tolerations`, `spec.schedulingGroup.podGroupName`, `spec.resourceClaims`;
-//!   one container `main` (image `registry.k8s.io/pause:3.10`) whose
-//!   `resources.requests` are the pod's requests (and `resources.limits` the same
-//!   amounts for the resources Kubernetes does not overcommit, extended resources and
-//!   hugepages, which must have a limit), with every claim of the pod in
-//!   `resources.claims`; `status.phase` `Running` when bound, else `Pending`.
-//!
-//! Uids: a Pod's and a PodGroup's `metadata.uid` is
-//! [`Snapshot::derived_uid`](crate::Snapshot::derived_uid) of its kind, namespace and
-//! name, and `status.reservedFor` names the same uid. An API server assigns its own
-//! uids on create (and `kubectl apply` leaves status alone); the uids matter to tools
-//! that read the documents as they are.
-//!
-//! Times: a zero [`Time`] (the model's "unset") writes no `creationTimestamp`.
-//!
-//! What does not come back as written: `status.capacity` (not modelled); the pod's
-//! container layout (the loader reads the effective requests, which are the one
-//! container's); a pod's `priorityClassName` (the model keeps the resolved priority).
+//! [`scenario_manifests`]: a [`Scenario`] written as the Kubernetes 1.37 objects it
+//! stands for (what each object looks like is documented on the function).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -115,10 +22,101 @@ use crate::Snapshot;
 /// The image of the one container of every written pod.
 pub const PAUSE_IMAGE: &str = "registry.k8s.io/pause:3.10";
 
-/// Every object of `scenario` as a Kubernetes 1.37 document, in the order of the
-/// table in the [module docs](self): namespaces, nodes, device classes, slices,
-/// taint rules, priority classes, claims, workloads, PodGroups, pods (each in the
-/// scenario's order). Deterministic: the same scenario gives the same documents.
+/// Turns every object of a scenario (plain model data, see
+/// [`gangpack::testing`]) into the whole JSON document the API server would store for
+/// it, in the API version [`Kind::api_version`](crate::Kind::api_version) names (the
+/// one gangpack reads, and the preferred version of 1.37):
+///
+/// | Scenario field | Kind | apiVersion |
+/// | --- | --- | --- |
+/// | `namespaces` | Namespace | `v1` |
+/// | `nodes` | Node | `v1` |
+/// | `device_classes` | DeviceClass | `resource.k8s.io/v1` |
+/// | `slices` | ResourceSlice | `resource.k8s.io/v1` |
+/// | `taint_rules` | DeviceTaintRule | `resource.k8s.io/v1` |
+/// | `priority_classes` | PriorityClass | `scheduling.k8s.io/v1` |
+/// | `claims` | ResourceClaim | `resource.k8s.io/v1` |
+/// | `workloads` | Workload | `scheduling.k8s.io/v1beta1` |
+/// | `groups` | PodGroup | `scheduling.k8s.io/v1beta1` |
+/// | `pods` | Pod | `v1` |
+///
+/// in that order, each kind in the scenario's order (what an object refers to comes
+/// before it, so `kubectl apply` of the list creates namespaces before what lives in
+/// them). The same scenario gives the same documents. Wrapped by
+/// [`list`](crate::output::list), they load back through [`load_str`](crate::load_str) and
+/// [`Snapshot::build`](crate::Snapshot::build) into the same model objects; the
+/// round-trip test (`k8s/tests/manifests.rs`) checks that field by field.
+///
+/// # What each object looks like
+///
+/// Fields are written as the API server stores them after defaulting, and omitted
+/// when unset or empty (Go's `omitempty`), so each document is also what a
+/// client-go based scheduler decodes:
+///
+/// - **Namespace**: `metadata.name`, `metadata.labels`.
+/// - **Node**: `metadata.labels`; `spec.taints` (`key`, `value`, `effect`,
+///   `timeAdded`), `spec.unschedulable: true` for a cordoned node;
+///   `status.allocatable` and `status.capacity`, both the model's allocatable (the
+///   model has no separate capacity; nothing is reserved for the system).
+/// - **DeviceClass**: `spec.selectors[].cel.expression`, `spec.extendedResourceName`,
+///   `spec.config[].opaque` (`driver`, `parameters` as the JSON object they are).
+/// - **ResourceSlice**: `spec.driver`, `spec.pool` (`name`, `generation`,
+///   `resourceSliceCount`), exactly one of `spec.nodeName`, `spec.nodeSelector`,
+///   `spec.allNodes: true`, `spec.perDeviceNodeSelection: true`;
+///   `spec.devices[]` (`name`, `attributes` as `{int|bool|string|version|ints|bools|
+///   strings|versions: ...}`, `capacity` with `value` and `requestPolicy` (`default`,
+///   `validValues`, `validRange {min, max, step}`), `consumesCounters`, `taints`,
+///   `allowMultipleAllocations`, `bindsToNode`, `bindingConditions`,
+///   `bindingFailureConditions`, and the per-device `nodeName` / `nodeSelector` /
+///   `allNodes`); `spec.sharedCounters[]` (`name`, `counters: {NAME: {value}}`).
+/// - **DeviceTaintRule**: `spec.deviceSelector` (`driver`, `pool`, `device`),
+///   `spec.taint`.
+/// - **PriorityClass**: `value`, `globalDefault` (when true), `preemptionPolicy`.
+/// - **ResourceClaim**: `spec.devices.requests[]` as `{name, exactly: {...}}` or
+///   `{name, firstAvailable: [{name, ...}]}`, each with `deviceClassName`,
+///   `selectors`, `allocationMode` (`ExactCount` with its `count`, or `All`),
+///   `adminAccess` (exactly only), `tolerations`, `capacity.requests`;
+///   `spec.devices.constraints[]` (`requests`, `matchAttribute` /
+///   `distinctAttribute`) and `spec.devices.config[]`. An allocated claim also has
+///   `status.allocation` ([`allocation_to_json`], stamped with the scenario's latest
+///   timestamp, so it does not move the loader's clock), kube-scheduler's finalizer
+///   [`DELETE_PROTECTION_FINALIZER`], and `status.reservedFor`: every bound pod
+///   that names it (`{resource: pods, name, uid}`), or, when the pod uses it as a
+///   claim of its PodGroup (an entry of the group with the same name and source), the
+///   group (`{apiGroup: scheduling.k8s.io, resource: podgroups, name, uid}`), in pod
+///   order, each once.
+/// - **Workload**: `spec.podGroupTemplates[]` (`name`, `schedulingPolicy` as
+///   `{basic: {}}` or `{gang: {minCount}}`, `priorityClassName`, `priority`,
+///   `preemptionPolicy`, `disruptionMode: {all: {}}` (omitted for `single`, the default),
+///   `schedulingConstraints.topology[].key`, `resourceClaims[]`).
+/// - **PodGroup**: `metadata.uid`, `metadata.creationTimestamp`; the template's fields
+///   in `spec`, plus `spec.workloadRef` and `spec.parentCompositePodGroupName`.
+/// - **Pod**: `metadata.uid`, `metadata.creationTimestamp`; `spec.schedulerName`,
+///   `spec.priority` and `spec.preemptionPolicy` (always: the model holds the resolved
+///   values) and `spec.priorityClassName` when a PriorityClass of the scenario has
+///   exactly that value and policy (the first such, else none: the priority admission
+///   plugin rejects a pod whose `priority` disagrees with its class, so a class is
+///   only named when it agrees); `spec.nodeName` for a bound pod; `spec.nodeSelector`,
+///   `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`,
+///   `spec.tolerations`, `spec.schedulingGroup.podGroupName`, `spec.resourceClaims`;
+///   one container `main` (image `registry.k8s.io/pause:3.10`) whose
+///   `resources.requests` are the pod's requests (and `resources.limits` the same
+///   amounts for the resources Kubernetes does not overcommit, extended resources and
+///   hugepages, which must have a limit), with every claim of the pod in
+///   `resources.claims`; `status.phase` `Running` when bound, else `Pending`.
+///
+/// Uids: a Pod's and a PodGroup's `metadata.uid` is
+/// [`Snapshot::derived_uid`](crate::Snapshot::derived_uid) of its kind, namespace and
+/// name, and `status.reservedFor` names the same uid. An API server assigns its own
+/// uids on create (and `kubectl apply` leaves status alone), so applying the same
+/// documents again to a cluster that has the objects under its own uids fails the
+/// uid precondition; the uids matter to tools that read the documents as they are.
+///
+/// Times: a zero [`Time`] (the model's "unset") writes no `creationTimestamp`.
+///
+/// What does not come back as written: `status.capacity` (not modelled); the pod's
+/// container layout (the loader reads the effective requests, which are the one
+/// container's); a pod's `priorityClassName` (the model keeps the resolved priority).
 ///
 /// ```
 /// use gangpack::testing::{Namespace, Scenario};
