@@ -1,5 +1,6 @@
 //! The `gangpack` command's logic as a library: `plan`, `explain`, `taint` and `demo`
-//! over manifests, producing exactly the bytes the command prints.
+//! over manifests, producing exactly the bytes the command prints (and, with the `cli`
+//! feature, `generate`: `gangpack gen`'s generated scenarios as manifests).
 //!
 //! The `gangpack` binary (`src/main.rs`, feature `cli`) is a thin shell over this
 //! library: it parses flags with clap, decides on colour from the terminal and writes
@@ -16,6 +17,9 @@ mod check;
 mod demo;
 mod diff;
 mod explain;
+// `gangpack gen` (proptest): only in the command's build.
+#[cfg(feature = "cli")]
+mod generate;
 mod input;
 mod plan;
 mod render;
@@ -23,6 +27,8 @@ mod taint;
 mod time;
 
 pub use capacity::CapacityKey;
+#[cfg(feature = "cli")]
+pub use generate::{Size, WorkloadKind, generated_scenario};
 pub use input::{Input, InputFile, Problem};
 pub use render::Style;
 pub use taint::{DEFAULT_KEY, TaintRequest, TaintTargetSpec};
@@ -400,6 +406,16 @@ pub fn diff(
 pub fn demo(options: &Options, manifests: bool, style: Style) -> Run {
     let mut messages = input::Messages::default();
     let result = demo::run(options, manifests, style, &mut messages);
+    Run::finish(result, messages)
+}
+
+/// `gangpack gen`: the scenario generated for `seed`, `size` and `kind`
+/// ([`generated_scenario`]) as a `kind: List` of Kubernetes manifests, YAML or JSON
+/// (`Table` prints YAML). Exit status 0. Only with the `cli` feature.
+#[cfg(feature = "cli")]
+pub fn generate(seed: u64, size: Size, kind: WorkloadKind, format: Format) -> Run {
+    let mut messages = input::Messages::default();
+    let result = generate::run(seed, size, kind, format, &mut messages);
     Run::finish(result, messages)
 }
 

@@ -9,6 +9,7 @@
 //! gangpack demo    [--manifests]
 //! gangpack check   -f PATH... [--decisions PATH...] [--admission] [-o table|yaml|json]
 //! gangpack diff    -f PATH... --ours PATH... --theirs PATH... [-o table|yaml|json]
+//! gangpack gen     [--seed N] [--size small|medium|large] [--kind gangs|pods|mixed] [-o yaml|json]
 //! ```
 //!
 //! Global flags (before or after the command): `--policy best-fit|spread|fragmentation-aware`,
@@ -90,8 +91,9 @@ pub(crate) struct Global {
         ignore_case = true
     )]
     pub(crate) policy: Option<Policy>,
-    /// Seed for the demo's random choices (which GPU fails). Planning never uses
-    /// randomness: ties are broken by name, so the same input gives the same output.
+    /// Seed for the demo's random choices (which GPU fails) and for `gen`'s scenario.
+    /// Planning never uses randomness: ties are broken by name, so the same input
+    /// gives the same output.
     #[arg(
         help_heading = "Global options",
         long,
@@ -246,10 +248,35 @@ enum Command {
         #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Table)]
         output: Format,
     },
+    /// Generate a cluster and its workload (seeded by the global --seed, default 0)
+    /// and print it as Kubernetes 1.37 manifests, a `kind: List` that `gangpack plan
+    /// -f -` and `kubectl apply -f -` read. The same seed, size and kind print the same
+    /// bytes.
+    #[command(after_help = EXIT_HELP)]
+    Gen {
+        /// How big: `small` (a few nodes, a handful of units), `medium` (about a dozen
+        /// nodes), `large` (dozens of nodes in up to eight racks).
+        #[arg(long, value_enum, default_value_t = gangpack_cli::Size::Small, ignore_case = true)]
+        size: gangpack_cli::Size,
+        /// Which workloads: `gangs` (PodGroups with a gang policy, their Workloads and
+        /// pods), `pods` (pods without a PodGroup), `mixed` (both).
+        #[arg(long, value_enum, default_value_t = gangpack_cli::WorkloadKind::Mixed, ignore_case = true)]
+        kind: gangpack_cli::WorkloadKind,
+        /// `yaml` or `json`.
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = ManifestFormat::Yaml)]
+        output: ManifestFormat,
+    },
     /// Replay a GPU cluster trace (Alibaba openb, the FGD paper's protocol) through the
     /// engine: per seed the pods shuffled and inflated to 1.3x capacity, scheduled one
     /// at a time; prints unallocated GPU % at 100 % arrived per policy.
     Simulate(simulate::SimulateArgs),
+}
+
+/// `gangpack gen -o`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ManifestFormat {
+    Yaml,
+    Json,
 }
 
 /// `gangpack capacity -o`.
@@ -430,6 +457,15 @@ fn main() -> ExitCode {
             &options,
             *output,
             out_style,
+        ),
+        Command::Gen { size, kind, output } => gangpack_cli::generate(
+            cli.global.seed,
+            *size,
+            *kind,
+            match output {
+                ManifestFormat::Yaml => Format::Yaml,
+                ManifestFormat::Json => Format::Json,
+            },
         ),
         Command::Simulate(args) => match simulate::simulate(args, cli.global.policy) {
             Ok(stdout) => Run {

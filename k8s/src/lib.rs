@@ -14,6 +14,8 @@
 //! - [`output`] writes decisions back in upstream shape: claim allocations and
 //!   `reservedFor`, pod bindings, conditions, nominated nodes, eviction marks,
 //!   DeviceTaintRule status.
+//!   [`output::scenario_manifests`] writes a [`gangpack::testing::Scenario`] as the
+//!   Kubernetes objects it stands for, which load back into the same model objects.
 
 pub mod check;
 mod convert;

@@ -11,11 +11,15 @@
 //!   PodGroups, upstream's dry run for `None` rules, where the evicted gangs could go,
 //!   and the objects the eviction controllers would write.
 //! - [`list`] wraps objects as `kubectl get -o json` prints several.
+//! - [`scenario_manifests`] writes a [`gangpack::testing::Scenario`] as the Kubernetes
+//!   objects it stands for (what `gangpack gen` prints), which load back into the same
+//!   model objects.
 //!
 //! Times are the scheduler's logical clock, printed with [`time_to_rfc3339`].
 
 mod allocation;
 mod evict;
+mod manifests;
 mod patch;
 mod plan;
 mod taint;
@@ -24,6 +28,7 @@ mod time;
 pub use allocation::{allocation_to_json, node_selector_to_json};
 pub use evict::Evictions;
 pub(crate) use evict::{release_changes, release_claim};
+pub use manifests::{PAUSE_IMAGE, scenario_manifests};
 pub use plan::{DELETE_PROTECTION_FINALIZER, Outcome, Plan, PlanRow, PodPlacement, list, plan};
 pub use taint::{
     DEVICE_TAINT_MESSAGE, DEVICE_TAINT_REASON, DryRun, Eviction, NODE_TAINT_MESSAGE,
