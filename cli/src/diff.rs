@@ -24,6 +24,9 @@ const SPLIT_RULES: &[&str] = &[
     "topology-label-missing",
 ];
 
+/// One summary row's number for a side.
+type Count = fn(&Side) -> usize;
+
 struct Side {
     name: &'static str,
     report: Report,
@@ -125,7 +128,7 @@ fn table(ours: &Side, theirs: &Side, style: Style) -> String {
         paint(&ours.report),
         paint(&theirs.report),
     ]);
-    let rows: [(&str, fn(&Side) -> usize); 5] = [
+    let rows: [(&str, Count); 5] = [
         ("pods placed", |s| s.placed().len()),
         ("pods bound", |s| s.report.pods_bound),
         ("devices allocated", |s| s.report.devices_allocated),

@@ -59,6 +59,45 @@ fn assert_plans(manifests: &str, what: &str) {
         "{what}: {}",
         run.out
     );
+    assert_plan_checks(manifests, what);
+}
+
+/// The generated running state passes `gangpack check` as it is, and so does the state
+/// after gangpack's plan for it (`check --decisions`).
+fn assert_plan_checks(manifests: &str, what: &str) {
+    use gangpack_cli::{EXIT_OK, Input, InputFile, Options, Style};
+    let dump = Input::Files(vec![InputFile {
+        name: "gen.yaml".into(),
+        text: manifests.to_owned(),
+    }]);
+    let options = Options::default();
+    let (report, _) = gangpack_cli::check_report(&dump, None, &options, false).expect("loads");
+    assert!(
+        report.is_valid(),
+        "{what}: the generated state: {:#?}",
+        report.findings
+    );
+    let plan = gangpack_cli::plan_report(&dump, &options, Style::PLAIN).expect("plans");
+    let decisions = Input::Files(vec![InputFile {
+        name: "plan.json".into(),
+        text: serde_json::to_string(&plan.list).unwrap(),
+    }]);
+    let (report, _) =
+        gangpack_cli::check_report(&dump, Some(&decisions), &options, false).expect("loads");
+    assert!(
+        report.is_valid(),
+        "{what}: gangpack's plan: {:#?}",
+        report.findings
+    );
+    let run = gangpack_cli::check(
+        &dump,
+        Some(&decisions),
+        &options,
+        false,
+        gangpack_cli::Format::Json,
+        Style::PLAIN,
+    );
+    assert_eq!(run.code, EXIT_OK, "{what}");
 }
 
 #[test]
@@ -159,8 +198,7 @@ fn kinds_select_the_workloads() {
 #[test]
 fn the_manifests_load_back_into_the_scenario() {
     for seed in 0..SEEDS {
-        let scenario =
-            generated_scenario(seed, Size::Small, WorkloadKind::Mixed).expect("a scenario");
+        let scenario = generated_scenario(seed, Size::Small, WorkloadKind::Mixed);
         let text = generate(seed, "small", "mixed");
         let loaded = load_str(&text, "gen.yaml").expect("loads");
         let snap = Snapshot::build(loaded, &BuildOptions::default()).expect("builds");

@@ -190,18 +190,15 @@ pub fn apply_decisions(dump: &mut Loaded, decisions: Loaded) -> (usize, usize) {
     let (mut replaced, mut added) = (0, 0);
     let original = dump.objects.len();
     for d in decisions.objects {
-        match at.get(&key_of(&d)) {
-            Some(&i) => {
-                if i < original {
-                    replaced += 1;
-                }
-                dump.objects[i] = d;
+        if let Some(&i) = at.get(&key_of(&d)) {
+            if i < original {
+                replaced += 1;
             }
-            None => {
-                at.insert(key_of(&d), dump.objects.len());
-                dump.objects.push(d);
-                added += 1;
-            }
+            dump.objects[i] = d;
+        } else {
+            at.insert(key_of(&d), dump.objects.len());
+            dump.objects.push(d);
+            added += 1;
         }
     }
     dump.warnings.extend(decisions.warnings);
@@ -348,7 +345,7 @@ pub fn check(
         .iter()
         .map(|(k, v)| (k.clone(), v.0.clone()))
         .collect();
-    report.new_bindings = new_pods.clone();
+    report.new_bindings.clone_from(&new_pods);
     report.evicted = evicted(&before, &merged);
     report.devices = cluster.device_count();
     report.devices_allocated = allocations
@@ -546,7 +543,6 @@ fn hold(
             consumed_capacity: d.consumed_capacity.clone(),
         };
         match cluster.allocate(&device, allocation) {
-            Ok(_) => {}
             Err(ClusterError::DeviceInUse { holder, .. }) => {
                 let v = Violation::DeviceAllocatedTwice {
                     device: device.clone(),
@@ -565,7 +561,8 @@ fn hold(
                     ),
                 });
             }
-            Err(_) => {}
+            // Held, or a record the cluster refuses: nothing to report.
+            Ok(_) | Err(_) => {}
         }
     }
 }
@@ -602,7 +599,7 @@ fn finding(cluster: &gangpack::Cluster, v: &Violation, group: Option<&str>) -> F
             .map(|r| r.name.clone())
             .collect();
         if !from_slice && !rules.is_empty() {
-            rule = "taint-rule-not-tolerated".to_owned();
+            "taint-rule-not-tolerated".clone_into(&mut rule);
             message = format!("{message} (from DeviceTaintRule {})", rules.join(", "));
         }
         for r in rules {

@@ -470,7 +470,30 @@ fn build(c: &ScenarioConfig, b: &Blueprint) -> Scenario {
     if !running.pods.is_empty() {
         place_running(&mut s, &running);
     }
+    add_workloads(&mut s);
     s
+}
+
+/// What a workload controller (a Job controller with the 1.37 Workload API) writes for
+/// each PodGroup: a Workload of the same name with one template, `workers`, from which
+/// the group was copied (`spec.workloadRef`).
+fn add_workloads(s: &mut Scenario) {
+    for g in &mut s.groups {
+        let template = crate::PodGroupTemplate {
+            name: "workers".into(),
+            policy: g.policy,
+            priority_class_name: g.priority_class_name.clone(),
+            priority: g.priority,
+            preemption_policy: g.preemption_policy,
+            disruption_mode: g.disruption_mode,
+            topology: g.topology.clone(),
+            resource_claims: g.resource_claims.clone(),
+        };
+        let mut w = crate::Workload::new(&g.namespace, &g.name);
+        w.pod_group_templates.push(template);
+        g.workload_ref = Some(crate::WorkloadReference::new(&g.name, "workers"));
+        s.workloads.push(w);
+    }
 }
 
 /// Places `running` (the infrastructure and the running jobs) with one cycle of
@@ -545,7 +568,8 @@ fn infrastructure(c: &ScenarioConfig, b: &Blueprint) -> Scenario {
                 pool: Some(format!("node-{at}")),
                 device,
             }),
-            taint: DeviceTaint::new(RULE_TAINT_KEY, "planned", plan.effect.clone()),
+            taint: DeviceTaint::new(RULE_TAINT_KEY, "planned", plan.effect.clone())
+                .added_at(Time(0)),
         });
     }
     s
@@ -683,11 +707,11 @@ fn node(i: usize, rack: usize, block: usize, plan: &NodePlan) -> (Node, Vec<Reso
     if let Some((t, effect)) = &plan.gpu_taint {
         let target = format!("gpu-{}", t % gpus);
         if let Some(d) = devices.devices.iter_mut().find(|d| d.name == target) {
-            d.taints.push(DeviceTaint::new(
-                DEVICE_TAINT_KEY,
-                "uncorrectable",
-                effect.clone(),
-            ));
+            // Dated, as the API server dates a taint written without `timeAdded`.
+            d.taints.push(
+                DeviceTaint::new(DEVICE_TAINT_KEY, "uncorrectable", effect.clone())
+                    .added_at(Time(0)),
+            );
         }
     }
     if plan.kind == GpuKind::Partitioned {
@@ -707,15 +731,24 @@ fn node(i: usize, rack: usize, block: usize, plan: &NodePlan) -> (Node, Vec<Reso
     (node, slices)
 }
 
+/// What a tolerating claim tolerates: the device taints and the rules' taints, with
+/// `NoSchedule` and `NoExecute` named. A toleration without an effect would let the
+/// device be allocated but not protect it from eviction (upstream counts only
+/// `NoExecute` tolerations there), so a running job holding it would be due for
+/// eviction at once: not a state a cluster stays in.
 fn device_tolerations() -> Vec<DeviceToleration> {
     [DEVICE_TAINT_KEY, RULE_TAINT_KEY]
         .into_iter()
-        .map(|key| DeviceToleration {
-            key: key.into(),
-            operator: DeviceTolerationOperator::Exists,
-            value: String::new(),
-            effect: None,
-            toleration_seconds: None,
+        .flat_map(|key| {
+            [DeviceTaintEffect::NoSchedule, DeviceTaintEffect::NoExecute].map(|effect| {
+                DeviceToleration {
+                    key: key.into(),
+                    operator: DeviceTolerationOperator::Exists,
+                    value: String::new(),
+                    effect: Some(effect),
+                    toleration_seconds: None,
+                }
+            })
         })
         .collect()
 }
