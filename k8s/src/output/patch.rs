@@ -137,6 +137,26 @@ pub(crate) fn uid(doc: Option<&Value>, kind: Kind, namespace: &str, name: &str) 
 /// The objects named in `changed` (in `status.reservedFor` and
 /// `metadata.ownerReferences`) by a uid gangpack derived, `Kind ns/name`, sorted.
 pub(crate) fn derived_uids(changed: &[Value]) -> Vec<String> {
+    // Objects among `changed` whose document carries its own uid: a reference to one is
+    // that uid, even when it happens to be the one gangpack would derive (as in the
+    // manifests `gangpack gen` writes).
+    let own: std::collections::BTreeSet<(&str, &str, &str)> = changed
+        .iter()
+        .filter(|d| {
+            d.pointer("/metadata/uid")
+                .and_then(Value::as_str)
+                .is_some_and(|u| !u.is_empty())
+        })
+        .filter_map(|d| {
+            Some((
+                d.get("kind")?.as_str()?,
+                d.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                d.pointer("/metadata/name")?.as_str()?,
+            ))
+        })
+        .collect();
     let mut out = std::collections::BTreeSet::new();
     for doc in changed {
         let ns = doc
@@ -166,7 +186,10 @@ pub(crate) fn derived_uids(changed: &[Value]) -> Vec<String> {
         for (kind, r) in refs {
             let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
             let uid = r.get("uid").and_then(Value::as_str).unwrap_or_default();
-            if !kind.is_empty() && uid == Snapshot::derived_uid(kind, ns, name) {
+            if !kind.is_empty()
+                && uid == Snapshot::derived_uid(kind, ns, name)
+                && !own.contains(&(kind, ns, name))
+            {
                 out.insert(format!("{kind} {ns}/{name}"));
             }
         }
