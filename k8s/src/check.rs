@@ -260,6 +260,23 @@ pub fn check(
         .cloned()
         .collect();
     report.skipped = snapshot.skipped.iter().map(ToString::to_string).collect();
+    // A bound pod that names an object the input lacks is held back by the snapshot:
+    // it cannot be checked, and says so.
+    for w in &snapshot.waiting {
+        let k = (w.kind, Some(w.namespace.clone()), w.name.clone());
+        let bound = merged
+            .get(&k)
+            .and_then(|o| o.raw.pointer("/spec/nodeName"))
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty());
+        if w.kind == Kind::Pod && bound {
+            report.warnings.push(Warning {
+                source: merged.get(&k).map(|o| o.source.clone()),
+                object: Some(crate::describe(w.kind, Some(&w.namespace), &w.name)),
+                message: format!("not checked: the pod is bound, but {}", w.reason()),
+            });
+        }
+    }
 
     let scheduler = &snapshot.scheduler;
     let mut cluster = scheduler.cluster().clone();

@@ -279,26 +279,22 @@ fn selectors(s: &[DeviceSelector]) -> Value {
 }
 
 fn node_taint(t: &Taint) -> Value {
-    let mut out = Map::new();
-    out.insert("key".into(), string(&t.key));
-    if !t.value.is_empty() {
-        out.insert("value".into(), string(&t.value));
-    }
-    out.insert("effect".into(), string(t.effect.as_str()));
-    if let Some(at) = t.time_added {
-        out.insert("timeAdded".into(), Value::String(time_to_rfc3339(at)));
-    }
-    Value::Object(out)
+    taint(&t.key, &t.value, t.effect.as_str(), t.time_added)
 }
 
 fn device_taint(t: &DeviceTaint) -> Value {
+    taint(&t.key, &t.value, t.effect.as_str(), t.time_added)
+}
+
+/// A node or device taint: `key`, `value` (unless empty), `effect`, `timeAdded`.
+fn taint(key: &str, value: &str, effect: &str, time_added: Option<gangpack::Time>) -> Value {
     let mut out = Map::new();
-    out.insert("key".into(), string(&t.key));
-    if !t.value.is_empty() {
-        out.insert("value".into(), string(&t.value));
+    out.insert("key".into(), string(key));
+    if !value.is_empty() {
+        out.insert("value".into(), string(value));
     }
-    out.insert("effect".into(), string(t.effect.as_str()));
-    if let Some(at) = t.time_added {
+    out.insert("effect".into(), string(effect));
+    if let Some(at) = time_added {
         out.insert("timeAdded".into(), Value::String(time_to_rfc3339(at)));
     }
     Value::Object(out)
