@@ -581,3 +581,27 @@ fn worked_example_finds_the_naive_schedulers_bugs() {
     );
     std::fs::remove_file(&ours).unwrap();
 }
+
+/// `cli/README.md` documents every rule `check` reports, once.
+#[test]
+fn every_rule_is_documented() {
+    let readme = std::fs::read_to_string(common::root().join("cli/README.md")).unwrap();
+    let adapter = [
+        "taint-rule-not-tolerated",
+        "eviction-overdue",
+        "claim-not-reserved",
+        "admin-access-not-permitted",
+    ];
+    for rule in gangpack::Violation::RULES.iter().chain(&adapter) {
+        let row = format!("| `{rule}` |");
+        assert_eq!(readme.matches(&row).count(), 1, "{rule} in cli/README.md");
+    }
+    // And the adapter's rules in the module docs of gangpack_k8s::check.
+    let docs = std::fs::read_to_string(common::root().join("k8s/src/check.rs")).unwrap();
+    for rule in adapter {
+        assert!(
+            docs.contains(&format!("//! | `{rule}` |")),
+            "{rule} in k8s/src/check.rs"
+        );
+    }
+}

@@ -1462,3 +1462,46 @@ fn a_group_claim_binds_only_the_members_that_name_it() {
         }]
     );
 }
+
+/// Rule names are unique kebab-case spellings of the variants, and `rule()` agrees with
+/// `RULES` on a sample of findings; `subjects()` names the objects involved.
+#[test]
+fn rule_names_are_stable_and_subjects_name_the_objects() {
+    let rules: BTreeSet<&str> = Violation::RULES.iter().copied().collect();
+    assert_eq!(rules.len(), Violation::RULES.len(), "duplicate rule names");
+    for r in Violation::RULES {
+        assert!(
+            r.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !r.starts_with('-'),
+            "{r}"
+        );
+    }
+    let twice = Violation::DeviceAllocatedTwice {
+        device: dref("n1", "gpu-0"),
+        first: "ml/a".into(),
+        second: "ml/b".into(),
+    };
+    assert_eq!(twice.rule(), "device-allocated-twice");
+    assert!(Violation::RULES.contains(&twice.rule()));
+    assert_eq!(
+        twice.subjects(),
+        [
+            gangpack::Subject::ResourceClaim("ml/a".into()),
+            gangpack::Subject::ResourceClaim("ml/b".into()),
+            gangpack::Subject::Device(dref("n1", "gpu-0")),
+        ]
+    );
+    let split = Violation::BelowMinCount {
+        group: "ml/g".into(),
+        bound: 1,
+        min_count: 2,
+    };
+    assert_eq!(split.rule(), "below-min-count");
+    assert_eq!(split.subjects()[0].to_string(), "PodGroup ml/g");
+    // A repeated object is listed once.
+    let moved = Violation::AlreadyBound {
+        pod: "ml/p".into(),
+        bound_to: "n1".into(),
+        node: "n1".into(),
+    };
+    assert_eq!(moved.subjects().len(), 2);
+}
