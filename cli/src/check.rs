@@ -120,6 +120,22 @@ fn table(report: &Report, decided: bool, style: Style) -> String {
             ),
         );
     }
+    if report.running_exempt > 0 {
+        let _ = writeln!(
+            out,
+            "note: {} on pods and claims already running {} not held against them (a NoSchedule taint, cordon or label change after they were placed); --admission holds them",
+            plural(
+                report.running_exempt,
+                "finding of a placement-time rule",
+                "findings of placement-time rules"
+            ),
+            if report.running_exempt == 1 {
+                "is"
+            } else {
+                "are"
+            },
+        );
+    }
     if report.is_valid() {
         let _ = writeln!(out, "{}: {state}", style.paint(Paint::Green, "valid"));
     } else {

@@ -197,6 +197,26 @@ fn running_state_is_checked_as_it_is() {
                 } else {
                     assert!(found.is_empty(), "{case}: {list:#}");
                     assert_eq!(run.code, EXIT_OK);
+                    // Counted, and said in the table.
+                    let (report, _) =
+                        gangpack_cli::check_report(&dump, None, &Options::default(), false)
+                            .unwrap();
+                    assert_eq!(report.running_exempt, 1, "{case}");
+                    let table = gangpack_cli::check(
+                        &dump,
+                        None,
+                        &Options::default(),
+                        false,
+                        Format::Table,
+                        Style::PLAIN,
+                    );
+                    assert!(
+                        table
+                            .stdout
+                            .starts_with("note: 1 finding of a placement-time rule"),
+                        "{case}: {}",
+                        table.stdout
+                    );
                 }
             } else {
                 assert_eq!(
