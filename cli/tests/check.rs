@@ -229,8 +229,8 @@ fn running_state_is_checked_as_it_is() {
     }
 }
 
-/// Every fixture combination `plan` runs on in the docs and tests.
-const PLANNED: &[&[&str]] = &[
+/// The combinations of several sets `plan` runs on in the docs and tests.
+const COMBINED: &[&[&str]] = &[
     &["examples/cluster", "examples/gang-rack.yaml"],
     &["examples/cluster", "examples/claim-first-available.yaml"],
     &["examples/cluster", "examples/running-job.yaml"],
@@ -254,16 +254,6 @@ const PLANNED: &[&[&str]] = &[
         "examples/running-job.yaml",
         "examples/taint-rule.yaml",
     ],
-    &["cli/tests/fixtures/evictions/device-toleration.yaml"],
-    &["cli/tests/fixtures/evictions/node-drain.yaml"],
-    &["cli/tests/fixtures/evictions/tainted-claim.yaml"],
-    &["cli/tests/fixtures/explanations/capacity.yaml"],
-    &["cli/tests/fixtures/explanations/example-driver.yaml"],
-    &["cli/tests/fixtures/explanations/first-available.yaml"],
-    &["cli/tests/fixtures/explanations/match-attribute.yaml"],
-    &["cli/tests/fixtures/explanations/mig-counters-too-few.yaml"],
-    &["cli/tests/fixtures/explanations/nvidia-mig.yaml"],
-    &["cli/tests/fixtures/explanations/selector-nomatch.yaml"],
     &[
         "cli/tests/fixtures/preemption/cluster.yaml",
         "cli/tests/fixtures/preemption/fewest-pods.yaml",
@@ -272,39 +262,75 @@ const PLANNED: &[&[&str]] = &[
         "cli/tests/fixtures/preemption/cluster.yaml",
         "cli/tests/fixtures/preemption/lowest-priority.yaml",
     ],
-    &["cli/tests/fixtures/preemption.yaml"],
-    &["cli/tests/fixtures/claim-limit"],
-    &["cli/tests/fixtures/drivers"],
-    &["cli/tests/fixtures/placer-limits"],
-    &["cli/tests/fixtures/uids"],
-    &["cli/tests/fixtures/waiting"],
-    &["cli/tests/fixtures/waiting-group"],
-    &["cli/tests/fixtures/input/common.yaml"],
-    &["k8s/tests/data/cluster"],
 ];
+
+/// Every manifest set of the examples and fixtures: each file alone, each directory
+/// whole (as the Node identity test enumerates them).
+fn manifest_sets() -> Vec<String> {
+    fn visit(root: &Path, rel: &Path, out: &mut Vec<String>) {
+        let abs = root.join(rel);
+        let manifest = |p: &Path| {
+            p.extension()
+                .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+        };
+        if abs.is_dir() {
+            let mut entries: Vec<_> = std::fs::read_dir(&abs)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            entries.sort();
+            out.push(rel.to_string_lossy().into_owned());
+            for e in entries {
+                visit(root, &rel.join(e), out);
+            }
+        } else if manifest(&abs) {
+            out.push(rel.to_string_lossy().into_owned());
+        }
+    }
+    let root = common::root();
+    let mut out = Vec::new();
+    for top in ["examples", "cli/tests/fixtures", "k8s/tests/data"] {
+        visit(&root, Path::new(top), &mut out);
+    }
+    out
+}
+
+/// `check --decisions` on gangpack's plan for `files`: valid. `None` when the input
+/// does not plan (invalid on purpose).
+fn plan_then_check(files: &[&str]) -> Option<usize> {
+    let dump = paths(files);
+    let report = gangpack_cli::plan_report(&dump, &Options::default(), Style::PLAIN).ok()?;
+    let text = serde_json::to_string(&report.list).unwrap();
+    let decisions = Input::Files(vec![InputFile {
+        name: "plan.json".into(),
+        text,
+    }]);
+    let (found, code, list) = rules(&dump, Some(&decisions));
+    assert_eq!(code, EXIT_OK, "{files:?}: {list:#}");
+    assert!(found.is_empty());
+    let (report, _) =
+        gangpack_cli::check_report(&dump, Some(&decisions), &Options::default(), false).unwrap();
+    Some(report.decided)
+}
 
 #[test]
 fn every_plan_passes_check() {
     let mut decided = 0;
-    for files in PLANNED {
-        let dump = paths(files);
-        let report = gangpack_cli::plan_report(&dump, &Options::default(), Style::PLAIN)
-            .unwrap_or_else(|f| panic!("{files:?}: {f:?}"));
-        let text = serde_json::to_string(&report.list).unwrap();
-        let decisions = Input::Files(vec![InputFile {
-            name: "plan.json".into(),
-            text,
-        }]);
-        let (found, code, list) = rules(&dump, Some(&decisions));
-        assert_eq!(code, EXIT_OK, "{files:?}: {list:#}");
-        assert!(found.is_empty());
-        let (report, _) =
-            gangpack_cli::check_report(&dump, Some(&decisions), &Options::default(), false)
-                .unwrap();
-        decided += report.decided;
+    let mut planned = 0;
+    for set in manifest_sets() {
+        if let Some(n) = plan_then_check(&[&set]) {
+            decided += n;
+            planned += 1;
+        }
     }
-    // The plans did decide things.
-    assert!(decided > 20, "{decided}");
+    // The combinations the docs and tests run, over several sets.
+    for files in COMBINED {
+        decided += plan_then_check(files).unwrap_or_else(|| panic!("{files:?} plans"));
+        planned += 1;
+    }
+    // Many inputs planned, and the plans did decide things.
+    assert!(planned > 40, "{planned}");
+    assert!(decided > 40, "{decided}");
 }
 
 #[test]
