@@ -651,3 +651,118 @@ fn every_rule_is_documented() {
         );
     }
 }
+
+/// Mutation oracle: gangpack's plan for a generated scenario passes `check`; the same
+/// plan with one planted bug fails with that bug's rule.
+#[test]
+fn planted_bugs_in_valid_plans_are_found() {
+    use gangpack_cli::{Size, WorkloadKind};
+    let as_input = |name: &str, v: &Value| {
+        Input::Files(vec![InputFile {
+            name: name.into(),
+            text: serde_json::to_string(v).unwrap(),
+        }])
+    };
+    let (mut doubled, mut split, mut lost) = (0, 0, 0);
+    for seed in 0..24 {
+        let scenario = gangpack_cli::generated_scenario(seed, Size::Medium, WorkloadKind::Mixed);
+        let manifests =
+            gangpack_k8s::output::list(gangpack_k8s::output::scenario_manifests(&scenario));
+        let dump = as_input("gen.json", &manifests);
+        let plan = gangpack_cli::plan_report(&dump, &Options::default(), Style::PLAIN).unwrap();
+        let items = plan.list["items"].as_array().unwrap().clone();
+        let (found, code, _) = rules(&dump, Some(&as_input("plan.json", &plan.list)));
+        assert_eq!((code, found.len()), (EXIT_OK, 0), "seed {seed}");
+        let with = |items: Vec<Value>| serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+
+        // 1. An exclusive device of one new claim given to another new claim too.
+        let exclusive: Vec<(usize, Value)> = items
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o["kind"] == "ResourceClaim")
+            .filter_map(|(i, o)| {
+                let r = o.pointer("/status/allocation/devices/results/0")?;
+                (r.get("shareID").is_none() && r.get("adminAccess") != Some(&Value::Bool(true)))
+                    .then(|| (i, r.clone()))
+            })
+            .collect();
+        if let [(a, _), (_, theirs), ..] = exclusive.as_slice() {
+            let mut bad = items.clone();
+            let r = bad[*a]
+                .pointer_mut("/status/allocation/devices/results/0")
+                .unwrap();
+            for k in ["driver", "pool", "device"] {
+                r[k] = theirs[k].clone();
+            }
+            let (found, code, list) = rules(&dump, Some(&as_input("bad.json", &with(bad))));
+            assert_eq!(code, EXIT_VIOLATIONS, "seed {seed}");
+            assert!(
+                found.contains("device-allocated-twice") || found.contains("device-in-use"),
+                "seed {seed}: {list:#}"
+            );
+            doubled += 1;
+        }
+
+        // 2. One member of a gang placed at exactly minCount left out.
+        let groups = manifests["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["kind"] == "PodGroup");
+        for g in groups {
+            let (Some(name), Some(min)) = (
+                g.pointer("/metadata/name").and_then(Value::as_str),
+                g.pointer("/spec/schedulingPolicy/gang/minCount")
+                    .and_then(Value::as_u64),
+            ) else {
+                continue;
+            };
+            let member = |o: &Value| {
+                o["kind"] == "Pod"
+                    && o.pointer("/spec/schedulingGroup/podGroupName")
+                        .and_then(Value::as_str)
+                        == Some(name)
+                    && o.pointer("/spec/nodeName").is_some()
+            };
+            let planned: Vec<usize> = (0..items.len()).filter(|&i| member(&items[i])).collect();
+            let running = manifests["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|o| member(o))
+                .count();
+            if min < 2 || running > 0 || planned.len() as u64 != min {
+                continue;
+            }
+            let mut bad = items.clone();
+            bad[planned[0]]["spec"]
+                .as_object_mut()
+                .unwrap()
+                .remove("nodeName");
+            let (found, _, list) = rules(&dump, Some(&as_input("bad.json", &with(bad))));
+            assert!(
+                found.contains("below-min-count"),
+                "seed {seed} group {name}: {list:#}"
+            );
+            split += 1;
+            break;
+        }
+
+        // 3. A new binding to a node that does not exist.
+        if let Some(i) = items
+            .iter()
+            .position(|o| o["kind"] == "Pod" && o.pointer("/spec/nodeName").is_some())
+        {
+            let mut bad = items.clone();
+            bad[i]["spec"]["nodeName"] = Value::String("no-such-node".into());
+            let (found, _, list) = rules(&dump, Some(&as_input("bad.json", &with(bad))));
+            assert!(found.contains("unknown-node"), "seed {seed}: {list:#}");
+            lost += 1;
+        }
+    }
+    // Each planted bug was planted, and found, many times.
+    assert!(
+        doubled >= 10 && split >= 5 && lost >= 10,
+        "{doubled} {split} {lost}"
+    );
+}
