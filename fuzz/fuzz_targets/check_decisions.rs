@@ -15,12 +15,31 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let dump = Input::Files(vec![
-        InputFile { name: "cluster.yaml".into(), text: CLUSTER.into() },
-        InputFile { name: "case.yaml".into(), text: CASE.into() },
-        InputFile { name: "gang.yaml".into(), text: GANG.into() },
+        InputFile {
+            name: "cluster.yaml".into(),
+            text: CLUSTER.into(),
+        },
+        InputFile {
+            name: "case.yaml".into(),
+            text: CASE.into(),
+        },
+        InputFile {
+            name: "gang.yaml".into(),
+            text: GANG.into(),
+        },
     ]);
-    let decisions = Input::Files(vec![InputFile { name: "decisions.yaml".into(), text: text.into() }]);
-    let run = gangpack_cli::check(&dump, Some(&decisions), &Options::default(), false, Format::Json, Style::PLAIN);
+    let decisions = Input::Files(vec![InputFile {
+        name: "decisions.yaml".into(),
+        text: text.into(),
+    }]);
+    let run = gangpack_cli::check(
+        &dump,
+        Some(&decisions),
+        &Options::default(),
+        false,
+        Format::Json,
+        Style::PLAIN,
+    );
     assert!([0, 2, 4].contains(&run.code), "exit {}", run.code);
     if run.code == 2 {
         assert!(run.stdout.is_empty() && run.failure.is_some());

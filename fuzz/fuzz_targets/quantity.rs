@@ -11,8 +11,9 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(q) = Quantity::parse(text) {
         let printed = q.to_string();
-        let back = Quantity::parse(&printed)
-            .unwrap_or_else(|e| panic!("{text:?} printed as {printed:?}, which does not parse: {e}"));
+        let back = Quantity::parse(&printed).unwrap_or_else(|e| {
+            panic!("{text:?} printed as {printed:?}, which does not parse: {e}")
+        });
         assert_eq!(back, q, "{text:?} -> {printed:?}");
     }
 });
