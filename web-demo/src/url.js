@@ -5,6 +5,10 @@
 // localStorage and the link carries `y=local:<hash>` (it then only reloads here).
 
 const MAX_INLINE = 60000;
+/** The most a link's pasted cluster may inflate to: a link is text anyone can craft,
+ * and deflate turns a few kilobytes into gigabytes. Links this page writes carry at most
+ * MAX_INLINE compressed characters, far below this. */
+export const MAX_LINK_YAML_BYTES = 16 * 1024 * 1024;
 
 function toBase64Url(bytes) {
   let s = '';
@@ -22,6 +26,27 @@ function fromBase64Url(text) {
 async function pipe(bytes, stream) {
   const r = new Blob([bytes]).stream().pipeThrough(stream);
   return new Uint8Array(await new Response(r).arrayBuffer());
+}
+
+/** Inflates `bytes`, refusing (and stopping the stream) once the output passes `limit`. */
+async function inflateAtMost(bytes, limit) {
+  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > limit) {
+      await reader.cancel();
+      throw new Error(`the link's cluster (y=…) inflates to more than ${limit / (1024 * 1024)} MiB; a link this page writes is far smaller, so this one was not made here`);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) { out.set(c, at); at += c.length; }
+  return out;
 }
 
 async function digest(text) {
@@ -59,14 +84,31 @@ export async function decode(hash) {
       if (text === null) throw new Error('this link names a pasted cluster kept in another browser (too large for the link); paste the YAML again');
       state.yaml = text;
     } else {
-      state.yaml = new TextDecoder().decode(await pipe(fromBase64Url(y), new DecompressionStream('deflate-raw')));
+      let packed;
+      try {
+        packed = fromBase64Url(y);
+      } catch {
+        throw new Error('the link\'s cluster (y=…) is not base64url text');
+      }
+      let bytes;
+      try {
+        bytes = await inflateAtMost(packed, MAX_LINK_YAML_BYTES);
+      } catch (e) {
+        if (e instanceof Error && e.message.startsWith('the link')) throw e;
+        throw new Error(`the link's cluster (y=…) is not deflate-compressed YAML: ${e instanceof Error ? e.message : e}`);
+      }
+      try {
+        state.yaml = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      } catch {
+        throw new Error('the link\'s cluster (y=…) is not UTF-8 text');
+      }
     }
   }
   const a = params.get('a');
   if (a) {
     let actions;
     try {
-      actions = JSON.parse(new TextDecoder().decode(fromBase64Url(a)));
+      actions = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(fromBase64Url(a)));
     } catch (e) {
       throw new Error(`the link's actions (a=…) are not valid: ${e.message}`);
     }
