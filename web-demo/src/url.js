@@ -23,30 +23,21 @@ function fromBase64Url(text) {
   return out;
 }
 
-async function pipe(bytes, stream) {
-  const r = new Blob([bytes]).stream().pipeThrough(stream);
-  return new Uint8Array(await new Response(r).arrayBuffer());
-}
-
-/** Inflates `bytes`, refusing (and stopping the stream) once the output passes `limit`. */
-async function inflateAtMost(bytes, limit) {
-  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
+/** `bytes` through `stream`; `null` (the stream stopped) once the output passes `limit` bytes. */
+async function pipe(bytes, stream, limit = Infinity) {
+  const reader = new Blob([bytes]).stream().pipeThrough(stream).getReader();
   const chunks = [];
   let total = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) break;
+    if (done) return new Uint8Array(await new Blob(chunks).arrayBuffer());
     total += value.length;
     if (total > limit) {
       await reader.cancel();
-      throw new Error(`the link's cluster (y=…) inflates to more than ${limit / (1024 * 1024)} MiB; a link this page writes is far smaller, so this one was not made here`);
+      return null;
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) { out.set(c, at); at += c.length; }
-  return out;
 }
 
 async function digest(text) {
@@ -92,10 +83,12 @@ export async function decode(hash) {
       }
       let bytes;
       try {
-        bytes = await inflateAtMost(packed, MAX_LINK_YAML_BYTES);
+        bytes = await pipe(packed, new DecompressionStream('deflate-raw'), MAX_LINK_YAML_BYTES);
       } catch (e) {
-        if (e instanceof Error && e.message.startsWith('the link')) throw e;
         throw new Error(`the link's cluster (y=…) is not deflate-compressed YAML: ${e instanceof Error ? e.message : e}`);
+      }
+      if (bytes === null) {
+        throw new Error(`the link's cluster (y=…) inflates to more than ${MAX_LINK_YAML_BYTES / (1024 * 1024)} MiB; a link this page writes is far smaller, so this one was not made here`);
       }
       try {
         state.yaml = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
