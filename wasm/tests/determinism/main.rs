@@ -39,6 +39,7 @@
 #![cfg(feature = "k8s")]
 
 mod diff;
+mod hazards;
 mod render;
 
 use gangpack::testing::{ScenarioConfig, Size, WorkloadKinds};
