@@ -55,8 +55,8 @@ pub(super) fn compile(pattern: &str) -> Result<Regex, String> {
         .nest_limit(NEST_LIMIT);
     let invalid = |reason: String| format!("{reason}: `{pattern}`");
     let too_large = || String::from("expression too large");
-    let hir = syntax::parse_with(&translated, &syntax)
-        .map_err(|e| invalid(last_line(&e.to_string())))?;
+    let hir =
+        syntax::parse_with(&translated, &syntax).map_err(|e| invalid(last_line(&e.to_string())))?;
     // The forward NFA first, only to count it: the size check must not depend on the
     // target (see `SIZE_LIMIT`).
     let nfa = thompson::Compiler::new()
@@ -565,9 +565,15 @@ mod tests {
         // the same NFA takes fewer bytes, under the byte limit this replaces).
         assert!(compile(r"\pL{56}").is_ok());
         assert_eq!(compile(r"\pL{57}").unwrap_err(), "expression too large");
-        assert_eq!(compile(r"(\pL|\pN){50}").unwrap_err(), "expression too large");
+        assert_eq!(
+            compile(r"(\pL|\pN){50}").unwrap_err(),
+            "expression too large"
+        );
         assert!(compile(r"\p{Greek}{986}").is_ok());
-        assert_eq!(compile(r"\p{Greek}{987}").unwrap_err(), "expression too large");
+        assert_eq!(
+            compile(r"\p{Greek}{987}").unwrap_err(),
+            "expression too large"
+        );
         let deep = format!("{}a{}", "(".repeat(200), ")".repeat(200));
         assert!(compile(&deep).is_err());
         assert!(compile(r"\d").unwrap().is_match("5"));

@@ -48,7 +48,10 @@ use serde::Deserialize;
 
 /// Every file a scenario reads, by its path from the repository root.
 const FILES: &[(&str, &str)] = &[
-    ("examples/cluster/namespace.yaml", include_str!("../../../examples/cluster/namespace.yaml")),
+    (
+        "examples/cluster/namespace.yaml",
+        include_str!("../../../examples/cluster/namespace.yaml"),
+    ),
     (
         "examples/cluster/priorityclasses.yaml",
         include_str!("../../../examples/cluster/priorityclasses.yaml"),
@@ -57,26 +60,50 @@ const FILES: &[(&str, &str)] = &[
         "examples/cluster/deviceclasses.yaml",
         include_str!("../../../examples/cluster/deviceclasses.yaml"),
     ),
-    ("examples/cluster/nodes.yaml", include_str!("../../../examples/cluster/nodes.yaml")),
+    (
+        "examples/cluster/nodes.yaml",
+        include_str!("../../../examples/cluster/nodes.yaml"),
+    ),
     (
         "examples/cluster/resourceslices.yaml",
         include_str!("../../../examples/cluster/resourceslices.yaml"),
     ),
-    ("examples/gang-rack.yaml", include_str!("../../../examples/gang-rack.yaml")),
+    (
+        "examples/gang-rack.yaml",
+        include_str!("../../../examples/gang-rack.yaml"),
+    ),
     (
         "examples/claim-first-available.yaml",
         include_str!("../../../examples/claim-first-available.yaml"),
     ),
-    ("examples/running-job.yaml", include_str!("../../../examples/running-job.yaml")),
-    ("examples/taint-rule.yaml", include_str!("../../../examples/taint-rule.yaml")),
+    (
+        "examples/running-job.yaml",
+        include_str!("../../../examples/running-job.yaml"),
+    ),
+    (
+        "examples/taint-rule.yaml",
+        include_str!("../../../examples/taint-rule.yaml"),
+    ),
     (
         "examples/taint-rule-dry-run.yaml",
         include_str!("../../../examples/taint-rule-dry-run.yaml"),
     ),
-    ("wasm/tests/determinism/inputs/sharing.yaml", include_str!("inputs/sharing.yaml")),
-    ("wasm/tests/determinism/inputs/taints.yaml", include_str!("inputs/taints.yaml")),
-    ("wasm/tests/determinism/inputs/ties.yaml", include_str!("inputs/ties.yaml")),
-    ("wasm/tests/determinism/inputs/cel-cost.yaml", include_str!("inputs/cel-cost.yaml")),
+    (
+        "wasm/tests/determinism/inputs/sharing.yaml",
+        include_str!("inputs/sharing.yaml"),
+    ),
+    (
+        "wasm/tests/determinism/inputs/taints.yaml",
+        include_str!("inputs/taints.yaml"),
+    ),
+    (
+        "wasm/tests/determinism/inputs/ties.yaml",
+        include_str!("inputs/ties.yaml"),
+    ),
+    (
+        "wasm/tests/determinism/inputs/cel-cost.yaml",
+        include_str!("inputs/cel-cost.yaml"),
+    ),
 ];
 
 /// The scenarios.
@@ -291,7 +318,8 @@ fn input(s: &Scenario) -> (Input, Option<gangpack::testing::Scenario>) {
             None,
         ),
         Source::Generate(g) => {
-            let generated = gangpack::testing::generate(&generator_config(&g.size, &g.kind), g.seed);
+            let generated =
+                gangpack::testing::generate(&generator_config(&g.size, &g.kind), g.seed);
             let text = generated_manifests(&generated);
             (
                 Input::Files(vec![InputFile {
@@ -323,7 +351,12 @@ fn render_cli(s: &Scenario, input: &Input) -> String {
         for w in &run.warnings {
             out.push_str(&format!("warning: {w}\n"));
         }
-        for e in run.failure.as_ref().map(gangpack_cli::Failure::lines).unwrap_or_default() {
+        for e in run
+            .failure
+            .as_ref()
+            .map(gangpack_cli::Failure::lines)
+            .unwrap_or_default()
+        {
             out.push_str(&format!("error: {e}\n"));
         }
         out.push_str(&run.stdout);
@@ -337,9 +370,10 @@ fn render_cli(s: &Scenario, input: &Input) -> String {
 /// One command, as `runCli` runs it (`wasm/src/manifests.rs`).
 fn run_cli(r: &Request, input: &Input) -> gangpack_cli::Run {
     let mut o = options(r.options.policy.as_deref().unwrap_or("BestFit"));
-    o.now = r.options.now.as_deref().map(|t| {
-        gangpack_cli::parse_rfc3339_arg(t).unwrap_or_else(|e| panic!("options.now: {e}"))
-    });
+    o.now =
+        r.options.now.as_deref().map(|t| {
+            gangpack_cli::parse_rfc3339_arg(t).unwrap_or_else(|e| panic!("options.now: {e}"))
+        });
     let format = match r.output.as_deref() {
         None | Some("table") => Format::Table,
         Some("yaml") => Format::Yaml,
@@ -422,7 +456,10 @@ fn golden(name: &str, trace: &str, cli: &str, manifests: &str) {
     let (input, generated) = input(&s);
     if generated.is_some() {
         if s.cli.is_empty() {
-            assert!(manifests.is_empty(), "{name}: a manifests golden without commands");
+            assert!(
+                manifests.is_empty(),
+                "{name}: a manifests golden without commands"
+            );
         } else {
             let Input::Files(files) = &input else {
                 unreachable!("generated input is one text")

@@ -160,7 +160,11 @@ fn unit_result(out: &mut String, unit: &Unit, result: &UnitResult) {
             decision(out, d);
         }
         UnitResult::Preempted(p) => {
-            let _ = writeln!(out, "{unit}: scheduled after preempting {}", p.victims.len());
+            let _ = writeln!(
+                out,
+                "{unit}: scheduled after preempting {}",
+                p.victims.len()
+            );
             for v in &p.victims {
                 let _ = writeln!(
                     out,
@@ -176,14 +180,20 @@ fn unit_result(out: &mut String, unit: &Unit, result: &UnitResult) {
         UnitResult::Pending(outcome) => {
             let _ = match outcome {
                 GangOutcome::Unschedulable { required, best } => {
-                    writeln!(out, "{unit}: pending, unschedulable ({best} of {required} fit)")
+                    writeln!(
+                        out,
+                        "{unit}: pending, unschedulable ({best} of {required} fit)"
+                    )
                 }
                 GangOutcome::WaitingForPods { present, min_count } => writeln!(
                     out,
                     "{unit}: pending, waiting for pods ({present} of minCount {min_count})"
                 ),
                 GangOutcome::BudgetExhausted { steps } => {
-                    writeln!(out, "{unit}: pending, step budget exhausted after {steps} steps")
+                    writeln!(
+                        out,
+                        "{unit}: pending, step budget exhausted after {steps} steps"
+                    )
                 }
                 GangOutcome::Placed(_) => writeln!(out, "{unit}: pending, yet placed"),
             };
@@ -215,7 +225,11 @@ fn decision(out: &mut String, d: &PlacementDecision) {
 fn allocation(out: &mut String, indent: &str, claim: &str, result: &AllocationResult) {
     let _ = writeln!(out, "{indent}claim {claim}");
     for r in &result.devices {
-        let _ = write!(out, "{indent}  {}: {}/{}/{}", r.request, r.driver, r.pool, r.device);
+        let _ = write!(
+            out,
+            "{indent}  {}: {}/{}/{}",
+            r.request, r.driver, r.pool, r.device
+        );
         if r.admin_access {
             out.push_str(" admin");
         }
