@@ -1014,30 +1014,35 @@ fn sort_by_domain_and_free(candidates: &mut Vec<Candidate>, domains: usize, desc
     if candidates.len() < 2 {
         return;
     }
-    let max_free = candidates.iter().map(|c| c.free).max().unwrap_or(0) as usize;
-    let keys = domains.max(1).saturating_mul(max_free + 1);
+    let max_free = u64::from(candidates.iter().map(|c| c.free).max().unwrap_or(0));
+    // In u64: a domain index times the free count can pass u32::MAX, which `usize` is
+    // on wasm32 (where the product overflowed and the order differed from native).
+    let keys = (domains.max(1) as u64).saturating_mul(max_free + 1);
     let key = |c: &Candidate| {
         let f = if descending {
-            max_free - c.free as usize
+            max_free - u64::from(c.free)
         } else {
-            c.free as usize
+            u64::from(c.free)
         };
-        c.domain as usize * (max_free + 1) + f
+        u64::from(c.domain) * (max_free + 1) + f
     };
-    if keys > 4 * candidates.len() + 64 {
+    if keys > 4 * candidates.len() as u64 + 64 {
         candidates.sort_by_key(key);
         return;
     }
+    // Few keys: each fits a usize.
+    let slot = |c: &Candidate| key(c) as usize;
+    let keys = keys as usize;
     let mut start = vec![0usize; keys + 1];
     for c in candidates.iter() {
-        start[key(c) + 1] += 1;
+        start[slot(c) + 1] += 1;
     }
     for k in 0..keys {
         start[k + 1] += start[k];
     }
     let mut out = vec![candidates[0]; candidates.len()];
     for c in candidates.iter() {
-        let k = key(c);
+        let k = slot(c);
         out[start[k]] = *c;
         start[k] += 1;
     }
@@ -1242,5 +1247,37 @@ impl Gang<'_> {
         let after: Vec<u32> = free.values().copied().collect();
         let after = mix.fragmentation(&after);
         i64::try_from(after).unwrap_or(i64::MAX) - i64::try_from(before).unwrap_or(i64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Candidate, sort_by_domain_and_free};
+    use crate::NodeId;
+    use crate::alloc_prelude::*;
+
+    fn candidate(node: u32, domain: u32, free: u32) -> Candidate {
+        Candidate {
+            node: NodeId(node),
+            cap: 1,
+            free,
+            domain,
+        }
+    }
+
+    /// The sort key is a domain index times the largest free count: past `u32::MAX`
+    /// here, which overflowed a 32-bit `usize` (wasm32) before the key was a `u64`.
+    #[test]
+    fn sort_keys_past_u32_keep_domain_then_free_order() {
+        let mut c = vec![
+            candidate(0, 70_000, 5),
+            candidate(1, 3, 70_000),
+            candidate(2, 70_000, 1),
+            candidate(3, 3, 2),
+        ];
+        sort_by_domain_and_free(&mut c, 70_001, false);
+        assert_eq!(c.iter().map(|c| c.node.0).collect::<Vec<_>>(), [3, 1, 2, 0]);
+        sort_by_domain_and_free(&mut c, 70_001, true);
+        assert_eq!(c.iter().map(|c| c.node.0).collect::<Vec<_>>(), [1, 3, 0, 2]);
     }
 }

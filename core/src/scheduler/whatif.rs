@@ -281,7 +281,7 @@ impl fmt::Display for WhatItTakes {
                     "pods fit"
                 },
                 d.missing_devices(),
-                plural(d.missing_devices() as usize)
+                plural(d.missing_devices())
             )?;
             for m in &d.missing {
                 write!(
@@ -291,7 +291,7 @@ impl fmt::Display for WhatItTakes {
                     plural(m.pods),
                     m.example,
                     m.devices_per_pod,
-                    plural(m.devices_per_pod as usize)
+                    plural(m.devices_per_pod)
                 )?;
             }
         }
@@ -303,8 +303,10 @@ impl fmt::Display for WhatItTakes {
     }
 }
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
+/// `s` unless `n` is 1. Generic, so that a `u64` count is compared as it is: cast to
+/// `usize` it was truncated on wasm32 (4294967297 devices printed as "device").
+fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
+    if n == N::from(1) { "" } else { "s" }
 }
 
 /// The scheduled `NoExecute` evictions after which a pending unit would be placed
