@@ -148,8 +148,8 @@ pub use cluster::{
 
 // allocate: one pod's claims on one node.
 pub use allocate::{
-    AllocationError, AllocationOutcome, AllocatorOptions, EvaluationFailure, Funnel,
-    PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
+    AllocationError, AllocationOutcome, AllocatorOptions, DEFAULT_ALLOCATOR_STEP_BUDGET,
+    EvaluationFailure, Funnel, PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
 };
 
 // validate: the independent judge of a decision.
@@ -162,7 +162,9 @@ pub use gang::capacity_report::{
 };
 pub use gang::composite::{CompositeError, CompositeOutcome};
 pub use gang::explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
-pub use gang::placer::{GangError, GangOptions, GangOutcome};
+pub use gang::placer::{
+    DEFAULT_STEP_BUDGET, GangError, GangOptions, GangOutcome, SearchStats, StepBudget,
+};
 pub use gang::scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 
 // scheduler: the lifecycle.
