@@ -160,7 +160,7 @@ pub use gang::capacity_report::{
     CapacityChange, CapacityDiff, CapacityDomain, CapacityReport, DomainCapacity, RequestShape,
     ShapeCapacity,
 };
-pub use gang::composite::{CompositeError, CompositeOutcome};
+pub use gang::composite::{CompositeError, CompositeOutcome, CompositeStats};
 pub use gang::explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
 pub use gang::placer::{
     DEFAULT_STEP_BUDGET, GangError, GangOptions, GangOutcome, SearchStats, StepBudget,
