@@ -161,7 +161,7 @@ pub use gang::capacity_report::{
     ShapeCapacity,
 };
 pub use gang::composite::{CompositeError, CompositeOutcome, CompositeStats};
-pub use gang::explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
+pub use gang::explain::{BudgetExhaustion, Explanation, Fact, GangStatus, Resolution, ShapeReport};
 pub use gang::placer::{
     DEFAULT_STEP_BUDGET, GangError, GangOptions, GangOutcome, SearchStats, StepBudget,
 };

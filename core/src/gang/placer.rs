@@ -83,10 +83,10 @@ use crate::allocate::{
     AllocationError, AllocationOutcome, AllocatorOptions, ClaimPart, PreparedClaims,
     claim_limit_error,
 };
-use crate::cluster::Cluster;
 use crate::cluster::bits::{DeviceSet, SparseDeviceSet};
 use crate::cluster::ids::NodeId;
 use crate::cluster::rooms::RoomRequest;
+use crate::cluster::{Cluster, DeviceCounts};
 use crate::gang::scoring::{ScoringPolicy, WorkloadMix};
 use crate::model::claim::{AllocationMode, ResourceClaim, ResourceClaimSpec};
 use crate::model::decision::PlacementDecision;
@@ -1289,6 +1289,9 @@ impl Gang<'_> {
         // Free devices per domain, for the policies that score by them (computed once,
         // when a domain first passes the count bound).
         let mut free: Option<Vec<i64>> = None;
+        // Devices per domain, for the device bound (when it holds).
+        let mut devices: Option<Vec<i64>> = None;
+        let device_bound = self.device_bound_holds(cluster);
         for d in 0..domains {
             let reach: usize = (0..self.shapes.len())
                 .map(|s| {
@@ -1298,6 +1301,15 @@ impl Gang<'_> {
                         .min(usize::try_from(caps).unwrap_or(usize::MAX))
                 })
                 .sum();
+            // The pods the domain's free devices hold at most, the smallest first: each
+            // pod's own claims take devices of its node, none twice.
+            let reach = if device_bound && reach >= self.required {
+                let have =
+                    devices.get_or_insert_with(|| self.domains_count(cluster, |c| c.free))[d];
+                reach.min(self.pods_within(u64::try_from(have).unwrap_or(0)))
+            } else {
+                reach
+            };
             self.most = self.most.max(reach.min(self.required));
             if reach < self.required {
                 continue;
@@ -1307,7 +1319,9 @@ impl Gang<'_> {
                 scored.push((0, d as u32));
                 continue;
             }
-            let mut free_in = |d: usize| free.get_or_insert_with(|| self.domains_free(cluster))[d];
+            let mut free_in = |d: usize| {
+                free.get_or_insert_with(|| self.domains_count(cluster, |c| c.free_untainted))[d]
+            };
             let score = match policy {
                 ScoringPolicy::BestFit => free_in(d),
                 ScoringPolicy::Spread => -free_in(d),
@@ -1350,9 +1364,52 @@ impl Gang<'_> {
         want
     }
 
-    /// Per domain, the free untainted devices on its candidate nodes (each node once;
-    /// a node is in one domain).
-    fn domains_free(&self, cluster: &Cluster) -> Vec<i64> {
+    /// Whether every pod's own claims take devices of its node, none shared with
+    /// another pod, each counted in [`DeviceCounts::free`](crate::DeviceCounts::free)
+    /// there: no network-attached or shareable device exists, and no request of the
+    /// pods' own claims has admin access. Then a domain whose free devices are fewer
+    /// than the required pods need cannot host them.
+    fn device_bound_holds(&self, cluster: &Cluster) -> bool {
+        !cluster.has_shared_devices()
+            && cluster.shareable_devices().is_empty()
+            && self.shapes.iter().all(|s| {
+                s.own_specs.iter().all(|spec| {
+                    spec.requests
+                        .iter()
+                        .all(|r| r.alternatives().iter().all(|v| !v.admin_access))
+                })
+            })
+    }
+
+    /// How many pending pods `devices` devices hold at most: the pods needing the
+    /// fewest devices first.
+    fn pods_within(&self, devices: u64) -> usize {
+        let mut shapes: Vec<(u64, usize)> = self
+            .shapes
+            .iter()
+            .map(|s| (s.min_devices, s.pods))
+            .collect();
+        shapes.sort_unstable();
+        let mut left = devices;
+        let mut pods = 0;
+        for (each, n) in shapes {
+            if each == 0 {
+                pods += n;
+                continue;
+            }
+            let fit = usize::try_from(left / each).unwrap_or(usize::MAX).min(n);
+            pods += fit;
+            left -= each * fit as u64;
+            if fit < n {
+                break;
+            }
+        }
+        pods
+    }
+
+    /// Per domain, `count` of the device counts of its candidate nodes, summed (each
+    /// node once; a node is in one domain).
+    fn domains_count(&self, cluster: &Cluster, count: impl Fn(&DeviceCounts) -> u32) -> Vec<i64> {
         let mut total = vec![0i64; self.domains.len()];
         // Nodes counted, one bit per node id.
         let mut seen: Vec<u64> = Vec::new();
@@ -1365,7 +1422,7 @@ impl Gang<'_> {
                 if seen[word] & bit == 0 {
                     seen[word] |= bit;
                     total[c.domain as usize] +=
-                        i64::from(cluster.node_counts(c.node).map_or(0, |n| n.free_untainted));
+                        i64::from(cluster.node_counts(c.node).map_or(0, |n| count(&n)));
                 }
             }
         }
