@@ -625,6 +625,16 @@ impl<'p> Search<'p> {
         failed.iter().any(|&j| classes[j] == mine)
     }
 
+    /// Whether candidate `d` of alternative `a` of claim `c` may still be picked, as
+    /// far as picks so far and committed allocations go (the first checks of
+    /// `acceptable`).
+    fn open(&self, c: usize, a: &Alternative, d: &Candidate) -> bool {
+        if (a.admin || !d.shareable) && self.per_claim[c].contains(&d.device) {
+            return false;
+        }
+        a.admin || d.shareable || (self.free(d.device) && !d.in_use)
+    }
+
     /// Whether a device is free for a non-admin, exclusive pick now.
     fn free(&self, d: DeviceId) -> bool {
         !self.exclusive.contains(&d) && !self.admin_picked.contains(&d)
@@ -705,11 +715,12 @@ impl<'p> Search<'p> {
                     continue;
                 }
                 let state = &self.constraints[c2][k];
+                // The candidates in scope still open to their alternative.
                 let in_scope = requests
                     .iter()
                     .flat_map(|q| &q.alternatives)
                     .filter(|a| a.constraints.contains(&k))
-                    .flat_map(|a| &a.candidates);
+                    .flat_map(|a| a.candidates.iter().filter(move |d| self.open(c2, a, d)));
                 match kind {
                     ConstraintKind::Distinct => {
                         // Each device left takes at least one value no other takes.
@@ -748,9 +759,6 @@ impl<'p> Search<'p> {
                             let Some(v) = &d.values[k] else {
                                 continue;
                             };
-                            if self.per_claim[c2].contains(&d.device) {
-                                continue;
-                            }
                             for x in v {
                                 if state
                                     .common
