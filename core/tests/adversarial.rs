@@ -580,6 +580,50 @@ fn near_misses_on_small_fleets_agree_with_the_oracle() {
     assert!(cases > 30, "{cases}");
 }
 
+/// Gangs of two shapes (2 GPUs on one NUMA node, and 1 GPU) on 3 nodes of 5 GPUs
+/// (three matched pairs in all), every mix up to 4 + 10 pods, against the oracle: some split of the pods over the nodes whose
+/// every node's claims fit (brute force). What the search learns about the second
+/// shape holds only while the first shape's pods stay put; this checks it is forgotten
+/// when they move.
+#[test]
+fn two_shape_gangs_on_small_fleets_agree_with_the_oracle() {
+    const VALUES: [[i64; 5]; 3] = [[0, 0, 1, 2, 3], [0, 0, 1, 1, 2], [0, 1, 2, 3, 4]];
+    let c = fleet(3, 3, 3, 5, |n, g| {
+        vec![("numa", DeviceAttribute::Int(VALUES[n][g]))]
+    });
+    let pair = counted(2, match_on("numa"));
+    let one = counted(1, None);
+    // Whether `a` pairs and `b` singles fit on the nodes from `n` on.
+    fn split(values: &[[i64; 5]; 3], n: usize, a: usize, b: usize) -> bool {
+        if n == values.len() {
+            return a == 0 && b == 0;
+        }
+        (0..=a).any(|x| {
+            (0..=b).any(|y| {
+                let mut claims = vec![(vec![2], Rule::Match); x];
+                claims.extend(vec![(vec![1], Rule::Free); y]);
+                oracle(&values[n], &claims) && split(values, n + 1, a - x, b - y)
+            })
+        })
+    }
+    let mut placed = 0;
+    for a in 0..=4 {
+        for b in 0..=10 {
+            if a + b == 0 {
+                continue;
+            }
+            let mut p = Pods::default();
+            p.add("a", a, &pair).add("b", b, &one);
+            let (out, _) = place(&c, &group(u32::try_from(a + b).unwrap()), &p);
+            let fits = matches!(out, GangOutcome::Placed(_));
+            assert_eq!(fits, split(&VALUES, 0, a, b), "{a} pairs, {b} singles");
+            placed += usize::from(fits);
+        }
+    }
+    // 15 GPUs, 3 matched pairs: exactly the mixes with a ≤ 3 and 2a + b ≤ 15.
+    assert_eq!(placed, 42);
+}
+
 // ---------------------------------------------------------------------------------
 // 3. matchAttribute with many distinct values.
 // ---------------------------------------------------------------------------------
