@@ -588,11 +588,6 @@ fn near_misses_on_small_fleets_agree_with_the_oracle() {
 #[test]
 fn two_shape_gangs_on_small_fleets_agree_with_the_oracle() {
     const VALUES: [[i64; 5]; 3] = [[0, 0, 1, 2, 3], [0, 0, 1, 1, 2], [0, 1, 2, 3, 4]];
-    let c = fleet(3, 3, 3, 5, |n, g| {
-        vec![("numa", DeviceAttribute::Int(VALUES[n][g]))]
-    });
-    let pair = counted(2, match_on("numa"));
-    let one = counted(1, None);
     // Whether `a` pairs and `b` singles fit on the nodes from `n` on.
     fn split(values: &[[i64; 5]; 3], n: usize, a: usize, b: usize) -> bool {
         if n == values.len() {
@@ -606,6 +601,11 @@ fn two_shape_gangs_on_small_fleets_agree_with_the_oracle() {
             })
         })
     }
+    let c = fleet(3, 3, 3, 5, |n, g| {
+        vec![("numa", DeviceAttribute::Int(VALUES[n][g]))]
+    });
+    let pair = counted(2, match_on("numa"));
+    let one = counted(1, None);
     let mut placed = 0;
     for a in 0..=4 {
         for b in 0..=10 {
