@@ -768,9 +768,10 @@ impl fmt::Display for BudgetExhaustion {
         };
         write!(
             f,
-            "{what} step budget ({} steps{per}) ran out before an answer was known: raise it \
+            "{what} step budget ({} step{}{per}) ran out before an answer was known: raise it \
              to search further ({})",
             self.limit,
+            if self.limit == 1 { "" } else { "s" },
             self.budget.settings()
         )
     }
@@ -837,6 +838,12 @@ impl fmt::Display for Explanation {
                 }
                 return Ok(());
             }
+            GangStatus::Unschedulable if self.budget_exhausted => {
+                writeln!(
+                    f,
+                    "{what}: Unschedulable (undecided: a step budget ran out)"
+                )?;
+            }
             GangStatus::Unschedulable => {
                 writeln!(f, "{what}: Unschedulable (waiting or preemption may help)")?;
             }
@@ -844,14 +851,26 @@ impl fmt::Display for Explanation {
                 writeln!(f, "{what}: UnschedulableAndUnresolvable")?;
             }
         }
-        writeln!(
-            f,
-            "├─ needs {} pending pod{} placed together ({} running); at most {} fit",
-            self.required,
-            if self.required == 1 { "" } else { "s" },
-            self.running,
-            self.best
-        )?;
+        if self.budget_exhausted {
+            writeln!(
+                f,
+                "├─ needs {} pending pod{} placed together ({} running); {} placed together \
+                 before the budget ran out",
+                self.required,
+                if self.required == 1 { "" } else { "s" },
+                self.running,
+                self.best
+            )?;
+        } else {
+            writeln!(
+                f,
+                "├─ needs {} pending pod{} placed together ({} running); at most {} fit",
+                self.required,
+                if self.required == 1 { "" } else { "s" },
+                self.running,
+                self.best
+            )?;
+        }
         if let Some(b) = &self.budget {
             writeln!(f, "├─ undecided: {b}; a placement may still exist")?;
         } else if self.budget_exhausted {
@@ -1042,6 +1061,7 @@ impl Cluster {
                 ex.required = required;
             }
             GangOutcome::BudgetExhausted { .. } => {
+                ex.best = search.best;
                 ex.budget_exhausted = true;
                 ex.budget = search.exhausted.map(|budget| BudgetExhaustion {
                     budget,

@@ -218,6 +218,9 @@ pub struct SearchStats {
     /// The budget that ran out, when the outcome is
     /// [`GangOutcome::BudgetExhausted`].
     pub exhausted: Option<StepBudget>,
+    /// The most of the required pods any attempt placed together (before a budget ran
+    /// out, too).
+    pub best: usize,
 }
 
 /// The outcome of a gang placement.

@@ -430,6 +430,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             steps: self.steps,
             allocator_steps: self.allocator_steps,
             exhausted: self.exhausted_by,
+            best: self.best,
         }
     }
 
