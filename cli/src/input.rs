@@ -113,6 +113,8 @@ pub(crate) fn build_options(global: &Options) -> BuildOptions {
     BuildOptions {
         gang: GangOptions {
             policy: global.policy.scoring(),
+            step_budget: global.step_budget,
+            allocator_step_budget: global.allocator_step_budget,
             ..GangOptions::default()
         },
         skip_invalid: global.skip_invalid,

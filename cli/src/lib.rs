@@ -58,6 +58,12 @@ pub struct Options {
     pub strict: bool,
     /// The logical clock; `None` is the latest timestamp in the input.
     pub now: Option<gangpack::Time>,
+    /// `--step-budget`: the most steps one gang search takes
+    /// ([`gangpack::GangOptions::step_budget`]).
+    pub step_budget: u64,
+    /// `--allocator-step-budget`: the most steps one claim allocator call takes
+    /// ([`gangpack::GangOptions::allocator_step_budget`]).
+    pub allocator_step_budget: u64,
 }
 
 impl Default for Options {
@@ -68,6 +74,8 @@ impl Default for Options {
             skip_invalid: false,
             strict: false,
             now: None,
+            step_budget: gangpack::DEFAULT_STEP_BUDGET,
+            allocator_step_budget: gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
         }
     }
 }

@@ -13,7 +13,8 @@
 //! ```
 //!
 //! Global flags (before or after the command): `--policy best-fit|spread|fragmentation-aware`,
-//! `--seed N`, `--color auto|always|never`, `--skip-invalid`, `--strict`, `--now RFC3339`.
+//! `--seed N`, `--color auto|always|never`, `--skip-invalid`, `--strict`, `--now RFC3339`,
+//! `--step-budget N`, `--allocator-step-budget N`.
 //!
 //! The commands are `gangpack_cli`'s functions (the library in `src/lib.rs`, shared
 //! with the WebAssembly build); this file is the clap definition and the terminal:
@@ -117,6 +118,29 @@ pub(crate) struct Global {
     /// and evictions counted from. Default: the latest timestamp in the input.
     #[arg(help_heading = "Global options", long, global = true, value_name = "RFC3339", value_parser = gangpack_cli::parse_rfc3339_arg)]
     pub(crate) now: Option<gangpack::Time>,
+    /// The most steps one gang search takes (a step: one pod tried on one node, or one
+    /// device choice revisited). When it runs out the unit stays pending, reported as
+    /// undecided with this budget named, not as "does not fit".
+    #[arg(
+        help_heading = "Global options",
+        long,
+        global = true,
+        default_value_t = gangpack::DEFAULT_STEP_BUDGET,
+        value_parser = clap::value_parser!(u64).range(1..),
+        value_name = "N"
+    )]
+    pub(crate) step_budget: u64,
+    /// The most steps one claim allocation takes (a step: one candidate device tried).
+    /// One that runs out leaves the unit pending, undecided, with this budget named.
+    #[arg(
+        help_heading = "Global options",
+        long,
+        global = true,
+        default_value_t = gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
+        value_parser = clap::value_parser!(u64).range(1..),
+        value_name = "N"
+    )]
+    pub(crate) allocator_step_budget: u64,
 }
 
 /// `--color`.
@@ -360,6 +384,8 @@ impl Global {
             skip_invalid: self.skip_invalid,
             strict: self.strict,
             now: self.now,
+            step_budget: self.step_budget,
+            allocator_step_budget: self.allocator_step_budget,
         }
     }
 }

@@ -83,6 +83,11 @@ impl State {
 struct ModelOptions {
     now: Option<TimeArg>,
     policy: Option<String>,
+    /// The most steps one gang search takes (`GangOptions::step_budget`).
+    step_budget: Option<u64>,
+    /// The most steps one claim allocator call takes
+    /// (`GangOptions::allocator_step_budget`).
+    allocator_step_budget: Option<u64>,
 }
 
 /// gangpack's own JSON model: arrays of the core's types.
@@ -176,6 +181,19 @@ struct CapacityView {
 struct AdvanceView {
     now: time::Clock,
     evictions: Vec<view::EvictionView>,
+}
+
+/// A step budget option: at least 1, `default` when left out; `field` names it in the
+/// error.
+pub(crate) fn step_budget(value: Option<u64>, default: u64, field: &str) -> Result<u64, JsValue> {
+    match value {
+        None => Ok(default),
+        Some(0) => Err(invalid_argument(
+            field,
+            "must be at least 1 (steps a search may take)",
+        )),
+        Some(n) => Ok(n),
+    }
 }
 
 fn invalid_argument(field: &str, message: impl Into<String>) -> JsValue {
@@ -282,6 +300,16 @@ impl Scheduler {
         }
         let gang = GangOptions {
             policy: policy(options.policy.as_deref(), "options.policy")?,
+            step_budget: step_budget(
+                options.step_budget,
+                gangpack::DEFAULT_STEP_BUDGET,
+                "options.stepBudget",
+            )?,
+            allocator_step_budget: step_budget(
+                options.allocator_step_budget,
+                gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
+                "options.allocatorStepBudget",
+            )?,
             ..GangOptions::default()
         };
         let mut state = State::new(gangpack::Scheduler::new(cluster, gang));

@@ -112,6 +112,10 @@ pub enum UnitResult {
     /// Placed after preempting lower-priority victims.
     Preempted(Preemption),
     /// Not placed (the placement outcome says why; [`Scheduler::explain`] says more).
+    /// [`GangOutcome::BudgetExhausted`] is undecided, not "does not fit": the unit stays
+    /// pending and is tried again next cycle; the explanation names the budget that ran
+    /// out and where to raise it ([`GangOptions::step_budget`],
+    /// [`GangOptions::allocator_step_budget`], given to [`Scheduler::new`]).
     Pending(GangOutcome),
     /// The group's members disagree on priority, scheduler or preemption policy
     /// (`PodGroupInitiallyScheduled=False`, reason `SchedulerError`).
@@ -288,7 +292,8 @@ fn key(namespace: &str, name: &str) -> String {
 }
 
 impl Scheduler {
-    /// A scheduler over `cluster` with no workloads, placing with `options`.
+    /// A scheduler over `cluster` with no workloads, placing with `options` (its step
+    /// budgets bound every placement, what-if and explanation it makes).
     pub fn new(cluster: Cluster, options: GangOptions) -> Scheduler {
         let mut s = Scheduler {
             cluster,

@@ -48,6 +48,11 @@ pub struct WhatItTakes {
         serde(default, skip_serializing_if = "Vec::is_empty")
     )]
     pub unresolvable: Vec<crate::Fact>,
+    /// Its placement ran out of a step budget before it was decided
+    /// ([`GangOutcome::BudgetExhausted`]): whether it fits now is unknown, so pods that
+    /// fit by count may fit together too (the explanation names the budget).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub undecided: bool,
 }
 
 /// How far a domain's free capacity is from hosting a unit, by count (an optimistic
@@ -106,6 +111,7 @@ impl Scheduler {
             may_preempt: policy == PreemptionPolicy::PreemptLowerPriority,
             domains: Vec::new(),
             unresolvable: Vec::new(),
+            undecided: false,
         };
         match self
             .cluster
@@ -119,7 +125,8 @@ impl Scheduler {
                 out.waiting_for_pods = true;
                 return Ok(out);
             }
-            GangOutcome::Unschedulable { .. } | GangOutcome::BudgetExhausted { .. } => {}
+            GangOutcome::Unschedulable { .. } => {}
+            GangOutcome::BudgetExhausted { .. } => out.undecided = true,
         }
         let mut gang = self
             .cluster
@@ -207,6 +214,11 @@ impl fmt::Display for WhatItTakes {
             );
         }
         write!(f, "What it would take to place {}:", self.unit)?;
+        if self.undecided {
+            f.write_str(
+                "\n  undecided: a step budget ran out before its placement was decided (see the explanation)",
+            )?;
+        }
         match &self.preemption {
             Some(p) => {
                 let pods: usize = p.victims.iter().map(|v| v.pods.len()).sum();
@@ -256,7 +268,17 @@ impl fmt::Display for WhatItTakes {
                 .as_deref()
                 .map_or_else(|| String::from("the cluster"), |v| format!("domain {v}"));
             if d.missing.is_empty() {
-                if d.required == 1 {
+                if self.undecided {
+                    write!(
+                        f,
+                        "\n  {name}: {} fit by count; whether together is undecided",
+                        if d.required == 1 {
+                            String::from("the pod fits")
+                        } else {
+                            format!("all {} pods", d.required)
+                        }
+                    )?;
+                } else if d.required == 1 {
                     write!(
                         f,
                         "\n  {name}: the pod fits each count alone, but not all at once (see the explanation)"
