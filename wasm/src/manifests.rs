@@ -143,6 +143,7 @@ impl JsOptions {
             skip_invalid: self.skip_invalid,
             strict: self.strict,
             now,
+            ..Options::default()
         })
     }
 
