@@ -223,7 +223,7 @@ fn read_text(
     let max = limits.max_input_bytes;
     let max64 = u64::try_from(max).unwrap_or(u64::MAX);
     if let Some(len) = len.filter(|l| *l > max64) {
-        return Err(too_large(name, &len.to_string(), max));
+        return Err(too_large(name, Some(len), max));
     }
     let mut bytes = Vec::new();
     reader
@@ -231,15 +231,16 @@ fn read_text(
         .read_to_end(&mut bytes)
         .map_err(|e| file_error(name, &e))?;
     if bytes.len() > max {
-        return Err(too_large(name, &format!("more than {max}"), max));
+        return Err(too_large(name, None, max));
     }
     String::from_utf8(bytes).map_err(|e| not_utf8(name, e.as_bytes(), e.utf8_error()))
 }
 
-/// An input over [`Limits::max_input_bytes`].
-fn too_large(name: &str, len: &str, max: usize) -> InputError {
+/// An input over [`Limits::max_input_bytes`], of `len` bytes when known.
+fn too_large(name: &str, len: Option<u64>, max: usize) -> InputError {
+    let len = len.map(|l| format!("{l} bytes, ")).unwrap_or_default();
     whole_file_error(format!(
-        "{name}: input too large: {len} bytes, more than the max-input-bytes limit of {max} \
+        "{name}: input too large: {len}more than the max-input-bytes limit of {max} \
          (raise it with --max-input-bytes)"
     ))
 }
@@ -247,7 +248,7 @@ fn too_large(name: &str, len: &str, max: usize) -> InputError {
 /// Text that is not UTF-8, located at its first bad byte.
 fn not_utf8(name: &str, bytes: &[u8], e: std::str::Utf8Error) -> InputError {
     let good = &bytes[..e.valid_up_to()];
-    let line = 1 + good.iter().filter(|b| **b == b'\n').count();
+    let line = good.split(|b| *b == b'\n').count();
     let line_start = good.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     // Valid UTF-8 up to there: count characters, not bytes.
     let column = 1 + String::from_utf8_lossy(&good[line_start..]).chars().count();
@@ -286,8 +287,8 @@ pub fn load_str(text: &str, file: &str) -> Result<Loaded, InputErrors> {
 pub fn load_str_with(text: &str, file: &str, options: &LoadOptions) -> Result<Loaded, InputErrors> {
     if text.len() > options.limits.max_input_bytes {
         let mut errors = InputErrors::default();
-        let len = text.len().to_string();
-        errors.push(too_large(file, &len, options.limits.max_input_bytes));
+        let len = u64::try_from(text.len()).ok();
+        errors.push(too_large(file, len, options.limits.max_input_bytes));
         return Err(errors);
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -723,13 +724,11 @@ impl Keys {
     /// Spends `units` of the budget, failing when it runs out.
     fn charge<E: serde::de::Error>(&mut self, units: usize) -> Result<(), E> {
         if let Some(left) = &mut self.budget {
-            match left.checked_sub(units) {
-                Some(l) => *left = l,
-                None => {
-                    self.exceeded = true;
-                    return Err(E::custom(EXPANSION));
-                }
-            }
+            let Some(l) = left.checked_sub(units) else {
+                self.exceeded = true;
+                return Err(E::custom(EXPANSION));
+            };
+            *left = l;
         }
         Ok(())
     }
