@@ -180,6 +180,7 @@ pub(crate) fn load_with(input: &Input, options: LoadOptions) -> Result<Loaded, F
 pub(crate) fn load_options(global: &Options) -> LoadOptions {
     LoadOptions {
         strict: global.strict,
+        limits: global.limits,
     }
 }
 

@@ -157,6 +157,7 @@ impl JsOptions {
                 gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
                 &format!("{what}.allocatorStepBudget"),
             )?,
+            ..Options::default()
         })
     }
 

@@ -609,6 +609,10 @@ impl Scheduler {
     ) -> Result<(), JsValue> {
         let claim: ResourceClaim = from_js(claim, "claim")?;
         let what = format!("addClaim {}/{}", claim.namespace, claim.name);
+        claim.validate().map_err(|e| errors::invalid(&e))?;
+        if claim.allocation.is_none() {
+            compile_selectors(&claim)?;
+        }
         self.state
             .sched
             .add_claim(claim)
@@ -872,6 +876,44 @@ impl Scheduler {
     #[wasm_bindgen(js_name = toManifests)]
     pub fn to_manifests(&self) -> Result<String, JsValue> {
         kube::to_manifests(&self.state)
+    }
+}
+
+/// A pending claim's selectors must compile, as the API server checks them when the
+/// claim is created (and as the manifest loader does): refused here, not when a cycle
+/// first evaluates them. Every problem names the claim and the selector's field.
+fn compile_selectors(claim: &ResourceClaim) -> Result<(), JsValue> {
+    let mut errs = Vec::new();
+    let mut compile = |path: String, selectors: &[gangpack::DeviceSelector]| {
+        for (i, s) in selectors.iter().enumerate() {
+            if let Err(e) = gangpack::Selector::compile(&s.cel) {
+                errs.push(gangpack::ValidationError::new(
+                    claim.object_ref(),
+                    format!("{path}.selectors[{i}].cel.expression"),
+                    gangpack::Problem::InvalidExpression {
+                        message: e.to_string(),
+                    },
+                ));
+            }
+        }
+    };
+    for (i, r) in claim.spec.requests.iter().enumerate() {
+        let rp = format!("spec.devices.requests[{i}]");
+        match &r.kind {
+            gangpack::DeviceRequestKind::Exactly(e) => {
+                compile(format!("{rp}.exactly"), &e.selectors);
+            }
+            gangpack::DeviceRequestKind::FirstAvailable(subs) => {
+                for (j, sub) in subs.iter().enumerate() {
+                    compile(format!("{rp}.firstAvailable[{j}]"), &sub.selectors);
+                }
+            }
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errors::invalid(&errs))
     }
 }
 
