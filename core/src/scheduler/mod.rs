@@ -482,6 +482,30 @@ impl Scheduler {
         Ok(())
     }
 
+    /// Removes a ResourceClaim (`namespace/name`) that is not allocated, and returns it.
+    /// Pending pods naming it wait for it again (a cycle reports them as failed).
+    ///
+    /// An allocated claim is in use — reserved for a bound pod or its PodGroup — and
+    /// is refused (upstream's finalizer keeps such a claim until `status.reservedFor`
+    /// is empty): remove or complete its users first, which releases it.
+    pub fn remove_claim(&mut self, claim: &str) -> Result<ResourceClaim, SchedulerError> {
+        let Some(c) = self.claims.get(claim) else {
+            return Err(SchedulerError::Cluster(ClusterError::NotFound(
+                ObjectRef::cluster(ObjectKind::ResourceClaim, claim),
+            )));
+        };
+        if c.allocation.is_some() {
+            return Err(SchedulerError::Invalid(vec![ValidationError::new(
+                c.object_ref(),
+                "status.reservedFor",
+                Problem::Forbidden {
+                    reason: "the claim is allocated and in use; release its users first",
+                },
+            )]));
+        }
+        Ok(self.claims.remove(claim).expect("checked above"))
+    }
+
     /// Adds a PodGroup. Its priority, when unset, comes from its `priorityClassName`
     /// (or the global default class), as admission sets it.
     pub fn add_group(&mut self, mut group: PodGroup) -> Result<(), SchedulerError> {
@@ -530,6 +554,57 @@ impl Scheduler {
             )]));
         }
         if let Some(node_name) = &pod.node_name {
+            // A running pod's claims are allocated (the kubelet starts it only then):
+            // one that names a missing or unallocated claim would use devices nobody holds.
+            let unallocated: Vec<ValidationError> =
+                pod.resource_claims
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, entry)| {
+                        let ClaimSource::ClaimName(n) = &entry.source else {
+                            return None;
+                        };
+                        let field = format!("spec.resourceClaims[{i}].resourceClaimName");
+                        match self.claims.get(&key(&pod.namespace, n)) {
+                            None => Some(ValidationError::new(
+                                pod.object_ref(),
+                                field,
+                                Problem::NotFound { value: n.clone() },
+                            )),
+                            Some(c) => match &c.allocation {
+                                None => Some(ValidationError::new(
+                                    pod.object_ref(),
+                                    field,
+                                    Problem::Invalid {
+                                        value: n.clone(),
+                                        reason: "a running pod's claim must be allocated",
+                                    },
+                                )),
+                                Some(a)
+                                    if a.node_selector.as_ref().is_some_and(|sel| {
+                                        !self.cluster.node(node_name).is_some_and(|node| {
+                                            sel.matches(&node.name, &node.labels)
+                                        })
+                                    }) =>
+                                {
+                                    Some(ValidationError::new(
+                                        pod.object_ref(),
+                                        field,
+                                        Problem::Invalid {
+                                            value: n.clone(),
+                                            reason: "the claim is allocated for another node \
+                                                 (status.allocation.nodeSelector)",
+                                        },
+                                    ))
+                                }
+                                Some(_) => None,
+                            },
+                        }
+                    })
+                    .collect();
+            if !unallocated.is_empty() {
+                return Err(SchedulerError::Invalid(unallocated));
+            }
             let Some(node) = self.cluster.node(node_name) else {
                 return Err(SchedulerError::Cluster(ClusterError::NotFound(
                     ObjectRef::cluster(ObjectKind::Node, node_name),
