@@ -1102,7 +1102,7 @@ impl<'a> Sim<'a> {
                 let left = self.groups.get_mut(&g).expect("touched");
                 if *left == 0 {
                     for a in &self.s.group_claims[&g] {
-                        let recorded = c.commit_allocation(&a.claim, &a.result);
+                        let recorded = c.restore_allocation(&a.claim, &a.result);
                         debug_assert!(recorded.is_ok(), "a released allocation fits again");
                     }
                 }
@@ -1111,7 +1111,7 @@ impl<'a> Sim<'a> {
             for claim in self.touch_claims(pod) {
                 let (held, users) = self.claims.get_mut(claim).expect("touched");
                 if *users == 0 {
-                    let recorded = c.commit_allocation(&held.claim, &held.result);
+                    let recorded = c.restore_allocation(&held.claim, &held.result);
                     debug_assert!(recorded.is_ok(), "a released allocation fits again");
                 }
                 *users += 1;
