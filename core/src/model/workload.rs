@@ -604,22 +604,11 @@ impl PodGroup {
     }
 
     /// The group's claim that a pod's claim resolves to: the one with the same name and
-    /// the same source (KEP-5729), or, for a `resourceClaimName`, the one naming the
-    /// same ResourceClaim under another entry name (it is the same object, reserved for
-    /// the group). `None` means the pod's claim is the pod's own.
+    /// the same source (KEP-5729). `None` means the pod's claim is the pod's own.
     pub fn group_claim_for(&self, claim: &PodResourceClaim) -> Option<&PodGroupResourceClaim> {
         self.resource_claims
             .iter()
             .find(|c| c.name == claim.name && c.source == claim.source)
-            .or_else(|| {
-                matches!(claim.source, ClaimSource::ClaimName(_))
-                    .then(|| {
-                        self.resource_claims
-                            .iter()
-                            .find(|c| c.source == claim.source)
-                    })
-                    .flatten()
-            })
     }
 
     /// Checks the group as the API server does when it is created (`ValidatePodGroup`),

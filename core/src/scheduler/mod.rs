@@ -680,7 +680,14 @@ impl Scheduler {
                         .flatten()
                         .filter_map(|u| self.bound.get(&**u))
                         .any(|b| b.claims.iter().any(|a| a.claim == allocation.claim));
+                    // A PodGroup's claim named under another entry name stays the group's.
+                    let of_a_group = self
+                        .group_claims
+                        .values()
+                        .flatten()
+                        .any(|a| a.claim == allocation.claim);
                     if !held
+                        && !of_a_group
                         && !own
                             .iter()
                             .any(|a: &ClaimAllocation| a.claim == allocation.claim)
