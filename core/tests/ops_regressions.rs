@@ -220,3 +220,42 @@ fn remove_claim_refuses_a_claim_in_use() {
     assert_eq!(s.claims().count(), 0);
     clean(&s);
 }
+
+/// Found by the `scheduler_ops` fuzz target: a PodGroup's claim that a pod outside the
+/// group also names (as its own claim) was released when the group went, while that
+/// pod still ran with it: a bound pod using an unallocated claim. It stays allocated
+/// for the remaining user (upstream: deallocated only once `reservedFor` is empty).
+#[test]
+fn a_group_claim_another_running_pod_uses_outlives_the_group() {
+    let mut s = sched(2, 1);
+    s.add_claim(claim("fabric", AllocationMode::ExactCount(1)))
+        .unwrap();
+    let mut g = PodGroup::new(NS, "train", SchedulingPolicy::Gang { min_count: 1 });
+    g.priority = Some(0);
+    g.resource_claims.push(PodGroupResourceClaim {
+        name: "shared".into(),
+        source: ClaimSource::ClaimName("fabric".into()),
+    });
+    s.add_group(g).unwrap();
+    let mut member = pod("train-0", 0, None);
+    member.scheduling_group = Some("train".into());
+    member.resource_claims.push(PodResourceClaim {
+        name: "shared".into(),
+        source: ClaimSource::ClaimName("fabric".into()),
+    });
+    s.add_pod(member).unwrap();
+    s.add_pod(pod("solo", 0, Some("fabric"))).unwrap();
+    s.cycle();
+    assert!(s.binding("team-a/train-0").is_some() && s.binding("team-a/solo").is_some());
+    clean(&s);
+    s.remove_group("team-a/train").unwrap();
+    assert!(s.binding("team-a/solo").is_some());
+    assert!(
+        s.allocation("team-a/fabric").is_some(),
+        "released under a running pod"
+    );
+    clean(&s);
+    s.remove_pod("team-a/solo").unwrap();
+    assert!(s.allocation("team-a/fabric").is_none());
+    clean(&s);
+}

@@ -1023,10 +1023,26 @@ impl Scheduler {
         }
     }
 
+    /// Releases a PodGroup's claims once it has no bound member. A claim that a bound
+    /// pod outside the group also uses (by name, as its own claim) is still reserved
+    /// for that pod: it stays allocated and goes to that pod's binding, as `unbind`
+    /// hands a claim to a remaining user.
     fn release_group_claims(&mut self, group: &str) {
         for c in self.group_claims.remove(group).unwrap_or_default() {
-            self.cluster.release_allocation(&c.claim, &c.result);
-            self.set_allocation(&c.claim, None);
+            let heir = self
+                .index
+                .claim_users
+                .get(c.claim.as_str())
+                .into_iter()
+                .flatten()
+                .find(|u| self.bound.contains_key(&***u))
+                .map(|u| String::from(&**u));
+            if let Some(x) = heir.and_then(|h| self.bound.get_mut(&h)) {
+                x.claims.push(c);
+            } else {
+                self.cluster.release_allocation(&c.claim, &c.result);
+                self.set_allocation(&c.claim, None);
+            }
         }
     }
 }
