@@ -1050,11 +1050,15 @@ impl Driver {
     }
 
     fn build_pod(&mut self, p: &PodSpec) -> Pod {
-        let existing: Vec<String> = self
-            .sched
-            .pods()
-            .map(|x| format!("{}/{}", x.namespace, x.name))
-            .collect();
+        let spec_name = p.name;
+        let existing: Vec<String> = match spec_name {
+            NewName::Taken(_) => self
+                .sched
+                .pods()
+                .map(|x| format!("{}/{}", x.namespace, x.name))
+                .collect(),
+            NewName::Fresh => Vec::new(),
+        };
         let name = self.new_name(p.name, "pod", existing);
         let mut pod = Pod::new(NAMESPACE, name);
         if p.cpu > 0 {
@@ -1116,11 +1120,15 @@ impl Driver {
     }
 
     fn build_group(&mut self, g: &GroupSpec) -> PodGroup {
-        let existing: Vec<String> = self
-            .sched
-            .groups()
-            .map(|x| format!("{}/{}", x.namespace, x.name))
-            .collect();
+        let spec_name = g.name;
+        let existing: Vec<String> = match spec_name {
+            NewName::Taken(_) => self
+                .sched
+                .groups()
+                .map(|x| format!("{}/{}", x.namespace, x.name))
+                .collect(),
+            NewName::Fresh => Vec::new(),
+        };
         let name = self.new_name(g.name, "group", existing);
         let policy = if g.min_count == 0 {
             SchedulingPolicy::Basic
@@ -1149,11 +1157,15 @@ impl Driver {
     }
 
     fn build_claim(&mut self, c: &ClaimSpec) -> ResourceClaim {
-        let existing: Vec<String> = self
-            .sched
-            .claims()
-            .map(|x| format!("{}/{}", x.namespace, x.name))
-            .collect();
+        let spec_name = c.name;
+        let existing: Vec<String> = match spec_name {
+            NewName::Taken(_) => self
+                .sched
+                .claims()
+                .map(|x| format!("{}/{}", x.namespace, x.name))
+                .collect(),
+            NewName::Fresh => Vec::new(),
+        };
         let name = self.new_name(c.name, "claim", existing);
         let mut claim = ResourceClaim::new(NAMESPACE, name);
         let class = if c.bad_class {
