@@ -23,8 +23,9 @@ fn shape() -> ClusterShape {
 
 fn limits() -> Limits {
     Limits {
-        // Refusals are frequent: check one in four (a check renders the whole state twice).
-        check_refusals_every: 4,
+        // Refusals are frequent: check one in sixteen (a check renders the whole state
+        // twice); the fuzz target checks every one.
+        check_refusals_every: 16,
         ..Limits::for_nodes(6)
     }
 }
@@ -42,7 +43,7 @@ fn fifty_thousand_operations_keep_every_invariant() {
     assert_eq!(st.applied + st.refused, OPS);
     assert!(st.applied > OPS / 4, "too few operations applied: {st:?}");
     assert!(st.refused > OPS / 50, "too few operations refused: {st:?}");
-    assert!(st.refusals_checked >= st.refused / 4, "{st:?}");
+    assert!(st.refusals_checked >= st.refused / 16, "{st:?}");
     assert!(st.cycles > 1_000 && st.pods_bound > 1_000, "{st:?}");
     assert!(st.evicted > 0, "no NoExecute eviction happened: {st:?}");
     assert!(audit(driver.scheduler()).is_empty());
