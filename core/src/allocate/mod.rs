@@ -670,6 +670,58 @@ impl Cluster {
         Ok(())
     }
 
+    /// Puts back what [`release_allocation`](Self::release_allocation) took from
+    /// `claim` while a change is only simulated (preemption's victim search evicts and
+    /// reprieves victims in the live cluster): as
+    /// [`commit_allocation`](Self::commit_allocation), except that a device no longer
+    /// published at its pool's current generation (a driver withdrew it while the claim
+    /// ran) gets its record back by name, as the claim held it before the release.
+    /// All or nothing, like `commit_allocation`.
+    pub(crate) fn restore_allocation(
+        &mut self,
+        claim: &str,
+        result: &AllocationResult,
+    ) -> Result<(), ClusterError> {
+        let mut done: Vec<DeviceRef> = Vec::new();
+        for r in &result.devices {
+            let device = DeviceRef::new(&r.driver, &r.pool, &r.device);
+            let allocation = DeviceAllocation {
+                consumer: claim.to_owned(),
+                tolerations: r.tolerations.clone(),
+                admin_access: r.admin_access,
+                share_id: r.share_id.clone(),
+                consumed_capacity: r.consumed_capacity.clone(),
+            };
+            let recorded = if self.device_id(&device).is_some() {
+                self.allocate(&device, allocation).map(|_| ())
+            } else {
+                let key = (
+                    self.strings.get(&r.driver),
+                    self.strings.get(&r.pool),
+                    self.strings.get(&r.device),
+                );
+                match key {
+                    (Some(d), Some(p), Some(n)) => {
+                        self.allocations
+                            .entry((d, p, n))
+                            .or_default()
+                            .push(allocation);
+                        Ok(())
+                    }
+                    _ => Err(ClusterError::DeviceNotFound(device.clone())),
+                }
+            };
+            if let Err(e) = recorded {
+                for d in &done {
+                    let _ = self.release(d, claim);
+                }
+                return Err(e);
+            }
+            done.push(device);
+        }
+        Ok(())
+    }
+
     /// [`commit_allocation`](Self::commit_allocation) while the placer tries a
     /// placement, for a result the allocator built (from validated claims, against this
     /// cluster as it is) with `devices` its devices in order: no record validation, no

@@ -567,6 +567,14 @@ impl Cluster {
                     continue;
                 }
                 let (name, claim) = find(&key, &pod.namespace, &c.source)?;
+                // The group's ResourceClaim named under another entry name is not the
+                // group's claim for the pod (upstream matches every field), but it is the
+                // same object: allocated once, with the group's.
+                if let Some(at) = shared.iter().position(|s| s.group && s.name == name) {
+                    shared[at].used = true;
+                    uses.push(at);
+                    continue;
+                }
                 if let Some(result) = &claim.allocation {
                     // Allocated already (status.allocation): shared, nothing to allocate.
                     let at = if let Some(at) = shared.iter().position(|s| s.name == name) {
