@@ -21,6 +21,7 @@ use crate::model::workload::PreemptionPolicy;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+#[allow(clippy::struct_excessive_bools)] // independent facts a caller reads one by one
 pub struct WhatItTakes {
     /// The unit asked about.
     pub unit: Unit,
@@ -327,7 +328,7 @@ impl fmt::Display for WhatItTakes {
 
 /// `s` unless `n` is 1. Generic, so that a `u64` count is compared as it is: cast to
 /// `usize` it was truncated on wasm32 (4294967297 devices printed as "device").
-fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
+fn plural<N: PartialEq + From<u8> + Copy>(n: N) -> &'static str {
     if n == N::from(1) { "" } else { "s" }
 }
 

@@ -466,7 +466,7 @@ impl<'a> Recount<'a> {
             let found: BTreeSet<(String, String)> = c
                 .node_devices(id)
                 .into_iter()
-                .flat_map(|set| set.iter())
+                .flat_map(crate::SparseDeviceSet::iter)
                 .filter_map(|d| c.device(d))
                 .map(|v| (v.slice.to_owned(), v.device.name.clone()))
                 .collect();
@@ -638,7 +638,7 @@ fn check_views(s: &Scheduler, out: &mut Vec<Finding>) {
         };
         *count.entry(n).or_default() += 1;
         for (r, q) in &p.requests {
-            *requested.entry(n).or_default().entry(r).or_default() += i128::from(q.as_nano());
+            *requested.entry(n).or_default().entry(r).or_default() += q.as_nano();
         }
     }
     for n in c.nodes() {
@@ -655,8 +655,8 @@ fn check_views(s: &Scheduler, out: &mut Vec<Finding>) {
                     .copied()
                     .unwrap_or(0)
             };
-            let expected = i128::from(alloc.as_nano()) - used;
-            let found = free.get(r).map(|q| i128::from(q.as_nano()));
+            let expected = alloc.as_nano() - used;
+            let found = free.get(r).map(|q| q.as_nano());
             if found != Some(expected) {
                 out.push(Finding::State {
                     what: format!(

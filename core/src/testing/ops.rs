@@ -308,7 +308,7 @@ impl TaintSpec {
         }
     }
 
-    fn device_taint(&self) -> DeviceTaint {
+    fn device_taint(self) -> DeviceTaint {
         DeviceTaint {
             key: DEVICE_KEYS[usize::from(self.key) % 3].into(),
             value: ["a", "b"][usize::from(self.value) % 2].into(),
@@ -317,7 +317,7 @@ impl TaintSpec {
         }
     }
 
-    fn stamped(&self, now: Time) -> DeviceTaint {
+    fn stamped(self, now: Time) -> DeviceTaint {
         let mut t = self.device_taint();
         t.time_added = self.ago.map(|a| Time((now.0 - i64::from(a)).max(0)));
         t
@@ -1031,7 +1031,7 @@ impl Driver {
     }
 
     /// The name part of a new object's key: fresh, or an existing object's.
-    fn new_name(&mut self, name: NewName, kind: &str, existing: Vec<String>) -> String {
+    fn new_name(&mut self, name: NewName, kind: &str, existing: &[String]) -> String {
         match name {
             NewName::Taken(i) if !existing.is_empty() => {
                 let k = &existing[usize::from(i) % existing.len()];
@@ -1059,7 +1059,7 @@ impl Driver {
                 .collect(),
             NewName::Fresh => Vec::new(),
         };
-        let name = self.new_name(p.name, "pod", existing);
+        let name = self.new_name(p.name, "pod", &existing);
         let mut pod = Pod::new(NAMESPACE, name);
         if p.cpu > 0 {
             pod.requests
@@ -1129,7 +1129,7 @@ impl Driver {
                 .collect(),
             NewName::Fresh => Vec::new(),
         };
-        let name = self.new_name(g.name, "group", existing);
+        let name = self.new_name(g.name, "group", &existing);
         let policy = if g.min_count == 0 {
             SchedulingPolicy::Basic
         } else {
@@ -1156,7 +1156,7 @@ impl Driver {
         group
     }
 
-    fn build_claim(&mut self, c: &ClaimSpec) -> ResourceClaim {
+    fn build_claim(&mut self, c: ClaimSpec) -> ResourceClaim {
         let spec_name = c.name;
         let existing: Vec<String> = match spec_name {
             NewName::Taken(_) => self
@@ -1166,7 +1166,7 @@ impl Driver {
                 .collect(),
             NewName::Fresh => Vec::new(),
         };
-        let name = self.new_name(c.name, "claim", existing);
+        let name = self.new_name(c.name, "claim", &existing);
         let mut claim = ResourceClaim::new(NAMESPACE, name);
         let class = if c.bad_class {
             "missing.gangpack.dev"
@@ -1327,7 +1327,7 @@ impl Driver {
                 }
             }
             Op::AddClaim(c) => {
-                let claim = self.build_claim(c);
+                let claim = self.build_claim(*c);
                 let k = format!("{}/{}", claim.namespace, claim.name);
                 match self.sched.add_claim(claim) {
                     Ok(()) => {
@@ -1535,21 +1535,18 @@ impl Driver {
             .pod(pod)
             .and_then(|p| p.scheduling_group.clone())
             .map(|g| format!("{ns}/{g}"));
-        match group {
-            Some(g) => {
-                if self.sched.group(&g).is_some() {
-                    self.scope.broken_gangs.insert(g);
-                }
+        if let Some(g) = group {
+            if self.sched.group(&g).is_some() {
+                self.scope.broken_gangs.insert(g);
             }
+        } else {
             // The pod is gone: any gang may have held it.
-            None => {
-                let all: Vec<String> = self
-                    .sched
-                    .groups()
-                    .map(|g| format!("{}/{}", g.namespace, g.name))
-                    .collect();
-                self.scope.broken_gangs.extend(all);
-            }
+            let all: Vec<String> = self
+                .sched
+                .groups()
+                .map(|g| format!("{}/{}", g.namespace, g.name))
+                .collect();
+            self.scope.broken_gangs.extend(all);
         }
     }
 
@@ -1592,7 +1589,11 @@ impl Driver {
         let step = self.stats.ops;
         self.stats.ops += 1;
         let check = self.limits.check_refusals_every.max(1);
-        let snapshot = (self.stats.refused % check == 0).then(|| self.sched.clone());
+        let snapshot = self
+            .stats
+            .refused
+            .is_multiple_of(check)
+            .then(|| self.sched.clone());
         let outcome = self.apply(op);
         if let Outcome::Refused(e) = &outcome {
             if let Some(before) = snapshot {

@@ -70,6 +70,7 @@ fn what_it_takes_counts_past_u32() {
             }],
         }],
         unresolvable: Vec::new(),
+        undecided: false,
     };
     assert_eq!(
         w.to_string(),
