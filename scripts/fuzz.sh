@@ -4,7 +4,8 @@
 # (default 60), every target by default. Seed corpora are built from examples/ and the
 # test fixtures each run; the corpus grows in fuzz/corpus/<target>/ (ignored by git).
 # A crash leaves its input in fuzz/artifacts/<target>/ and stops the script (exit 1).
-# The last lines are one row per target: seconds, executions, executions per second.
+# The last lines are one row per target: seconds, executions, executions per second,
+# coverage (edges), corpus size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(quantity cel manifests model_json check_decisions)
+    targets=(quantity cel manifests model_json check_decisions scheduler_ops)
 fi
 
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
@@ -23,7 +24,7 @@ fi
 seeds=fuzz/target/seeds-$$
 trap 'rm -rf "$seeds"' EXIT
 rm -rf "$seeds"
-mkdir -p "$seeds"/{quantity,cel,manifests,model_json,check_decisions}
+mkdir -p "$seeds"/{quantity,cel,manifests,model_json,check_decisions,scheduler_ops}
 i=0
 while IFS= read -r q; do
     printf '%s' "$q" > "$seeds/quantity/q$i"
@@ -42,6 +43,8 @@ cp fuzz/seeds/model.json "$seeds/model_json/"
 for f in cli/tests/fixtures/check/*.decisions.yaml examples/testing/naive-decision.yaml; do
     cp "$f" "$seeds/check_decisions/$(basename "$f")"
 done
+# Operation sequences: fixed byte strings (any bytes decode to a cluster and operations).
+cp fuzz/seeds/scheduler_ops/* "$seeds/scheduler_ops/"
 
 summary=()
 for t in "${targets[@]}"; do
@@ -57,7 +60,10 @@ for t in "${targets[@]}"; do
     fi
     runs=$(grep -oE 'Done [0-9]+ runs in [0-9]+ second' "$log" | tail -1 | grep -oE '[0-9]+' | head -1)
     took=$(grep -oE 'Done [0-9]+ runs in [0-9]+ second' "$log" | tail -1 | grep -oE '[0-9]+' | tail -1)
-    summary+=("$(printf '%-16s %6ss %12s runs %10s/s' "$t" "$took" "$runs" "$(( runs / (took > 0 ? took : 1) ))")")
+    cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || true)
+    corp=$(grep -oE 'corp: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || true)
+    summary+=("$(printf '%-16s %6ss %12s runs %10s/s %8s edges %8s inputs' "$t" "$took" "$runs" \
+        "$(( runs / (took > 0 ? took : 1) ))" "${cov:-?}" "${corp:-?}")")
 done
 echo
 echo "fuzz: no findings"

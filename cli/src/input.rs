@@ -113,6 +113,8 @@ pub(crate) fn build_options(global: &Options) -> BuildOptions {
     BuildOptions {
         gang: GangOptions {
             policy: global.policy.scoring(),
+            step_budget: global.step_budget,
+            allocator_step_budget: global.allocator_step_budget,
             ..GangOptions::default()
         },
         skip_invalid: global.skip_invalid,
@@ -178,6 +180,7 @@ pub(crate) fn load_with(input: &Input, options: LoadOptions) -> Result<Loaded, F
 pub(crate) fn load_options(global: &Options) -> LoadOptions {
     LoadOptions {
         strict: global.strict,
+        limits: global.limits,
     }
 }
 

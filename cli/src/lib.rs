@@ -58,6 +58,14 @@ pub struct Options {
     pub strict: bool,
     /// The logical clock; `None` is the latest timestamp in the input.
     pub now: Option<gangpack::Time>,
+    /// `--step-budget`: the most steps one gang search takes
+    /// ([`gangpack::GangOptions::step_budget`]).
+    pub step_budget: u64,
+    /// `--allocator-step-budget`: the most steps one claim allocator call takes
+    /// ([`gangpack::GangOptions::allocator_step_budget`]).
+    pub allocator_step_budget: u64,
+    /// The loader's resource limits (`--max-input-bytes`, `--max-alias-expansion`).
+    pub limits: gangpack_k8s::Limits,
 }
 
 impl Default for Options {
@@ -68,8 +76,36 @@ impl Default for Options {
             skip_invalid: false,
             strict: false,
             now: None,
+            step_budget: gangpack::DEFAULT_STEP_BUDGET,
+            allocator_step_budget: gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
+            limits: gangpack_k8s::Limits::default(),
         }
     }
+}
+
+/// A count for `--max-input-bytes` and `--max-alias-expansion`: digits (`_` allowed
+/// between them), optionally followed by `K`, `M`, `G` (powers of 1000) or `Ki`, `Mi`,
+/// `Gi` (powers of 1024): `100000000`, `512Mi`, `2Gi`.
+pub fn parse_size_arg(s: &str) -> Result<usize, String> {
+    let bad = || format!("not a size: {s:?} (expected e.g. 1073741824, 512Mi or 2Gi)");
+    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let factor: u64 = match &s[digits.len()..] {
+        "" => 1,
+        "K" | "k" => 1_000,
+        "M" => 1_000_000,
+        "G" => 1_000_000_000,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        _ => return Err(bad()),
+    };
+    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') {
+        return Err(bad());
+    }
+    let n: u64 = digits.replace('_', "").parse().map_err(|_| bad())?;
+    n.checked_mul(factor)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| format!("too large: {s:?} (at most {} on this machine)", usize::MAX))
 }
 
 /// `--policy`.

@@ -13,7 +13,9 @@
 //! ```
 //!
 //! Global flags (before or after the command): `--policy best-fit|spread|fragmentation-aware`,
-//! `--seed N`, `--color auto|always|never`, `--skip-invalid`, `--strict`, `--now RFC3339`.
+//! `--seed N`, `--color auto|always|never`, `--skip-invalid`, `--strict`, `--now RFC3339`,
+//! `--step-budget N`, `--allocator-step-budget N`, `--max-input-bytes BYTES`,
+//! `--max-alias-expansion N`.
 //!
 //! The commands are `gangpack_cli`'s functions (the library in `src/lib.rs`, shared
 //! with the WebAssembly build); this file is the clap definition and the terminal:
@@ -117,6 +119,37 @@ pub(crate) struct Global {
     /// and evictions counted from. Default: the latest timestamp in the input.
     #[arg(help_heading = "Global options", long, global = true, value_name = "RFC3339", value_parser = gangpack_cli::parse_rfc3339_arg)]
     pub(crate) now: Option<gangpack::Time>,
+    /// The most steps one gang search takes (a step: one pod tried on one node, or one
+    /// device choice revisited). When it runs out the unit stays pending, reported as
+    /// undecided with this budget named, not as "does not fit".
+    #[arg(
+        help_heading = "Global options",
+        long,
+        global = true,
+        default_value_t = gangpack::DEFAULT_STEP_BUDGET,
+        value_parser = clap::value_parser!(u64).range(1..),
+        value_name = "N"
+    )]
+    pub(crate) step_budget: u64,
+    /// The most steps one claim allocation takes (a step: one candidate device tried).
+    /// One that runs out leaves the unit pending, undecided, with this budget named.
+    #[arg(
+        help_heading = "Global options",
+        long,
+        global = true,
+        default_value_t = gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
+        value_parser = clap::value_parser!(u64).range(1..),
+        value_name = "N"
+    )]
+    pub(crate) allocator_step_budget: u64,
+    /// The most bytes one input file (or stdin) may have; a larger one is refused
+    /// unread. `K`, `M`, `G` or `Ki`, `Mi`, `Gi` suffixes [default: 1Gi].
+    #[arg(help_heading = "Global options", long, global = true, value_name = "BYTES", value_parser = gangpack_cli::parse_size_arg)]
+    pub(crate) max_input_bytes: Option<usize>,
+    /// How much YAML aliases may add to one input file, in values (a value, a key or a
+    /// byte of string each): the guard against alias bombs [default: 1000000].
+    #[arg(help_heading = "Global options", long, global = true, value_name = "N", value_parser = gangpack_cli::parse_size_arg)]
+    pub(crate) max_alias_expansion: Option<usize>,
 }
 
 /// `--color`.
@@ -360,6 +393,16 @@ impl Global {
             skip_invalid: self.skip_invalid,
             strict: self.strict,
             now: self.now,
+            step_budget: self.step_budget,
+            allocator_step_budget: self.allocator_step_budget,
+            limits: gangpack_k8s::Limits {
+                max_input_bytes: self
+                    .max_input_bytes
+                    .unwrap_or(gangpack_k8s::Limits::DEFAULT_MAX_INPUT_BYTES),
+                max_alias_expansion: self
+                    .max_alias_expansion
+                    .unwrap_or(gangpack_k8s::Limits::DEFAULT_MAX_ALIAS_EXPANSION),
+            },
         }
     }
 }

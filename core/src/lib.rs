@@ -148,8 +148,8 @@ pub use cluster::{
 
 // allocate: one pod's claims on one node.
 pub use allocate::{
-    AllocationError, AllocationOutcome, AllocatorOptions, EvaluationFailure, Funnel,
-    PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
+    AllocationError, AllocationOutcome, AllocatorOptions, DEFAULT_ALLOCATOR_STEP_BUDGET,
+    EvaluationFailure, Funnel, PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
 };
 
 // validate: the independent judge of a decision.
@@ -160,9 +160,11 @@ pub use gang::capacity_report::{
     CapacityChange, CapacityDiff, CapacityDomain, CapacityReport, DomainCapacity, RequestShape,
     ShapeCapacity,
 };
-pub use gang::composite::{CompositeError, CompositeOutcome};
-pub use gang::explain::{Explanation, Fact, GangStatus, Resolution, ShapeReport};
-pub use gang::placer::{GangError, GangOptions, GangOutcome};
+pub use gang::composite::{CompositeError, CompositeOutcome, CompositeStats};
+pub use gang::explain::{BudgetExhaustion, Explanation, Fact, GangStatus, Resolution, ShapeReport};
+pub use gang::placer::{
+    DEFAULT_STEP_BUDGET, GangError, GangOptions, GangOutcome, SearchStats, StepBudget,
+};
 pub use gang::scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 
 // scheduler: the lifecycle.

@@ -550,21 +550,57 @@ fn commit_is_all_or_nothing() {
 #[test]
 fn a_step_budget_turns_a_long_search_into_an_outcome() {
     let c = cluster_with(vec![eight_gpus()]);
+    // x and y on different NUMA nodes, z on the NUMA node of each: no allocation, and
+    // no counting bound sees it (each constraint alone has enough devices and values),
+    // so only the search finds out.
+    let mut a = claim("a", vec![exact("x", 1), exact("y", 1), exact("z", 1)]);
+    let numa = format!("{DRIVER}/numa");
+    for (requests, kind) in [
+        (["x", "y"], ConstraintKind::DistinctAttribute(numa.clone())),
+        (["x", "z"], ConstraintKind::MatchAttribute(numa.clone())),
+        (["y", "z"], ConstraintKind::MatchAttribute(numa.clone())),
+    ] {
+        a.spec.constraints.push(DeviceConstraint {
+            requests: requests.iter().map(|r| (*r).to_string()).collect(),
+            kind,
+        });
+    }
+    let tight = AllocatorOptions { step_budget: 5 };
+    let out = c
+        .allocate_claims("n1", &[a.clone()], &BTreeMap::new(), &tight)
+        .unwrap();
+    // Never a step beyond the budget.
+    assert_eq!(out, AllocationOutcome::BudgetExhausted { steps: 5 });
+    // With the default budget the same search completes (and finds nothing).
+    let AllocationOutcome::Unsatisfiable(Unsatisfiable::NoCombination { steps, .. }) =
+        run(&c, &[a])
+    else {
+        panic!("no combination expected")
+    };
+    assert!(steps > 5, "{steps}");
+}
+
+/// A `distinctAttribute` over three requests when the devices carry two values: the
+/// pigeonhole bound answers before any search step.
+#[test]
+fn a_distinct_pigeonhole_is_proved_by_counting() {
+    let c = cluster_with(vec![eight_gpus()]);
     let mut a = claim("a", vec![exact("x", 1), exact("y", 1), exact("z", 1)]);
     a.spec.constraints.push(DeviceConstraint {
         requests: vec![],
         kind: ConstraintKind::DistinctAttribute(format!("{DRIVER}/numa")),
     });
-    let tight = AllocatorOptions { step_budget: 5 };
+    let tight = AllocatorOptions { step_budget: 1 };
     let out = c
-        .allocate_claims("n1", &[a.clone()], &BTreeMap::new(), &tight)
+        .allocate_claims("n1", &[a], &BTreeMap::new(), &tight)
         .unwrap();
-    assert_eq!(out, AllocationOutcome::BudgetExhausted { steps: 6 });
-    // With the default budget the same search completes (and finds nothing).
-    assert!(matches!(
-        run(&c, &[a]),
-        AllocationOutcome::Unsatisfiable(Unsatisfiable::NoCombination { .. })
-    ));
+    assert_eq!(
+        out,
+        AllocationOutcome::Unsatisfiable(Unsatisfiable::NoCombination {
+            claims: vec!["ns/a".into()],
+            steps: 0
+        })
+    );
 }
 
 #[test]

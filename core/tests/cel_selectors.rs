@@ -599,6 +599,30 @@ fn runaway_expressions_hit_the_cost_limit() {
     assert_eq!(compile(&src).eval(NV, &h100()), limit);
 }
 
+/// `cel.bind(a0, [device.driver], cel.bind(a1, a0 + a0, ...))`: `doublings` times, a
+/// list of 2^doublings items, 2^(doublings + 1) - 2 items built in all.
+fn doubling(doublings: u32) -> String {
+    let mut body = format!("a{doublings}.size() > 0");
+    for i in (1..=doublings).rev() {
+        body = format!("cel.bind(a{i}, a{0} + a{0}, {body})", i - 1);
+    }
+    format!("cel.bind(a0, [device.driver], {body})")
+}
+
+/// A list item costs 10 units on every target (it used to be a value's size in 8-byte
+/// words: 10 on 64-bit, 6 on wasm32, where 16 doublings fit the budget). The
+/// determinism goldens run the same boundary under wasm32 (`cel-cost`).
+#[test]
+fn a_list_item_costs_the_same_on_every_platform() {
+    // 65,534 items built: 655,340 units and a few hundred for the nodes.
+    assert_eq!(compile(&doubling(15)).eval(NV, &h100()), Ok(true));
+    // 131,070 items: 1,310,700 units.
+    assert_eq!(
+        compile(&doubling(16)).eval(NV, &h100()),
+        Err(EvalError::CostLimitExceeded { limit: 1_000_000 })
+    );
+}
+
 #[test]
 fn selectors_with_compiled_patterns_are_send_sync_and_clone() {
     fn send_sync<T: Send + Sync + Clone>(_: &T) {}

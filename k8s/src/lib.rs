@@ -25,7 +25,7 @@ pub mod output;
 mod snapshot;
 
 pub use convert::device_taint_rule;
-pub use load::{LoadOptions, Loaded, load_paths, load_paths_with, load_str, load_str_with};
+pub use load::{Limits, LoadOptions, Loaded, load_paths, load_paths_with, load_str, load_str_with};
 pub use object::{
     InputError, InputErrors, Kind, Object, Source, Warning, WarningGroup, describe, group_warnings,
 };

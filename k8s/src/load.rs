@@ -21,7 +21,17 @@
 //! - a field the document's own version does not know is a warning naming its path
 //!   (`unknown field "spec.devices.requests[0].bogusField"`), as server-side field
 //!   validation warns, or an error with [`LoadOptions::strict`] (`kubectl
-//!   --validate=strict`).
+//!   --validate=strict`);
+//! - `metadata.annotations` may hold at most 256 KiB ([`Limits::MAX_ANNOTATIONS_BYTES`]);
+//! - numbers are read as JSON reads them: an integer beyond the 64-bit range becomes a
+//!   floating-point number (so an integer field holding one is a type error naming the
+//!   field), and YAML's `.inf`, `-.inf` and `.nan`, which JSON has not, are read as
+//!   those strings (a number field holding one is a type error too).
+//!
+//! Whatever the input, a load takes memory and time in proportion to its size, within
+//! the [`Limits`] of [`LoadOptions::limits`]: the bytes of one input, and what YAML
+//! aliases may add to it (an alias bomb, "billion laughs", is an error naming the
+//! limit, not an exhausted memory).
 
 use std::cell::RefCell;
 use std::io::Read;
@@ -40,6 +50,66 @@ use crate::object::{InputError, InputErrors, Kind, Object, Source, Warning, desc
 pub struct LoadOptions {
     /// Unknown fields are errors, not warnings (`kubectl --validate=strict`).
     pub strict: bool,
+    /// The resource limits.
+    pub limits: Limits,
+}
+
+/// The resource limits of a load: every limit the loader enforces on its own, in one
+/// place. The two fields can be set (the CLI's `--max-input-bytes` and
+/// `--max-alias-expansion`); the constants are fixed.
+///
+/// The defaults are chosen so that a real dump loads: `kubectl get -o yaml` of a
+/// 100,000-GPU cluster is a few hundred MB over a handful of files (about 600 bytes of
+/// YAML per device, 5 KB per node or pod), and `kubectl` never writes YAML aliases.
+///
+/// Beyond these, objects are held to Kubernetes 1.37's own validation limits (see
+/// [`gangpack::limits`]): at most 128 devices in a ResourceSlice (64 when one has
+/// taints or consumes counters), 32 attributes and capacities per device, 32 requests
+/// per claim, CEL selectors of at most 10 KiB, whose parser refuses nesting deeper than
+/// 64 levels and whose evaluation stops at a cost of 1,000,000 units; each is an error
+/// naming the object and field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The most bytes one input (a file, stdin, or one text given to [`load_str`])
+    /// may have. A larger file is refused before it is read. Default:
+    /// [`Limits::DEFAULT_MAX_INPUT_BYTES`] (1 GiB).
+    pub max_input_bytes: usize,
+    /// How much YAML aliases may add to one input: the values read from a text that
+    /// has anchors (`&name`), counted one per value, key and byte of string, may
+    /// exceed [`Limits::UNITS_PER_BYTE`] per byte of the text (more than any text
+    /// without aliases reads) by at most this much. Default:
+    /// [`Limits::DEFAULT_MAX_ALIAS_EXPANSION`] (1,000,000: some tens of MB).
+    pub max_alias_expansion: usize,
+}
+
+impl Limits {
+    /// The default [`Limits::max_input_bytes`]: 1 GiB.
+    pub const DEFAULT_MAX_INPUT_BYTES: usize = 1 << 30;
+    /// The default [`Limits::max_alias_expansion`].
+    pub const DEFAULT_MAX_ALIAS_EXPANSION: usize = 1_000_000;
+    /// The values (one per value and key, one per byte of string) a text without
+    /// aliases reads at most, per byte of text. (At most two: `a:` is a mapping, a key
+    /// of one byte and a null.)
+    pub const UNITS_PER_BYTE: usize = 3;
+    /// How deep mappings and lists may nest (fixed: the YAML and JSON readers'
+    /// recursion limit, which keeps the stack bounded; Kubernetes objects nest about
+    /// 15 levels).
+    pub const MAX_NESTING: usize = 128;
+    /// The YAML reader's own alias guard (fixed): a document may follow at most 100
+    /// aliases per event (node) it has.
+    pub const MAX_ALIAS_USES_PER_NODE: usize = 100;
+    /// The most bytes an object's `metadata.annotations` may hold, keys and values
+    /// together (upstream `TotalAnnotationSizeLimitB`).
+    pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_input_bytes: Limits::DEFAULT_MAX_INPUT_BYTES,
+            max_alias_expansion: Limits::DEFAULT_MAX_ALIAS_EXPANSION,
+        }
+    }
 }
 
 /// What a load read: the objects gangpack models, in input order, and warnings
@@ -79,14 +149,13 @@ pub fn load_paths_with<P: AsRef<Path>>(
     for p in paths {
         let path = p.as_ref();
         if path == Path::new("-") {
-            let mut text = String::new();
-            match std::io::stdin().read_to_string(&mut text) {
-                Ok(_) => merge(
+            match read_text(STDIN_NAME, std::io::stdin().lock(), None, &options.limits) {
+                Ok(text) => merge(
                     load_str_with(&text, STDIN_NAME, options),
                     &mut loaded,
                     &mut errors,
                 ),
-                Err(e) => errors.push(file_error(STDIN_NAME, &e)),
+                Err(e) => errors.push(e),
             }
             continue;
         }
@@ -102,13 +171,17 @@ pub fn load_paths_with<P: AsRef<Path>>(
         };
         for file in files {
             let name = file.display().to_string();
-            match std::fs::read_to_string(&file) {
+            let text = std::fs::File::open(&file)
+                .and_then(|f| Ok((f.metadata()?.len(), f)))
+                .map_err(|e| file_error(&name, &e))
+                .and_then(|(len, f)| read_text(&name, f, Some(len), &options.limits));
+            match text {
                 Ok(text) => merge(
                     load_str_with(&text, &name, options),
                     &mut loaded,
                     &mut errors,
                 ),
-                Err(e) => errors.push(file_error(&name, &e)),
+                Err(e) => errors.push(e),
             }
         }
     }
@@ -127,12 +200,64 @@ fn merge(result: Result<Loaded, InputErrors>, loaded: &mut Loaded, errors: &mut 
 }
 
 fn file_error(file: &str, e: &std::io::Error) -> InputError {
+    whole_file_error(format!("cannot read {file}: {e}"))
+}
+
+fn whole_file_error(message: String) -> InputError {
     InputError {
         source: None,
         object: None,
         field: String::new(),
-        message: format!("cannot read {file}: {e}"),
+        message,
     }
+}
+
+/// Reads one input whole, refusing it unread when its known `len` is over the limit,
+/// and as soon as it has read past it otherwise.
+fn read_text(
+    name: &str,
+    reader: impl Read,
+    len: Option<u64>,
+    limits: &Limits,
+) -> Result<String, InputError> {
+    let max = limits.max_input_bytes;
+    let max64 = u64::try_from(max).unwrap_or(u64::MAX);
+    if let Some(len) = len.filter(|l| *l > max64) {
+        return Err(too_large(name, Some(len), max));
+    }
+    let mut bytes = Vec::new();
+    reader
+        .take(max64.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| file_error(name, &e))?;
+    if bytes.len() > max {
+        return Err(too_large(name, None, max));
+    }
+    String::from_utf8(bytes).map_err(|e| not_utf8(name, e.as_bytes(), e.utf8_error()))
+}
+
+/// An input over [`Limits::max_input_bytes`], of `len` bytes when known.
+fn too_large(name: &str, len: Option<u64>, max: usize) -> InputError {
+    let len = len.map(|l| format!("{l} bytes, ")).unwrap_or_default();
+    whole_file_error(format!(
+        "{name}: input too large: {len}more than the max-input-bytes limit of {max} \
+         (raise it with --max-input-bytes)"
+    ))
+}
+
+/// Text that is not UTF-8, located at its first bad byte.
+fn not_utf8(name: &str, bytes: &[u8], e: std::str::Utf8Error) -> InputError {
+    let good = &bytes[..e.valid_up_to()];
+    let line = good.split(|b| *b == b'\n').count();
+    let line_start = good.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    // Valid UTF-8 up to there: count characters, not bytes.
+    let column = 1 + String::from_utf8_lossy(&good[line_start..]).chars().count();
+    let byte = bytes.get(e.valid_up_to()).copied().unwrap_or_default();
+    whole_file_error(format!(
+        "{name}: not UTF-8: byte 0x{byte:02x} at line {line} column {column} (offset {}); \
+         Kubernetes objects are UTF-8 text",
+        e.valid_up_to()
+    ))
 }
 
 /// The `*.yaml`, `*.yml` and `*.json` files under `dir`, recursively.
@@ -160,6 +285,12 @@ pub fn load_str(text: &str, file: &str) -> Result<Loaded, InputErrors> {
 
 /// [`load_str`] with options.
 pub fn load_str_with(text: &str, file: &str, options: &LoadOptions) -> Result<Loaded, InputErrors> {
+    if text.len() > options.limits.max_input_bytes {
+        let mut errors = InputErrors::default();
+        let len = u64::try_from(text.len()).ok();
+        errors.push(too_large(file, len, options.limits.max_input_bytes));
+        return Err(errors);
+    }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut reader = Reader {
         file,
@@ -218,6 +349,11 @@ impl Reader<'_> {
                         // The key is read: its line is the duplicate's.
                         let key = message.split(" at line ").next().unwrap_or(&message);
                         format!("line {}: {key}", e.line())
+                    } else if message.starts_with("recursion limit exceeded") {
+                        too_deep(
+                            "JSON",
+                            &format!(" at line {} column {}", e.line(), e.column()),
+                        )
                     } else {
                         with_position("JSON syntax error", &message, || {
                             Some((e.line(), e.column()))
@@ -232,14 +368,36 @@ impl Reader<'_> {
     }
 
     fn yaml(&mut self, text: &str) {
+        // What aliases may add: only a text with an anchor can have them.
+        let mut budget = text.contains('&').then(|| {
+            text.len()
+                .saturating_mul(Limits::UNITS_PER_BYTE)
+                .saturating_add(self.options.limits.max_alias_expansion)
+        });
         for (i, doc) in serde_norway::Deserializer::from_str(text).enumerate() {
             let doc_no = i + 1;
-            let state = RefCell::new(Keys::default());
-            match (ValueSeed { keys: &state }).deserialize(doc) {
+            let state = RefCell::new(Keys {
+                budget,
+                ..Keys::default()
+            });
+            let read = (ValueSeed { keys: &state }).deserialize(doc);
+            let keys = state.into_inner();
+            budget = keys.budget;
+            match read {
                 Ok(v) => self.document(v, doc_no),
                 Err(e) => {
                     let src = self.source(doc_no, None);
-                    if let Some(dup) = state.into_inner().duplicate {
+                    if keys.exceeded {
+                        let max = self.options.limits.max_alias_expansion;
+                        let msg = format!(
+                            "YAML aliases expand the input by more than the \
+                             max-alias-expansion limit of {max} values (raise it with \
+                             --max-alias-expansion)"
+                        );
+                        self.error(Some(src), None, "", msg);
+                        return;
+                    }
+                    if let Some(dup) = keys.duplicate {
                         let line = e.location().map_or(0, |l| l.line());
                         let first = first_definition(text, i, &dup)
                             .map(|l| format!(" at line {l}"))
@@ -252,9 +410,24 @@ impl Reader<'_> {
                         // The document was read whole: the next ones can be too.
                         continue;
                     }
-                    let msg = with_position("YAML syntax error", &e.to_string(), || {
-                        e.location().map(|l| (l.line(), l.column()))
-                    });
+                    let message = e.to_string();
+                    let at = e
+                        .location()
+                        .map(|l| format!(" at line {} column {}", l.line(), l.column()))
+                        .unwrap_or_default();
+                    let msg = if message.starts_with("recursion limit exceeded") {
+                        too_deep("YAML", &at)
+                    } else if message.starts_with("repetition limit exceeded") {
+                        format!(
+                            "YAML aliases used more than {} times per node of the document \
+                             (the YAML reader's fixed limit against alias bombs)",
+                            Limits::MAX_ALIAS_USES_PER_NODE
+                        )
+                    } else {
+                        with_position("YAML syntax error", &message, || {
+                            e.location().map(|l| (l.line(), l.column()))
+                        })
+                    };
                     self.error(Some(src), None, "", msg);
                     // The parser cannot resynchronize after an error: stop at this file.
                     return;
@@ -376,6 +549,20 @@ impl Reader<'_> {
             .is_namespaced()
             .then(|| namespace.unwrap_or_else(|| "default".to_owned()));
         let object = describe(k, namespace.as_deref(), &name);
+        let annotations = annotations_bytes(&v);
+        if annotations > Limits::MAX_ANNOTATIONS_BYTES {
+            let problem = gangpack::Problem::TooLong {
+                max: Limits::MAX_ANNOTATIONS_BYTES,
+                actual: annotations,
+            };
+            self.error(
+                Some(src),
+                Some(object),
+                "metadata.annotations",
+                problem.to_string(),
+            );
+            return;
+        }
         match versions::unknown_fields(k, &api_version, &v) {
             Ok(known) => {
                 if api_version != k.api_version() {
@@ -471,6 +658,26 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
     }
 }
 
+/// Nesting past [`Limits::MAX_NESTING`].
+fn too_deep(format: &str, at: &str) -> String {
+    format!(
+        "{format} nested more than {} levels deep{at} (the reader's fixed limit; Kubernetes \
+         objects nest about 15 levels)",
+        Limits::MAX_NESTING
+    )
+}
+
+/// The bytes of an object's `metadata.annotations`, keys and values (upstream
+/// `ValidateAnnotationsSize`).
+fn annotations_bytes(v: &Value) -> usize {
+    let Some(Value::Object(a)) = v.get("metadata").and_then(|m| m.get("annotations")) else {
+        return 0;
+    };
+    a.iter()
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum()
+}
+
 /// `what: message`, with ` at line L column C` appended when the parser's message does
 /// not say where.
 fn with_position(
@@ -503,6 +710,34 @@ struct Keys {
     stop_at: Option<(usize, usize)>,
     /// The first duplicate found.
     duplicate: Option<Duplicate>,
+    /// What the rest of the text may still read (values, keys and string bytes), when
+    /// it may have aliases ([`Limits::max_alias_expansion`]).
+    budget: Option<usize>,
+    /// The budget ran out.
+    exceeded: bool,
+}
+
+/// How a budget error's message starts (the message is replaced; the flag says it).
+const EXPANSION: &str = "alias expansion limit";
+
+impl Keys {
+    /// Spends `units` of the budget, failing when it runs out.
+    fn charge<E: serde::de::Error>(&mut self, units: usize) -> Result<(), E> {
+        if let Some(left) = &mut self.budget {
+            let Some(l) = left.checked_sub(units) else {
+                self.exceeded = true;
+                return Err(E::custom(EXPANSION));
+            };
+            *left = l;
+        }
+        Ok(())
+    }
+}
+
+impl ValueSeed<'_> {
+    fn charge<E: serde::de::Error>(self, units: usize) -> Result<(), E> {
+        self.keys.borrow_mut().charge(units)
+    }
 }
 
 /// A key defined twice in one mapping.
@@ -535,45 +770,67 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         f.write_str("any value")
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        self.charge(1)?;
         Ok(Value::Bool(v))
     }
 
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        self.charge(1)?;
         Ok(Value::from(v))
     }
 
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        self.charge(1)?;
         Ok(Value::from(v))
     }
 
     fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Value, E> {
-        serde_json::Number::deserialize(serde::de::value::I128Deserializer::new(v))
-            .map(Value::Number)
+        match (i64::try_from(v), u64::try_from(v)) {
+            (Ok(v), _) => self.visit_i64(v),
+            (_, Ok(v)) => self.visit_u64(v),
+            // Beyond 64 bits: a float, as serde_json reads such a JSON number.
+            #[allow(clippy::cast_precision_loss)]
+            _ => self.visit_f64(v as f64),
+        }
     }
 
     fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Value, E> {
-        serde_json::Number::deserialize(serde::de::value::U128Deserializer::new(v))
-            .map(Value::Number)
+        match u64::try_from(v) {
+            Ok(v) => self.visit_u64(v),
+            #[allow(clippy::cast_precision_loss)]
+            Err(_) => self.visit_f64(v as f64),
+        }
     }
 
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        self.charge(1)?;
+        Ok(match serde_json::Number::from_f64(v) {
+            Some(n) => Value::Number(n),
+            // JSON has no infinities or NaN: YAML's spelling, as a string.
+            None if v.is_nan() => Value::String(".nan".into()),
+            None if v > 0.0 => Value::String(".inf".into()),
+            None => Value::String("-.inf".into()),
+        })
     }
 
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.charge(1 + v.len())?;
         Ok(Value::String(v.to_owned()))
     }
 
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        self.charge(1 + v.len())?;
         Ok(Value::String(v))
     }
 
-    fn visit_none<E>(self) -> Result<Value, E> {
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.charge(1)?;
         Ok(Value::Null)
     }
 
-    fn visit_unit<E>(self) -> Result<Value, E> {
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.charge(1)?;
         Ok(Value::Null)
     }
 
@@ -582,6 +839,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        self.charge(1)?;
         let mut out = Vec::new();
         while let Some(v) = seq.next_element_seed(self)? {
             out.push(v);
@@ -590,6 +848,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        self.charge(1)?;
         let mapping = {
             let mut k = self.keys.borrow_mut();
             k.mappings += 1;
@@ -635,6 +894,7 @@ impl Visitor<'_> for KeySeed<'_, '_> {
 
     fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<String, E> {
         let mut k = self.keys.borrow_mut();
+        k.charge(1 + key.len())?;
         if k.stop_at == Some((self.mapping, self.order.len())) {
             return Err(E::custom("first definition"));
         }

@@ -190,7 +190,15 @@ spec:
     // Ignored: a class without selectors.
     let s = Snapshot::build(loaded, &BuildOptions::default()).unwrap();
     assert_eq!(s.warnings.len(), 1);
-    let e = load_str_with(text, "c.yaml", &LoadOptions { strict: true }).unwrap_err();
+    let e = load_str_with(
+        text,
+        "c.yaml",
+        &LoadOptions {
+            strict: true,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap_err();
     assert_eq!(
         e.to_string(),
         "c.yaml doc 1: DeviceClass \"gpu.example.com\": unknown field \"spec.selector\""

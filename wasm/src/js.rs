@@ -13,8 +13,8 @@
 //! - `problems`: an array of [`Problem`]s, `{ line, file?, doc?, item?, object?,
 //!   field, message }` (`file`, `doc`, `item` and `object` are left out when unknown).
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize as _, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// `name` of an error about invalid manifests or objects.
@@ -121,12 +121,26 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
 /// holds at every depth (serde-wasm-bindgen reads a struct by asking for its known
 /// fields only, and a misspelt option would pass silently).
 pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsValue> {
-    let json: serde_json::Value = serde_wasm_bindgen::from_value(value).map_err(|e| {
-        error(
-            INVALID_ARGUMENT,
-            &[Problem::field(what, format!("not a JSON-like value: {e}"))],
-        )
-    })?;
+    let read = serde_path_to_error::deserialize::<_, Finite>(
+        serde_wasm_bindgen::Deserializer::from(value),
+    );
+    let json = read
+        .map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." {
+                what.to_owned()
+            } else {
+                format!("{what}.{path}")
+            };
+            let message = e.inner().to_string();
+            // serde_wasm_bindgen gives its errors as JavaScript `Error`s.
+            let message = match message.strip_prefix("Error: ") {
+                Some(m) if m.starts_with(NOT_FINITE) => m.to_owned(),
+                _ => format!("not a JSON-like value: {message}"),
+            };
+            error(INVALID_ARGUMENT, &[Problem::field(field, message)])
+        })?
+        .0;
     serde_path_to_error::deserialize(&json).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." {
@@ -139,6 +153,90 @@ pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsV
             &[Problem::field(field, e.inner().to_string())],
         )
     })
+}
+
+/// How the error for a NaN or infinite number starts.
+const NOT_FINITE: &str = "not a finite number";
+
+/// A JSON value read from JavaScript, refusing `NaN` and `±Infinity`: JSON has no such
+/// numbers, and serde_json would read them as `null` (so that `tolerationSeconds: NaN`
+/// would silently mean "forever").
+struct Finite(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for Finite {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Finite, D::Error> {
+        d.deserialize_any(FiniteVisitor).map(Finite)
+    }
+}
+
+struct FiniteVisitor;
+
+impl<'de> serde::de::Visitor<'de> for FiniteVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-like value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<serde_json::Value, E> {
+        serde_json::Number::from_f64(v)
+            .map(serde_json::Value::Number)
+            .ok_or_else(|| E::custom(format!("{NOT_FINITE}: {v} (JSON has no NaN or Infinity)")))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<serde_json::Value, D::Error> {
+        Finite::deserialize(d).map(|f| f.0)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<serde_json::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Finite(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(serde_json::Value::Array(out))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<serde_json::Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some((k, Finite(v))) = map.next_entry::<String, Finite>()? {
+            out.insert(k, v);
+        }
+        Ok(serde_json::Value::Object(out))
+    }
 }
 
 /// `value` read as `T`, `T::default()` for `undefined` or `null`.

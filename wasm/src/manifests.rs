@@ -97,6 +97,10 @@ pub(crate) struct JsOptions {
     color: bool,
     /// The demo's seed.
     seed: Option<u64>,
+    /// `--step-budget`: the most steps one gang search takes.
+    step_budget: Option<u64>,
+    /// `--allocator-step-budget`: the most steps one claim allocator call takes.
+    allocator_step_budget: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -143,6 +147,17 @@ impl JsOptions {
             skip_invalid: self.skip_invalid,
             strict: self.strict,
             now,
+            step_budget: crate::session::step_budget(
+                self.step_budget,
+                gangpack::DEFAULT_STEP_BUDGET,
+                &format!("{what}.stepBudget"),
+            )?,
+            allocator_step_budget: crate::session::step_budget(
+                self.allocator_step_budget,
+                gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
+                &format!("{what}.allocatorStepBudget"),
+            )?,
+            ..Options::default()
         })
     }
 

@@ -263,6 +263,10 @@ export interface ModelOptions {
   /** The clock, overriding `model.now`. */
   now?: string | number;
   policy?: Policy;
+  /** The most steps one gang search takes (default 100000, at least 1); see `Options.stepBudget`. */
+  stepBudget?: number;
+  /** The most steps one claim allocation takes (default 1000000, at least 1); see `Options.allocatorStepBudget`. */
+  allocatorStepBudget?: number;
 }
 
 // ----------------------------------------------------------------------- outputs
@@ -392,8 +396,16 @@ export interface Explanation {
   /** Indices into `facts`. */
   blocking: number[];
   minimal: boolean;
+  /** A step budget ran out: the outcome is undecided (`budget` says which). */
   budgetExhausted: boolean;
+  /** The budget that ran out, and its value (steps; per call for `"Allocator"`). */
+  budget: { budget: StepBudget; limit: number } | null;
+  /** What the placement's search did: its steps, its allocator calls' steps, and the budget that ran out. */
+  search: { steps: number; allocatorSteps: number; exhausted: StepBudget | null; best: number };
 }
+
+/** A step budget: `"Gang"` (`stepBudget`) or `"Allocator"` (`allocatorStepBudget`). */
+export type StepBudget = "Gang" | "Allocator";
 
 export interface WhatItTakes {
   unit: UnitKey;
@@ -408,6 +420,8 @@ export interface WhatItTakes {
     missing: { example: string; pods: number; devicesPerPod: number }[];
   }[];
   unresolvable?: Fact[];
+  /** Its placement ran out of a step budget before it was decided: whether it fits now is unknown. */
+  undecided: boolean;
   /** Its text, as `gangpack explain` words it. */
   text: string;
 }

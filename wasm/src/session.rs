@@ -83,6 +83,11 @@ impl State {
 struct ModelOptions {
     now: Option<TimeArg>,
     policy: Option<String>,
+    /// The most steps one gang search takes (`GangOptions::step_budget`).
+    step_budget: Option<u64>,
+    /// The most steps one claim allocator call takes
+    /// (`GangOptions::allocator_step_budget`).
+    allocator_step_budget: Option<u64>,
 }
 
 /// gangpack's own JSON model: arrays of the core's types.
@@ -176,6 +181,19 @@ struct CapacityView {
 struct AdvanceView {
     now: time::Clock,
     evictions: Vec<view::EvictionView>,
+}
+
+/// A step budget option: at least 1, `default` when left out; `field` names it in the
+/// error.
+pub(crate) fn step_budget(value: Option<u64>, default: u64, field: &str) -> Result<u64, JsValue> {
+    match value {
+        None => Ok(default),
+        Some(0) => Err(invalid_argument(
+            field,
+            "must be at least 1 (steps a search may take)",
+        )),
+        Some(n) => Ok(n),
+    }
 }
 
 fn invalid_argument(field: &str, message: impl Into<String>) -> JsValue {
@@ -282,6 +300,16 @@ impl Scheduler {
         }
         let gang = GangOptions {
             policy: policy(options.policy.as_deref(), "options.policy")?,
+            step_budget: step_budget(
+                options.step_budget,
+                gangpack::DEFAULT_STEP_BUDGET,
+                "options.stepBudget",
+            )?,
+            allocator_step_budget: step_budget(
+                options.allocator_step_budget,
+                gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
+                "options.allocatorStepBudget",
+            )?,
             ..GangOptions::default()
         };
         let mut state = State::new(gangpack::Scheduler::new(cluster, gang));
@@ -581,6 +609,10 @@ impl Scheduler {
     ) -> Result<(), JsValue> {
         let claim: ResourceClaim = from_js(claim, "claim")?;
         let what = format!("addClaim {}/{}", claim.namespace, claim.name);
+        claim.validate().map_err(|e| errors::invalid(&e))?;
+        if claim.allocation.is_none() {
+            compile_selectors(&claim)?;
+        }
         self.state
             .sched
             .add_claim(claim)
@@ -844,6 +876,44 @@ impl Scheduler {
     #[wasm_bindgen(js_name = toManifests)]
     pub fn to_manifests(&self) -> Result<String, JsValue> {
         kube::to_manifests(&self.state)
+    }
+}
+
+/// A pending claim's selectors must compile, as the API server checks them when the
+/// claim is created (and as the manifest loader does): refused here, not when a cycle
+/// first evaluates them. Every problem names the claim and the selector's field.
+fn compile_selectors(claim: &ResourceClaim) -> Result<(), JsValue> {
+    let mut errs = Vec::new();
+    let mut compile = |path: String, selectors: &[gangpack::DeviceSelector]| {
+        for (i, s) in selectors.iter().enumerate() {
+            if let Err(e) = gangpack::Selector::compile(&s.cel) {
+                errs.push(gangpack::ValidationError::new(
+                    claim.object_ref(),
+                    format!("{path}.selectors[{i}].cel.expression"),
+                    gangpack::Problem::InvalidExpression {
+                        message: e.to_string(),
+                    },
+                ));
+            }
+        }
+    };
+    for (i, r) in claim.spec.requests.iter().enumerate() {
+        let rp = format!("spec.devices.requests[{i}]");
+        match &r.kind {
+            gangpack::DeviceRequestKind::Exactly(e) => {
+                compile(format!("{rp}.exactly"), &e.selectors);
+            }
+            gangpack::DeviceRequestKind::FirstAvailable(subs) => {
+                for (j, sub) in subs.iter().enumerate() {
+                    compile(format!("{rp}.firstAvailable[{j}]"), &sub.selectors);
+                }
+            }
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errors::invalid(&errs))
     }
 }
 

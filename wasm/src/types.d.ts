@@ -23,6 +23,19 @@ export interface Options {
   color?: boolean;
   /** The demo's seed. */
   seed?: number;
+  /**
+   * The most steps one gang search takes (`--step-budget`; default 100000, at least 1).
+   * A step is one pod tried on one node, or one device choice revisited. When it runs
+   * out the unit stays pending, explained as undecided with this budget named, never
+   * as "does not fit".
+   */
+  stepBudget?: number;
+  /**
+   * The most steps one claim allocation takes (`--allocator-step-budget`; default
+   * 1000000, at least 1). A step is one candidate device tried; one allocation that
+   * runs out leaves its unit pending and undecided, this budget named.
+   */
+  allocatorStepBudget?: number;
 }
 
 /** A Kubernetes object, in Kubernetes' own spelling. */

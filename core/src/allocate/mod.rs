@@ -44,15 +44,32 @@ use search::MAX_DEVICES_PER_CLAIM;
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct AllocatorOptions {
-    /// Search steps (candidate devices tried) before giving up with
-    /// [`AllocationOutcome::BudgetExhausted`].
+    /// The most search steps one call takes before it gives up with
+    /// [`AllocationOutcome::BudgetExhausted`] (whose `steps` is then this budget).
+    /// Default [`DEFAULT_ALLOCATOR_STEP_BUDGET`] (1,000,000).
+    ///
+    /// A step is one candidate device tried for one slot of one request (a device
+    /// skipped as interchangeable with one that already failed there counts too).
+    /// Checks that answer before any search take none: the node's scalar resources, a
+    /// request with too few usable devices, and the counting bounds (too few free
+    /// devices for the requests left, a `distinctAttribute` scope needing more values
+    /// than its candidates have, a `matchAttribute` scope needing more devices with
+    /// one value than exist). Exhaustion means undecided, never "does not fit": the
+    /// outcome says so, and the gang placer stops with
+    /// [`GangOutcome::BudgetExhausted`](crate::GangOutcome::BudgetExhausted) when one
+    /// of its calls runs out (it sets this budget from
+    /// [`GangOptions::allocator_step_budget`](crate::GangOptions::allocator_step_budget)).
     pub step_budget: u64,
 }
+
+/// The default [`AllocatorOptions::step_budget`] (and
+/// [`GangOptions::allocator_step_budget`](crate::GangOptions::allocator_step_budget)).
+pub const DEFAULT_ALLOCATOR_STEP_BUDGET: u64 = 1_000_000;
 
 impl Default for AllocatorOptions {
     fn default() -> AllocatorOptions {
         AllocatorOptions {
-            step_budget: 1_000_000,
+            step_budget: DEFAULT_ALLOCATOR_STEP_BUDGET,
         }
     }
 }
@@ -66,9 +83,10 @@ pub enum AllocationOutcome {
     Allocated(Vec<AllocationResult>),
     /// No allocation exists on this node; why.
     Unsatisfiable(Unsatisfiable),
-    /// The search ran out of steps before deciding.
+    /// The search ran out of steps before deciding: undecided (an allocation may
+    /// exist). Raise [`AllocatorOptions::step_budget`] to search further.
     BudgetExhausted {
-        /// Steps taken.
+        /// Steps taken: the budget.
         steps: u64,
     },
 }
@@ -499,6 +517,21 @@ impl Cluster {
         options: AllocatorOptions,
         devices: Option<&mut Vec<Picked>>,
     ) -> Result<AllocationOutcome, AllocationError> {
+        let mut steps = 0;
+        self.allocate_parts_counted(node_id, parts, pod_resources, options, devices, &mut steps)
+    }
+
+    /// [`allocate_parts_on`](Self::allocate_parts_on), adding the search steps it took
+    /// to `steps` (none when counting or a check answers before any search).
+    pub(crate) fn allocate_parts_counted(
+        &self,
+        node_id: NodeId,
+        parts: &[ClaimPart<'_>],
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: AllocatorOptions,
+        devices: Option<&mut Vec<Picked>>,
+        steps: &mut u64,
+    ) -> Result<AllocationOutcome, AllocationError> {
         let claims: Vec<&ResourceClaim> = parts.iter().map(|p| p.claim).collect();
         let claims = claims.as_slice();
         let shortfalls = self.shortfalls_on(Some(node_id), pod_resources);
@@ -574,6 +607,7 @@ impl Cluster {
         }
         let counters = self.counters_for(&problem);
         let (end, stats) = search::search(&problem, &counters, options.step_budget);
+        *steps += stats.steps;
         match end {
             SearchEnd::Found(picks) => {
                 if let Some(devices) = devices {
@@ -626,6 +660,58 @@ impl Cluster {
                 consumed_capacity: r.consumed_capacity.clone(),
             };
             if let Err(e) = self.allocate(&device, allocation) {
+                for d in &done {
+                    let _ = self.release(d, claim);
+                }
+                return Err(e);
+            }
+            done.push(device);
+        }
+        Ok(())
+    }
+
+    /// Puts back what [`release_allocation`](Self::release_allocation) took from
+    /// `claim` while a change is only simulated (preemption's victim search evicts and
+    /// reprieves victims in the live cluster): as
+    /// [`commit_allocation`](Self::commit_allocation), except that a device no longer
+    /// published at its pool's current generation (a driver withdrew it while the claim
+    /// ran) gets its record back by name, as the claim held it before the release.
+    /// All or nothing, like `commit_allocation`.
+    pub(crate) fn restore_allocation(
+        &mut self,
+        claim: &str,
+        result: &AllocationResult,
+    ) -> Result<(), ClusterError> {
+        let mut done: Vec<DeviceRef> = Vec::new();
+        for r in &result.devices {
+            let device = DeviceRef::new(&r.driver, &r.pool, &r.device);
+            let allocation = DeviceAllocation {
+                consumer: claim.to_owned(),
+                tolerations: r.tolerations.clone(),
+                admin_access: r.admin_access,
+                share_id: r.share_id.clone(),
+                consumed_capacity: r.consumed_capacity.clone(),
+            };
+            let recorded = if self.device_id(&device).is_some() {
+                self.allocate(&device, allocation).map(|_| ())
+            } else {
+                let key = (
+                    self.strings.get(&r.driver),
+                    self.strings.get(&r.pool),
+                    self.strings.get(&r.device),
+                );
+                match key {
+                    (Some(d), Some(p), Some(n)) => {
+                        self.allocations
+                            .entry((d, p, n))
+                            .or_default()
+                            .push(allocation);
+                        Ok(())
+                    }
+                    _ => Err(ClusterError::DeviceNotFound(device.clone())),
+                }
+            };
+            if let Err(e) = recorded {
                 for d in &done {
                     let _ = self.release(d, claim);
                 }

@@ -13,12 +13,23 @@
 //!   fails at once (upstream enumerates every combination first);
 //! - a combination bound: a slot is abandoned when fewer candidates remain after it
 //!   than slots still to fill;
-//! - symmetry breaking: after a device failed at a slot, devices identical to it (same
-//!   pool, same attributes, capacities and counter consumption, same state) are
-//!   skipped at that slot, because their subtrees fail the same way;
+//! - symmetry breaking: after a device failed at a slot, devices this call cannot tell
+//!   apart from it are skipped at that slot, because their subtrees fail the same way.
+//!   Two devices are alike when they are candidates of the same alternatives of every
+//!   claim of the call, with the same values of every constraint's attribute, the same
+//!   counter consumption (and pool, when they consume counters) and the same state:
+//!   what the call never looks at (names, UUIDs, attributes no constraint names) does
+//!   not tell them apart. The classes are computed on the first failure only;
+//! - counting bounds when a request starts (`hopeless`): the devices the requests left
+//!   need at least (the least over each request's alternatives) must fit in the free
+//!   candidates they share; for each `distinctAttribute`, the devices its scope still
+//!   needs must find as many values not yet taken (a pigeonhole); for each
+//!   `matchAttribute`, as many devices sharing one value (with the value chosen so far);
 //! - `matchAttribute` grouping: before a constraint has a value, a device is tried
 //!   only if enough candidates after it share its value to fill the alternative;
-//! - a step budget that turns a pathological search into a clear outcome.
+//! - a step budget that turns a pathological search into a clear outcome: every
+//!   candidate tried at a slot is a step, and the search never takes more steps than
+//!   the budget.
 
 // `c`, `r`, `a`, `i` index claims, requests, alternatives and candidates throughout.
 #![allow(clippy::many_single_char_names)]
@@ -196,6 +207,12 @@ struct Search<'p> {
     /// Devices picked per claim.
     claim_devices: SmallVec<[usize; 4]>,
     exhausted: bool,
+    /// Whether [`hopeless`](Search::hopeless) can prune anything: more than one request
+    /// in the call, or constraints.
+    bounded: bool,
+    /// The symmetry class of every candidate (claim → request → alternative →
+    /// candidate), computed on the first failure that needs it.
+    classes: Option<Vec<Vec<Vec<Vec<u32>>>>>,
 }
 
 /// Runs the search.
@@ -227,6 +244,9 @@ pub(crate) fn search(
         picks: Vec::with_capacity(claims.iter().map(min_devices).sum()),
         claim_devices: smallvec::smallvec![0; claims.len()],
         exhausted: false,
+        bounded: claims.iter().map(|c| c.requests.len()).sum::<usize>() > 1
+            || claims.iter().any(|c| !c.constraints.is_empty()),
+        classes: None,
     };
     let found = s.claim(0);
     let stats = Stats { steps: s.steps };
@@ -260,12 +280,15 @@ pub(crate) fn min_devices_of(request: &Request) -> usize {
 }
 
 impl Search<'_> {
+    /// Takes one step; false (and exhausted) when the budget is spent: `steps` never
+    /// exceeds the budget.
     fn tick(&mut self) -> bool {
-        self.steps += 1;
-        if self.steps > self.budget {
+        if self.exhausted || self.steps >= self.budget {
             self.exhausted = true;
+            return false;
         }
-        !self.exhausted
+        self.steps += 1;
+        true
     }
 
     /// Allocates claims `c..`.
@@ -278,6 +301,9 @@ impl Search<'_> {
         let claim = &self.claims[c];
         if r == claim.requests.len() {
             return self.claim(c + 1);
+        }
+        if self.bounded && self.hopeless(c, r) {
+            return false;
         }
         for a in 0..claim.requests[r].alternatives.len() {
             if self.exhausted {
@@ -311,8 +337,8 @@ impl Search<'_> {
         }
         let alt = &self.claims[c].requests[r].alternatives[a];
         let all = alt.need == Need::All;
-        // Symmetry breaking: (pool, equiv) of candidates that failed at this slot.
-        let mut failed: SmallVec<[(PoolId, u32); 4]> = SmallVec::new();
+        // Symmetry breaking: the candidates that failed at this slot (positions).
+        let mut failed: SmallVec<[usize; 4]> = SmallVec::new();
         let mut i = from;
         while i < alt.candidates.len() {
             // Combination bound: enough candidates must remain.
@@ -328,8 +354,7 @@ impl Search<'_> {
             // differ between requests), not an admin pick (admin access ignores
             // in-flight picks that later requests do not).
             let symmetric = !cand.shareable && !cand.in_use && !cand.tainted && !alt.admin;
-            let key = (cand.pool, cand.equiv);
-            if symmetric && failed.contains(&key) {
+            if symmetric && !failed.is_empty() && self.alike_failed(c, r, a, i, &failed) {
                 i += 1;
                 continue;
             }
@@ -355,7 +380,7 @@ impl Search<'_> {
                 return false;
             }
             if symmetric {
-                failed.push(key);
+                failed.push(i);
             }
             i += 1;
         }
@@ -571,6 +596,264 @@ impl Search<'_> {
         }
         self.constraints[c][k] = st;
     }
+}
+
+impl<'p> Search<'p> {
+    /// The symmetry class of candidate `i` of alternative `a` of request `r` of claim
+    /// `c` (see the module docs), computing every class on the first call.
+    fn class_of(&mut self, c: usize, r: usize, a: usize, i: usize) -> u32 {
+        if self.classes.is_none() {
+            self.classes = Some(symmetry_classes(self.claims));
+        }
+        self.classes.as_ref().expect("computed above")[c][r][a][i]
+    }
+
+    /// Whether candidate `i` is alike (see the module docs) to one of the candidates
+    /// `failed` of the same alternative: equal content in the same pool (no class table
+    /// needed), or the same class.
+    fn alike_failed(&mut self, c: usize, r: usize, a: usize, i: usize, failed: &[usize]) -> bool {
+        let candidates = &self.claims[c].requests[r].alternatives[a].candidates;
+        let me = (candidates[i].pool, candidates[i].equiv);
+        if failed
+            .iter()
+            .any(|&j| (candidates[j].pool, candidates[j].equiv) == me)
+        {
+            return true;
+        }
+        let mine = self.class_of(c, r, a, i);
+        let classes = &self.classes.as_ref().expect("computed by class_of")[c][r][a];
+        failed.iter().any(|&j| classes[j] == mine)
+    }
+
+    /// Whether candidate `d` of alternative `a` of claim `c` may still be picked, as
+    /// far as picks so far and committed allocations go (the first checks of
+    /// `acceptable`).
+    fn open(&self, c: usize, a: &Alternative, d: &Candidate) -> bool {
+        if (a.admin || !d.shareable) && self.per_claim[c].contains(&d.device) {
+            return false;
+        }
+        a.admin || d.shareable || (self.free(d.device) && !d.in_use)
+    }
+
+    /// Whether a device is free for a non-admin, exclusive pick now.
+    fn free(&self, d: DeviceId) -> bool {
+        !self.exclusive.contains(&d) && !self.admin_picked.contains(&d)
+    }
+
+    /// Whether counting proves that requests `r..` of claim `c` and the later claims
+    /// cannot all be allocated now (the bounds of the module docs). Never true when an
+    /// allocation exists: it only prunes.
+    fn hopeless(&self, c: usize, r: usize) -> bool {
+        let claims: &'p [Claim] = self.claims;
+        let rest = || {
+            (c..claims.len()).flat_map(move |c2| {
+                let from = if c2 == c { r } else { 0 };
+                claims[c2].requests[from..].iter()
+            })
+        };
+        // Exclusive picks: every request left needs devices no other pick takes. Admin
+        // picks and shareable devices may be taken twice: no bound then.
+        let exclusive = rest().all(|q| {
+            q.alternatives
+                .iter()
+                .all(|a| !a.admin && a.candidates.iter().all(|d| !d.shareable))
+        });
+        if exclusive {
+            let mut need = 0usize;
+            let mut union: Vec<DeviceId> = Vec::new();
+            for q in rest() {
+                let fewest = q.alternatives.iter().map(least).min().unwrap_or(0);
+                if fewest == 0 {
+                    continue;
+                }
+                // Some alternative must find enough free candidates on its own.
+                let enough = q.alternatives.iter().any(|a| {
+                    a.need == Need::All
+                        || a.candidates.iter().filter(|d| self.free(d.device)).count() >= least(a)
+                });
+                if !enough {
+                    return true;
+                }
+                need += fewest;
+                union.extend(
+                    q.alternatives
+                        .iter()
+                        .flat_map(|a| &a.candidates)
+                        .map(|d| d.device)
+                        .filter(|&d| self.free(d)),
+                );
+            }
+            if need > 1 {
+                union.sort_unstable();
+                union.dedup();
+                if union.len() < need {
+                    return true;
+                }
+            }
+        }
+        for (c2, claim) in claims.iter().enumerate().skip(c) {
+            let from = if c2 == c { r } else { 0 };
+            let requests = &claim.requests[from..];
+            for (k, &kind) in claim.constraints.iter().enumerate() {
+                let need: usize = requests
+                    .iter()
+                    .map(|q| {
+                        q.alternatives
+                            .iter()
+                            .map(|a| {
+                                if a.constraints.contains(&k) {
+                                    least(a)
+                                } else {
+                                    0
+                                }
+                            })
+                            .min()
+                            .unwrap_or(0)
+                    })
+                    .sum();
+                if need == 0 {
+                    continue;
+                }
+                let state = &self.constraints[c2][k];
+                // The candidates in scope still open to their alternative.
+                let in_scope = requests
+                    .iter()
+                    .flat_map(|q| &q.alternatives)
+                    .filter(|a| a.constraints.contains(&k))
+                    .flat_map(|a| a.candidates.iter().filter(move |d| self.open(c2, a, d)));
+                match kind {
+                    ConstraintKind::Distinct => {
+                        // Each device left takes at least one value no other takes.
+                        let mut values: Vec<&ValueKey> = Vec::new();
+                        let mut bounded = true;
+                        for d in in_scope {
+                            let Some(v) = &d.values[k] else {
+                                continue;
+                            };
+                            if v.is_empty() {
+                                // An empty list takes no value: no bound.
+                                bounded = false;
+                                break;
+                            }
+                            if !v.iter().any(|x| state.taken.contains(x)) {
+                                values.extend(v.iter());
+                            }
+                        }
+                        values.sort_unstable();
+                        values.dedup();
+                        if bounded && values.len() < need {
+                            return true;
+                        }
+                    }
+                    ConstraintKind::Match => {
+                        // The devices left share one value (one of those chosen so far):
+                        // that many distinct devices must carry it. A shareable device
+                        // may be picked twice: no bound then.
+                        let mut pairs: Vec<(&ValueKey, DeviceId)> = Vec::new();
+                        let mut bounded = true;
+                        for d in in_scope {
+                            if d.shareable {
+                                bounded = false;
+                                break;
+                            }
+                            let Some(v) = &d.values[k] else {
+                                continue;
+                            };
+                            for x in v {
+                                if state
+                                    .common
+                                    .as_ref()
+                                    .is_none_or(|common| common.contains(x))
+                                {
+                                    pairs.push((x, d.device));
+                                }
+                            }
+                        }
+                        if !bounded {
+                            continue;
+                        }
+                        pairs.sort_unstable();
+                        pairs.dedup();
+                        let most = pairs
+                            .chunk_by(|x, y| x.0 == y.0)
+                            .map(<[_]>::len)
+                            .max()
+                            .unwrap_or(0);
+                        if most < need {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The devices alternative `a` takes at least (`All`: 0, a bound must not count on it).
+fn least(a: &Alternative) -> usize {
+    match a.need {
+        Need::Count(n) => n as usize,
+        Need::All => 0,
+    }
+}
+
+/// The symmetry classes of every candidate of `claims` (claim → request → alternative
+/// → candidate): devices are in one class when the call cannot tell them apart — the
+/// same alternatives hold them, with equal constraint values, capacities, counters and
+/// state (see the module docs).
+fn symmetry_classes(claims: &[Claim]) -> Vec<Vec<Vec<Vec<u32>>>> {
+    /// What one alternative sees of a device.
+    #[derive(PartialEq, Eq, PartialOrd, Ord)]
+    struct Seen<'a> {
+        at: (usize, usize, usize),
+        /// The pool, when the device consumes counters (they are per pool).
+        pool: Option<PoolId>,
+        values: &'a [Values],
+        counters: &'a [((String, String), Quantity)],
+        consumes: &'a BTreeMap<String, Quantity>,
+        capacity_left: &'a BTreeMap<String, Quantity>,
+        state: (bool, bool, bool, bool),
+    }
+    let mut seen: BTreeMap<DeviceId, Vec<Seen<'_>>> = BTreeMap::new();
+    for (c, claim) in claims.iter().enumerate() {
+        for (r, q) in claim.requests.iter().enumerate() {
+            for (a, alt) in q.alternatives.iter().enumerate() {
+                for d in &alt.candidates {
+                    seen.entry(d.device).or_default().push(Seen {
+                        at: (c, r, a),
+                        pool: (!d.counters.is_empty()).then_some(d.pool),
+                        values: &d.values,
+                        counters: &d.counters,
+                        consumes: &d.consumes,
+                        capacity_left: &d.capacity_left,
+                        state: (d.shareable, d.in_use, d.tainted, d.counters_charged),
+                    });
+                }
+            }
+        }
+    }
+    let mut ids: BTreeMap<&[Seen<'_>], u32> = BTreeMap::new();
+    let mut class: BTreeMap<DeviceId, u32> = BTreeMap::new();
+    for (d, profile) in &seen {
+        let next = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+        class.insert(*d, *ids.entry(profile.as_slice()).or_insert(next));
+    }
+    claims
+        .iter()
+        .map(|claim| {
+            claim
+                .requests
+                .iter()
+                .map(|q| {
+                    q.alternatives
+                        .iter()
+                        .map(|alt| alt.candidates.iter().map(|d| class[&d.device]).collect())
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
 }
 
 impl ConstraintState {

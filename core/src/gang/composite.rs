@@ -27,6 +27,12 @@
 //! - A PodGroup that does not fit when nothing else of the composite is placed yet (in
 //!   the current domain) is not retried there: adding placed pods only takes devices
 //!   and resources away, and `place_gang` is complete for one gang.
+//! - **Interchangeable children.** Two PodGroups listed next to each other that differ
+//!   only in names (the group, its pods and their claims, each claim used by that
+//!   group alone, no pod running) are placed the same way wherever the other would
+//!   be, so the PodGroups placed of such a run are always a prefix of it: once one is
+//!   skipped, the rest of its run is too. Without this, a composite of many identical
+//!   roles one role too large for the cluster tries every subset of them.
 //! - A topology constraint tries each domain (value of the node label) in label-value
 //!   order, or only the domains of the subtree's running pods if any; the first domain
 //!   where the gang is satisfied wins. The restriction is passed down through
@@ -36,10 +42,12 @@ use core::fmt;
 
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
-use crate::gang::placer::{GangError, GangOptions, GangOutcome};
+use crate::gang::placer::{GangError, GangOptions, GangOutcome, StepBudget};
 use crate::model::claim::ResourceClaim;
 use crate::model::decision::PlacementDecision;
-use crate::model::workload::{CompositePodGroup, CompositeSchedulingPolicy, Pod, PodGroup};
+use crate::model::workload::{
+    ClaimSource, CompositePodGroup, CompositeSchedulingPolicy, Pod, PodGroup,
+};
 
 /// The outcome of placing a CompositePodGroup tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,6 +80,26 @@ pub enum CompositeOutcome {
         /// Child placement attempts made (`place_gang` calls).
         attempts: u64,
     },
+}
+
+/// What one composite placement's search did
+/// ([`Cluster::place_composite_with_stats`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct CompositeStats {
+    /// PodGroup placement attempts (`place_gang` calls): what
+    /// [`GangOptions::step_budget`] counts at the composite's level, never more than it.
+    pub attempts: u64,
+    /// The steps of those placements' gang searches, summed (each within the step
+    /// budget).
+    pub gang_steps: u64,
+    /// The steps of their claim allocator calls, summed.
+    pub allocator_steps: u64,
+    /// The budget that ran out, when the outcome is
+    /// [`CompositeOutcome::BudgetExhausted`]: [`StepBudget::Gang`] for the attempts or a
+    /// child's gang search, [`StepBudget::Allocator`] for a child's allocator call.
+    pub exhausted: Option<StepBudget>,
 }
 
 /// Invalid input for a composite placement.
@@ -239,6 +267,9 @@ fn is_member(pod: &Pod, group: &PodGroup) -> bool {
 /// One gang composite's children being chosen in one domain.
 struct GangLevel<'t, 'a> {
     children: &'t [Tree<'a>],
+    /// Per child: it is interchangeable with the child before it (see the module
+    /// docs).
+    like_prev: &'t [bool],
     /// `minGroupCount`.
     m: usize,
     /// The caller's options with this domain pushed onto `within`.
@@ -260,8 +291,13 @@ struct Search<'a> {
     budget: u64,
     /// Our own attempt budget ran out: everything unwinds.
     out_of_budget: bool,
-    /// Some `place_gang` call ran out of its step budget.
-    child_exhausted: bool,
+    /// Some `place_gang` call ran out of a step budget: which.
+    child_exhausted: Option<StepBudget>,
+    /// The children's searches' steps, summed.
+    gang_steps: u64,
+    allocator_steps: u64,
+    /// Per composite (by name), per child: interchangeable with the child before it.
+    like_prev: BTreeMap<String, Vec<bool>>,
 }
 
 impl Search<'_> {
@@ -307,10 +343,12 @@ impl Search<'_> {
             return Ok(Placement::Failed { definitive: false });
         }
         self.attempts += 1;
-        match self
-            .scratch
-            .place_gang_mut(Some(g), self.pods, self.claims, opts)?
-        {
+        let (outcome, stats) =
+            self.scratch
+                .place_gang_counted(Some(g), self.pods, self.claims, opts)?;
+        self.gang_steps += stats.steps;
+        self.allocator_steps += stats.allocator_steps;
+        match outcome {
             GangOutcome::Placed(d) if running + d.bindings.len() >= need => {
                 if self.scratch.apply_decision(&d, self.pods).is_err() {
                     // Cannot happen: the decision was computed on this very state.
@@ -324,7 +362,7 @@ impl Search<'_> {
             | GangOutcome::Unschedulable { .. }
             | GangOutcome::WaitingForPods { .. } => Ok(Placement::Failed { definitive: true }),
             GangOutcome::BudgetExhausted { .. } => {
-                self.child_exhausted = true;
+                self.child_exhausted = self.child_exhausted.or(stats.exhausted);
                 Ok(Placement::Failed { definitive: false })
             }
         }
@@ -352,6 +390,13 @@ impl Search<'_> {
         let mut best_basic: Option<Vec<(String, PlacementDecision)>> = None;
         let mut best_basic_count = 0;
         let single = domains.len() == 1;
+        let like_prev = if let Some(v) = self.like_prev.get(&c.name) {
+            v.clone()
+        } else {
+            let v = interchangeable(children, self.pods, self.claims);
+            self.like_prev.insert(c.name.clone(), v.clone());
+            v
+        };
         for domain in domains {
             let mut o = opts.clone();
             o.within.extend(domain);
@@ -360,6 +405,7 @@ impl Search<'_> {
                 CompositeSchedulingPolicy::Gang { min_group_count } => {
                     let mut gang = GangLevel {
                         children,
+                        like_prev: &like_prev,
                         m: min_group_count as usize,
                         opts: &o,
                         placed: vec![false; children.len()],
@@ -458,7 +504,13 @@ impl Search<'_> {
                 Placement::Failed { .. } => {}
             }
         }
-        self.choose(gang, i + 1, count, best)
+        // Skipped: so are the children interchangeable with it right after it (placing
+        // one of them instead is what placing this one was).
+        let mut next = i + 1;
+        while next < gang.children.len() && gang.like_prev[next] {
+            next += 1;
+        }
+        self.choose(gang, next, count, best)
     }
 
     /// The domains (values of node label `key`) to try for a subtree: those of its
@@ -502,6 +554,105 @@ fn collect_groups<'a>(children: &[Tree<'a>], out: &mut Vec<&'a PodGroup>) {
     }
 }
 
+/// Per child of `children`: whether it is a PodGroup interchangeable with the child
+/// before it (see the module docs): equal but for names — the group, its pending
+/// pods in name order, the claims they and the group name (matched by where they are
+/// first named) — with no member running and every claim named by that group alone.
+fn interchangeable(children: &[Tree<'_>], pods: &[Pod], claims: &[ResourceClaim]) -> Vec<bool> {
+    // Who names each claim (`namespace/name`): the PodGroups (and pods of none).
+    let mut named_by: BTreeMap<(&str, &str), BTreeSet<Option<&str>>> = BTreeMap::new();
+    for p in pods {
+        for c in &p.resource_claims {
+            if let ClaimSource::ClaimName(n) = &c.source {
+                named_by
+                    .entry((&p.namespace, n))
+                    .or_default()
+                    .insert(p.scheduling_group.as_deref());
+            }
+        }
+    }
+    for t in children {
+        if let Tree::Group(g) = t {
+            for c in &g.resource_claims {
+                if let ClaimSource::ClaimName(n) = &c.source {
+                    named_by
+                        .entry((&g.namespace, n))
+                        .or_default()
+                        .insert(Some(&g.name));
+                }
+            }
+        }
+    }
+    // The last claim given of a name counts (as in `place_gang`).
+    let claim = |ns: &str, name: &str| {
+        claims
+            .iter()
+            .rev()
+            .find(|c| c.namespace == ns && c.name == name)
+    };
+    let shape = |g: &PodGroup| -> Option<(PodGroup, Vec<Pod>, Vec<ResourceClaim>)> {
+        let mut names: Vec<String> = Vec::new();
+        let mut canonical = |source: &ClaimSource| -> Option<ClaimSource> {
+            let ClaimSource::ClaimName(n) = source else {
+                return Some(source.clone());
+            };
+            let only_ours = named_by
+                .get(&(g.namespace.as_str(), n.as_str()))
+                .is_some_and(|by| by.len() == 1 && by.contains(&Some(g.name.as_str())));
+            if !only_ours {
+                return None;
+            }
+            let at = if let Some(at) = names.iter().position(|x| x == n) {
+                at
+            } else {
+                names.push(n.clone());
+                names.len() - 1
+            };
+            Some(ClaimSource::ClaimName(format!("{at}")))
+        };
+        let mut group = g.clone();
+        group.name = String::new();
+        group.creation = crate::Time::default();
+        for c in &mut group.resource_claims {
+            c.source = canonical(&c.source)?;
+        }
+        let mut members: Vec<&Pod> = pods.iter().filter(|p| is_member(p, g)).collect();
+        members.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut out = Vec::with_capacity(members.len());
+        for p in members {
+            if p.node_name.is_some() {
+                return None;
+            }
+            let mut p = p.clone();
+            p.name = String::new();
+            p.scheduling_group = None;
+            p.creation = crate::Time::default();
+            for c in &mut p.resource_claims {
+                c.source = canonical(&c.source)?;
+            }
+            out.push(p);
+        }
+        let mut specs = Vec::with_capacity(names.len());
+        for n in names {
+            let mut c = claim(&g.namespace, &n)?.clone();
+            c.name = String::new();
+            specs.push(c);
+        }
+        Some((group, out, specs))
+    };
+    let mut like = vec![false; children.len()];
+    let mut prev = None;
+    for (i, t) in children.iter().enumerate() {
+        let this = match t {
+            Tree::Group(g) => shape(g),
+            Tree::Composite(..) => None,
+        };
+        like[i] = this.is_some() && this == prev;
+        prev = this;
+    }
+    like
+}
+
 impl Cluster {
     /// Places the PodGroups of the CompositePodGroup tree under `root` against this
     /// cluster, without changing it.
@@ -540,6 +691,23 @@ impl Cluster {
         claims: &[ResourceClaim],
         options: &GangOptions,
     ) -> Result<CompositeOutcome, CompositeError> {
+        self.place_composite_with_stats(root, composites, groups, pods, claims, options)
+            .map(|(outcome, _)| outcome)
+    }
+
+    /// [`place_composite`](Self::place_composite), with what its search did: the
+    /// PodGroup placement attempts (what [`GangOptions::step_budget`] counts at this
+    /// level), the steps of their searches, and which budget ran out when the outcome
+    /// is [`CompositeOutcome::BudgetExhausted`].
+    pub fn place_composite_with_stats(
+        &self,
+        root: &CompositePodGroup,
+        composites: &[CompositePodGroup],
+        groups: &[PodGroup],
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+        options: &GangOptions,
+    ) -> Result<(CompositeOutcome, CompositeStats), CompositeError> {
         let mut seen = BTreeSet::new();
         seen.insert((true, root.name.as_str()));
         let children = resolve_children(root, composites, groups, &mut Vec::new(), &mut seen)?;
@@ -551,18 +719,33 @@ impl Cluster {
             attempts: 0,
             budget: options.step_budget,
             out_of_budget: false,
-            child_exhausted: false,
+            child_exhausted: None,
+            gang_steps: 0,
+            allocator_steps: 0,
+            like_prev: BTreeMap::new(),
         };
         let mut best = 0;
         let counted = search.place_children(root, &children, options, &mut best)?;
+        let exhausted = if search.out_of_budget {
+            Some(StepBudget::Gang)
+        } else if root.policy == CompositeSchedulingPolicy::Basic {
+            None
+        } else {
+            search.child_exhausted
+        };
+        let mut stats = CompositeStats {
+            attempts: search.attempts,
+            gang_steps: search.gang_steps,
+            allocator_steps: search.allocator_steps,
+            exhausted: None,
+        };
         let placed = CompositeOutcome::Placed {
             decisions: search.decisions,
         };
-        Ok(match root.policy {
+        let outcome = match root.policy {
             CompositeSchedulingPolicy::Gang { .. } if counted => placed,
-            _ if search.out_of_budget
-                || (search.child_exhausted && root.policy != CompositeSchedulingPolicy::Basic) =>
-            {
+            _ if exhausted.is_some() => {
+                stats.exhausted = exhausted;
                 CompositeOutcome::BudgetExhausted {
                     attempts: search.attempts,
                 }
@@ -574,6 +757,7 @@ impl Cluster {
                 }
             }
             CompositeSchedulingPolicy::Basic => placed,
-        })
+        };
+        Ok((outcome, stats))
     }
 }

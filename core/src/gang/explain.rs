@@ -43,7 +43,7 @@ use crate::allocate::Skip;
 use crate::cel::Selector;
 use crate::cluster::Cluster;
 use crate::cluster::bits::{DeviceSet, SparseDeviceSet};
-use crate::gang::placer::{Gang, GangError, GangOptions, GangOutcome};
+use crate::gang::placer::{Gang, GangError, GangOptions, GangOutcome, SearchStats, StepBudget};
 use crate::model::claim::{
     AllocationMode, ConstraintKind, DeviceRequestKind, ResourceClaim, ResourceClaimSpec,
     split_request_ref,
@@ -734,8 +734,47 @@ pub struct Explanation {
     pub blocking: Vec<usize>,
     /// Whether `blocking` was proven minimal (every smaller set was tried).
     pub minimal: bool,
-    /// Whether the search ran out of steps (the answer may then be too pessimistic).
+    /// Whether the search ran out of steps: the outcome is undecided (a placement may
+    /// exist), and [`budget`](Self::budget) says which budget.
     pub budget_exhausted: bool,
+    /// The budget that ran out, when one did.
+    pub budget: Option<BudgetExhaustion>,
+    /// What the placement's search did (the relaxation trials behind the blocking set
+    /// are not counted).
+    pub search: SearchStats,
+}
+
+/// A step budget that ran out before a placement was decided, as an explanation
+/// reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct BudgetExhaustion {
+    /// Which budget.
+    pub budget: StepBudget,
+    /// Its value: the steps it allows (per allocator call, for
+    /// [`StepBudget::Allocator`]).
+    pub limit: u64,
+}
+
+impl fmt::Display for BudgetExhaustion {
+    /// Which budget, its value and where to raise it, as in `the gang search's step
+    /// budget (100000 steps) ran out before an answer was known: raise it to search
+    /// further (GangOptions::step_budget, --step-budget, stepBudget)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (what, per) = match self.budget {
+            StepBudget::Gang => ("the gang search's", ""),
+            StepBudget::Allocator => ("a claim allocation's", " per call"),
+        };
+        write!(
+            f,
+            "{what} step budget ({} step{}{per}) ran out before an answer was known: raise it \
+             to search further ({})",
+            self.limit,
+            if self.limit == 1 { "" } else { "s" },
+            self.budget.settings()
+        )
+    }
 }
 
 impl Explanation {
@@ -766,6 +805,10 @@ impl Explanation {
                 Some(f) => format!("{what}: waiting: {f}"),
                 None => format!("{what}: waiting"),
             },
+            _ if self.budget.is_some() || self.budget_exhausted => match &self.budget {
+                Some(b) => format!("{what}: undecided: {b}"),
+                None => format!("{what}: undecided: a step budget ran out"),
+            },
             _ => {
                 let mut s = format!("{what}: {}", self.fit_count());
                 for (i, &b) in self.blocking.iter().enumerate() {
@@ -795,6 +838,12 @@ impl fmt::Display for Explanation {
                 }
                 return Ok(());
             }
+            GangStatus::Unschedulable if self.budget_exhausted => {
+                writeln!(
+                    f,
+                    "{what}: Unschedulable (undecided: a step budget ran out)"
+                )?;
+            }
             GangStatus::Unschedulable => {
                 writeln!(f, "{what}: Unschedulable (waiting or preemption may help)")?;
             }
@@ -802,18 +851,32 @@ impl fmt::Display for Explanation {
                 writeln!(f, "{what}: UnschedulableAndUnresolvable")?;
             }
         }
-        writeln!(
-            f,
-            "├─ needs {} pending pod{} placed together ({} running); at most {} fit",
-            self.required,
-            if self.required == 1 { "" } else { "s" },
-            self.running,
-            self.best
-        )?;
         if self.budget_exhausted {
             writeln!(
                 f,
-                "├─ the search ran out of steps; a placement may still exist"
+                "├─ needs {} pending pod{} placed together ({} running); {} placed together \
+                 before the budget ran out",
+                self.required,
+                if self.required == 1 { "" } else { "s" },
+                self.running,
+                self.best
+            )?;
+        } else {
+            writeln!(
+                f,
+                "├─ needs {} pending pod{} placed together ({} running); at most {} fit",
+                self.required,
+                if self.required == 1 { "" } else { "s" },
+                self.running,
+                self.best
+            )?;
+        }
+        if let Some(b) = &self.budget {
+            writeln!(f, "├─ undecided: {b}; a placement may still exist")?;
+        } else if self.budget_exhausted {
+            writeln!(
+                f,
+                "├─ undecided: a step budget ran out; a placement may still exist"
             )?;
         }
         let shown: Vec<usize> = (0..self.facts.len())
@@ -850,6 +913,9 @@ impl fmt::Display for Explanation {
             writeln!(f, "├─ [{}] {}", fi + 1, self.facts[fi])?;
         }
         if self.blocking.is_empty() {
+            if self.budget_exhausted {
+                return writeln!(f, "└─ no blocking set sought: the search is undecided");
+            }
             return writeln!(f, "└─ no blocking set found");
         }
         let ids: Vec<String> = self
@@ -954,7 +1020,7 @@ impl Cluster {
         claims: &[ResourceClaim],
         options: &GangOptions,
     ) -> Result<Explanation, GangError> {
-        let outcome = self.place_gang(group, pods, claims, options)?;
+        let (outcome, search) = self.place_gang_with_stats(group, pods, claims, options)?;
         let mut gang = self.gang_intake(group, pods, claims, options)?;
         let mut ex = Explanation {
             group: group.map(|g| format!("{}/{}", g.namespace, g.name)),
@@ -972,6 +1038,8 @@ impl Cluster {
             blocking: Vec::new(),
             minimal: false,
             budget_exhausted: false,
+            budget: None,
+            search,
         };
         match outcome {
             GangOutcome::Placed(d) => {
@@ -992,12 +1060,25 @@ impl Cluster {
                 ex.best = best;
                 ex.required = required;
             }
-            GangOutcome::BudgetExhausted { .. } => ex.budget_exhausted = true,
+            GangOutcome::BudgetExhausted { .. } => {
+                ex.best = search.best;
+                ex.budget_exhausted = true;
+                ex.budget = search.exhausted.map(|budget| BudgetExhaustion {
+                    budget,
+                    limit: budget.value(options),
+                });
+            }
         }
         // Nodes the index's counts admit but where the allocator cannot serve one pod
         // (its own selectors, constraints, capacity, counters) are diagnosed as such.
         self.refine_caps(&mut gang);
         self.diagnose(&gang, options, &mut ex);
+        if ex.budget_exhausted {
+            // Undecided: the facts stand, but which of them block is not known, and
+            // every relaxation trial would search again (up to the budget each).
+            ex.status = GangStatus::Unschedulable;
+            return Ok(ex);
+        }
         // Which facts, removed, let the gang fit.
         let trial_options = GangOptions {
             step_budget: (options.step_budget / 4).max(1_000),
@@ -1040,7 +1121,7 @@ impl Cluster {
                 trials += 1;
                 if fits(&s) {
                     ex.blocking = s;
-                    ex.minimal = !ex.budget_exhausted;
+                    ex.minimal = true;
                     break 'sizes;
                 }
             }
@@ -1086,10 +1167,10 @@ impl Cluster {
                     hosts,
                 });
                 ex.blocking = vec![ex.facts.len() - 1];
-                ex.minimal = !ex.budget_exhausted;
+                ex.minimal = true;
             } else {
                 // Nothing the scheduler can relax suffices: the hard facts block.
-                ex.minimal = hard.len() == 1 && !ex.budget_exhausted;
+                ex.minimal = hard.len() == 1;
                 ex.blocking = hard;
             }
         }

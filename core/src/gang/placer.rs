@@ -56,8 +56,18 @@
 //!    with one device fewer of a class it took (devices the gang's requests cannot tell
 //!    apart form one class, so a choice is tried once per class, not per device), and a
 //!    choice taking at least as much of every class as one that failed is not searched
-//!    again. A step budget bounds the search (every allocation tried is a step). Below
-//!    it the answer is exact (`core/tests/placer_props.rs` compares with a brute-force
+//!    again. When no device choice is seen by other nodes (no network-attached devices,
+//!    no shared claims to allocate), a node that refuses a pod — the allocator finds no
+//!    allocation for the gang's pods there with it — has its cap for the pod's shape
+//!    lowered to the pods it holds, until the earlier shapes' pods move (more pods on
+//!    a node only need more), and the count bound is checked again before every
+//!    candidate: a gang that counting admits but the nodes' constraints do not (every
+//!    node one pod short of what its devices suggest) fails in steps linear in the
+//!    nodes, not in the ways to spread the pods. A step budget
+//!    ([`GangOptions::step_budget`]) bounds the search, and one
+//!    ([`GangOptions::allocator_step_budget`]) each allocator call; running out of
+//!    either is [`GangOutcome::BudgetExhausted`], never "does not fit". Below them
+//!    the answer is exact (`core/tests/placer_props.rs` compares with a brute-force
 //!    oracle that allocates shared claims and network-attached devices too), except for
 //!    picks of shareable devices and admin-access picks, which are not revisited.
 //!    A hard error of the allocator on a node (allocation mode `All` over more than 32
@@ -73,10 +83,10 @@ use crate::allocate::{
     AllocationError, AllocationOutcome, AllocatorOptions, ClaimPart, PreparedClaims,
     claim_limit_error,
 };
-use crate::cluster::Cluster;
 use crate::cluster::bits::{DeviceSet, SparseDeviceSet};
 use crate::cluster::ids::NodeId;
 use crate::cluster::rooms::RoomRequest;
+use crate::cluster::{Cluster, DeviceCounts};
 use crate::gang::scoring::{ScoringPolicy, WorkloadMix};
 use crate::model::claim::{AllocationMode, ResourceClaim, ResourceClaimSpec};
 use crate::model::decision::PlacementDecision;
@@ -86,14 +96,43 @@ use crate::{DeviceRef, DeviceTaint, Quantity, TaintEffect};
 
 use super::search::Search;
 
+/// The default [`GangOptions::step_budget`].
+pub const DEFAULT_STEP_BUDGET: u64 = 100_000;
+
 /// Options of one gang placement.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct GangOptions {
-    /// Pod-on-node allocation attempts before giving up (each other device choice a
-    /// pod's binding is tried again with counts as one).
+    /// The most steps one gang search takes before it gives up with
+    /// [`GangOutcome::BudgetExhausted`]. Default [`DEFAULT_STEP_BUDGET`] (100,000).
+    ///
+    /// A step is one pod tried on one candidate node (one claim allocator call for its
+    /// claims there, jointly with the gang's pods already on it), or one revisit of a
+    /// device choice other nodes see (the same binding tried again with one device
+    /// fewer of a class it took; see the module docs). Checks that answer before any
+    /// search take none: pods too few for `minCount`, nodes and domains counting rules
+    /// out, and the node-by-node bounds the search learns as it goes. Pods placed
+    /// beyond `minCount` spend what is left, without making the outcome undecided.
+    ///
+    /// Running out means undecided, never "does not fit": the outcome is
+    /// `BudgetExhausted`, [`Cluster::explain_gang`] names this budget and its value,
+    /// and the [`Scheduler`](crate::Scheduler) keeps the unit pending (it retries next
+    /// cycle). [`Cluster::place_composite`] uses this budget for its own level too
+    /// (each PodGroup placement attempt is one step there; each attempt gets the whole
+    /// budget for its own search). Callers set it here; the `gangpack` command line
+    /// with `--step-budget N`, the WebAssembly API with `stepBudget` in its options.
+    #[cfg_attr(feature = "serde", serde(default = "default_step_budget"))]
     pub step_budget: u64,
+    /// The step budget of each claim allocator call the search makes
+    /// ([`AllocatorOptions::step_budget`]; default
+    /// [`DEFAULT_ALLOCATOR_STEP_BUDGET`](crate::DEFAULT_ALLOCATOR_STEP_BUDGET),
+    /// 1,000,000). One call that runs out ends the search with
+    /// [`GangOutcome::BudgetExhausted`]: whether that node fits is unknown, so the
+    /// gang's outcome is too. The command line sets it with `--allocator-step-budget N`,
+    /// the WebAssembly API with `allocatorStepBudget`.
+    #[cfg_attr(feature = "serde", serde(default = "default_allocator_step_budget"))]
+    pub allocator_step_budget: u64,
     /// How to choose among feasible nodes and domains.
     pub policy: ScoringPolicy,
     /// Place only on nodes whose label `key` has value `value`, for every `(key, value)`
@@ -102,14 +141,86 @@ pub struct GangOptions {
     pub within: Vec<(String, String)>,
 }
 
+#[cfg(feature = "serde")]
+fn default_step_budget() -> u64 {
+    DEFAULT_STEP_BUDGET
+}
+
+#[cfg(feature = "serde")]
+fn default_allocator_step_budget() -> u64 {
+    crate::allocate::DEFAULT_ALLOCATOR_STEP_BUDGET
+}
+
 impl Default for GangOptions {
     fn default() -> GangOptions {
         GangOptions {
-            step_budget: 100_000,
+            step_budget: DEFAULT_STEP_BUDGET,
+            allocator_step_budget: crate::allocate::DEFAULT_ALLOCATOR_STEP_BUDGET,
             policy: ScoringPolicy::BestFit,
             within: Vec::new(),
         }
     }
+}
+
+/// A step budget of a placement ([`GangOptions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum StepBudget {
+    /// [`GangOptions::step_budget`]: the gang search's steps (or a composite's
+    /// placement attempts).
+    Gang,
+    /// [`GangOptions::allocator_step_budget`]: the steps of one claim allocator call.
+    Allocator,
+}
+
+impl StepBudget {
+    /// Its value in `options`.
+    pub fn value(self, options: &GangOptions) -> u64 {
+        match self {
+            StepBudget::Gang => options.step_budget,
+            StepBudget::Allocator => options.allocator_step_budget,
+        }
+    }
+
+    /// Where callers set it: the Rust field, the command-line flag and the WebAssembly
+    /// option, as one phrase (`GangOptions::step_budget, --step-budget, stepBudget`).
+    pub fn settings(self) -> &'static str {
+        match self {
+            StepBudget::Gang => "GangOptions::step_budget, --step-budget, stepBudget",
+            StepBudget::Allocator => {
+                "GangOptions::allocator_step_budget, --allocator-step-budget, allocatorStepBudget"
+            }
+        }
+    }
+}
+
+impl fmt::Display for StepBudget {
+    /// `gang search` or `claim allocation`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StepBudget::Gang => "gang search",
+            StepBudget::Allocator => "claim allocation",
+        })
+    }
+}
+
+/// What one placement's search did ([`Cluster::place_gang_with_stats`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct SearchStats {
+    /// Steps of the gang search ([`GangOptions::step_budget`] counts them): never more
+    /// than the budget.
+    pub steps: u64,
+    /// Steps of every claim allocator call the search made, summed (each call stays
+    /// within [`GangOptions::allocator_step_budget`]).
+    pub allocator_steps: u64,
+    /// The budget that ran out, when the outcome is
+    /// [`GangOutcome::BudgetExhausted`].
+    pub exhausted: Option<StepBudget>,
+    /// The most of the required pods any attempt placed together (before a budget ran
+    /// out, too).
+    pub best: usize,
 }
 
 /// The outcome of a gang placement.
@@ -137,9 +248,12 @@ pub enum GangOutcome {
         /// `minCount`.
         min_count: u32,
     },
-    /// The step budget ran out first.
+    /// A step budget ran out first: undecided (a placement may exist). Which budget —
+    /// [`GangOptions::step_budget`], or [`GangOptions::allocator_step_budget`] of one
+    /// allocator call — is in [`SearchStats::exhausted`] and in the explanation.
     BudgetExhausted {
-        /// Steps taken.
+        /// Steps of the gang search taken (the budget, when it is the one that ran
+        /// out).
         steps: u64,
     },
 }
@@ -322,17 +436,57 @@ impl Cluster {
         claims: &[ResourceClaim],
         options: &GangOptions,
     ) -> Result<GangOutcome, GangError> {
+        self.place_gang_counted(group, pods, claims, options)
+            .map(|(outcome, _)| outcome)
+    }
+
+    /// [`place_gang`](Self::place_gang), with what its search did: the steps it took
+    /// of each budget, and which budget ran out when the outcome is
+    /// [`GangOutcome::BudgetExhausted`].
+    ///
+    /// ```
+    /// use gangpack::{Cluster, GangOptions, GangOutcome, Pod};
+    ///
+    /// let c = Cluster::new();
+    /// let (outcome, stats) = c
+    ///     .place_gang_with_stats(None, &[Pod::new("ns", "p")], &[], &GangOptions::default())
+    ///     .unwrap();
+    /// // No node at all: counting answers before any step.
+    /// assert!(matches!(outcome, GangOutcome::Unschedulable { .. }));
+    /// assert_eq!((stats.steps, stats.exhausted), (0, None));
+    /// ```
+    pub fn place_gang_with_stats(
+        &self,
+        group: Option<&PodGroup>,
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+        options: &GangOptions,
+    ) -> Result<(GangOutcome, SearchStats), GangError> {
+        self.clone()
+            .place_gang_counted(group, pods, claims, options)
+    }
+
+    /// [`place_gang_with_stats`](Self::place_gang_with_stats) on this cluster as
+    /// scratch space (as [`place_gang_mut`](Self::place_gang_mut)).
+    pub(crate) fn place_gang_counted(
+        &mut self,
+        group: Option<&PodGroup>,
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+        options: &GangOptions,
+    ) -> Result<(GangOutcome, SearchStats), GangError> {
         let gang = self.gang_intake(group, pods, claims, options)?;
         if let Some(waiting) = gang.waiting() {
-            return Ok(waiting);
+            return Ok((waiting, SearchStats::default()));
         }
-        if let Some(e) = self.first_selector_error(&gang) {
+        if let Some(e) = self.first_selector_error(&gang, options) {
             return Err(GangError::Allocation(e));
         }
         let mut search = Search::new(self, &gang, options);
         let outcome = search.run();
+        let stats = search.stats();
         search.restore();
-        Ok(outcome?)
+        Ok((outcome?, stats))
     }
 
     /// Resolves, groups and counts a gang's pods (steps 1–3 of the module docs).
@@ -413,6 +567,14 @@ impl Cluster {
                     continue;
                 }
                 let (name, claim) = find(&key, &pod.namespace, &c.source)?;
+                // The group's ResourceClaim named under another entry name is not the
+                // group's claim for the pod (upstream matches every field), but it is the
+                // same object: allocated once, with the group's.
+                if let Some(at) = shared.iter().position(|s| s.group && s.name == name) {
+                    shared[at].used = true;
+                    uses.push(at);
+                    continue;
+                }
                 if let Some(result) = &claim.allocation {
                     // Allocated already (status.allocation): shared, nothing to allocate.
                     let at = if let Some(at) = shared.iter().position(|s| s.name == name) {
@@ -662,7 +824,11 @@ impl Cluster {
     /// selector failed on some device. (QUIRK-adjacent: on clusters of 100 nodes or
     /// more, upstream checks a rotating subset, so it may not reach the node; gangpack
     /// checks every candidate, deterministically.)
-    fn first_selector_error(&self, gang: &Gang<'_>) -> Option<AllocationError> {
+    fn first_selector_error(
+        &self,
+        gang: &Gang<'_>,
+        options: &GangOptions,
+    ) -> Option<AllocationError> {
         let class_errors = self.class_cache.values().any(|c| !c.errors.is_empty());
         for shape in &gang.shapes {
             if shape.prepared.claims().is_empty()
@@ -676,7 +842,9 @@ impl Cluster {
                     c.node,
                     &parts,
                     &shape.requests,
-                    AllocatorOptions::default(),
+                    AllocatorOptions {
+                        step_budget: options.allocator_step_budget,
+                    },
                     None,
                 );
                 if let Err(e @ AllocationError::Evaluation(_)) = outcome {
@@ -1014,30 +1182,35 @@ fn sort_by_domain_and_free(candidates: &mut Vec<Candidate>, domains: usize, desc
     if candidates.len() < 2 {
         return;
     }
-    let max_free = candidates.iter().map(|c| c.free).max().unwrap_or(0) as usize;
-    let keys = domains.max(1).saturating_mul(max_free + 1);
+    let max_free = u64::from(candidates.iter().map(|c| c.free).max().unwrap_or(0));
+    // In u64: a domain index times the free count can pass u32::MAX, which `usize` is
+    // on wasm32 (where the product overflowed and the order differed from native).
+    let keys = (domains.max(1) as u64).saturating_mul(max_free + 1);
     let key = |c: &Candidate| {
         let f = if descending {
-            max_free - c.free as usize
+            max_free - u64::from(c.free)
         } else {
-            c.free as usize
+            u64::from(c.free)
         };
-        c.domain as usize * (max_free + 1) + f
+        u64::from(c.domain) * (max_free + 1) + f
     };
-    if keys > 4 * candidates.len() + 64 {
+    if keys > 4 * candidates.len() as u64 + 64 {
         candidates.sort_by_key(key);
         return;
     }
+    // Few keys: each fits a usize.
+    let slot = |c: &Candidate| key(c) as usize;
+    let keys = keys as usize;
     let mut start = vec![0usize; keys + 1];
     for c in candidates.iter() {
-        start[key(c) + 1] += 1;
+        start[slot(c) + 1] += 1;
     }
     for k in 0..keys {
         start[k + 1] += start[k];
     }
     let mut out = vec![candidates[0]; candidates.len()];
     for c in candidates.iter() {
-        let k = key(c);
+        let k = slot(c);
         out[start[k]] = *c;
         start[k] += 1;
     }
@@ -1132,6 +1305,9 @@ impl Gang<'_> {
         // Free devices per domain, for the policies that score by them (computed once,
         // when a domain first passes the count bound).
         let mut free: Option<Vec<i64>> = None;
+        // Devices per domain, for the device bound (when it holds).
+        let mut devices: Option<Vec<i64>> = None;
+        let device_bound = self.device_bound_holds(cluster);
         for d in 0..domains {
             let reach: usize = (0..self.shapes.len())
                 .map(|s| {
@@ -1141,6 +1317,15 @@ impl Gang<'_> {
                         .min(usize::try_from(caps).unwrap_or(usize::MAX))
                 })
                 .sum();
+            // The pods the domain's free devices hold at most, the smallest first: each
+            // pod's own claims take devices of its node, none twice.
+            let reach = if device_bound && reach >= self.required {
+                let have =
+                    devices.get_or_insert_with(|| self.domains_count(cluster, |c| c.free))[d];
+                reach.min(self.pods_within(u64::try_from(have).unwrap_or(0)))
+            } else {
+                reach
+            };
             self.most = self.most.max(reach.min(self.required));
             if reach < self.required {
                 continue;
@@ -1150,7 +1335,9 @@ impl Gang<'_> {
                 scored.push((0, d as u32));
                 continue;
             }
-            let mut free_in = |d: usize| free.get_or_insert_with(|| self.domains_free(cluster))[d];
+            let mut free_in = |d: usize| {
+                free.get_or_insert_with(|| self.domains_count(cluster, |c| c.free_untainted))[d]
+            };
             let score = match policy {
                 ScoringPolicy::BestFit => free_in(d),
                 ScoringPolicy::Spread => -free_in(d),
@@ -1193,9 +1380,52 @@ impl Gang<'_> {
         want
     }
 
-    /// Per domain, the free untainted devices on its candidate nodes (each node once;
-    /// a node is in one domain).
-    fn domains_free(&self, cluster: &Cluster) -> Vec<i64> {
+    /// Whether every pod's own claims take devices of its node, none shared with
+    /// another pod, each counted in [`DeviceCounts::free`](crate::DeviceCounts::free)
+    /// there: no network-attached or shareable device exists, and no request of the
+    /// pods' own claims has admin access. Then a domain whose free devices are fewer
+    /// than the required pods need cannot host them.
+    fn device_bound_holds(&self, cluster: &Cluster) -> bool {
+        !cluster.has_shared_devices()
+            && cluster.shareable_devices().is_empty()
+            && self.shapes.iter().all(|s| {
+                s.own_specs.iter().all(|spec| {
+                    spec.requests
+                        .iter()
+                        .all(|r| r.alternatives().iter().all(|v| !v.admin_access))
+                })
+            })
+    }
+
+    /// How many pending pods `devices` devices hold at most: the pods needing the
+    /// fewest devices first.
+    fn pods_within(&self, devices: u64) -> usize {
+        let mut shapes: Vec<(u64, usize)> = self
+            .shapes
+            .iter()
+            .map(|s| (s.min_devices, s.pods))
+            .collect();
+        shapes.sort_unstable();
+        let mut left = devices;
+        let mut pods = 0;
+        for (each, n) in shapes {
+            if each == 0 {
+                pods += n;
+                continue;
+            }
+            let fit = usize::try_from(left / each).unwrap_or(usize::MAX).min(n);
+            pods += fit;
+            left -= each * fit as u64;
+            if fit < n {
+                break;
+            }
+        }
+        pods
+    }
+
+    /// Per domain, `count` of the device counts of its candidate nodes, summed (each
+    /// node once; a node is in one domain).
+    fn domains_count(&self, cluster: &Cluster, count: impl Fn(&DeviceCounts) -> u32) -> Vec<i64> {
         let mut total = vec![0i64; self.domains.len()];
         // Nodes counted, one bit per node id.
         let mut seen: Vec<u64> = Vec::new();
@@ -1208,7 +1438,7 @@ impl Gang<'_> {
                 if seen[word] & bit == 0 {
                     seen[word] |= bit;
                     total[c.domain as usize] +=
-                        i64::from(cluster.node_counts(c.node).map_or(0, |n| n.free_untainted));
+                        i64::from(cluster.node_counts(c.node).map_or(0, |n| count(&n)));
                 }
             }
         }
@@ -1242,5 +1472,37 @@ impl Gang<'_> {
         let after: Vec<u32> = free.values().copied().collect();
         let after = mix.fragmentation(&after);
         i64::try_from(after).unwrap_or(i64::MAX) - i64::try_from(before).unwrap_or(i64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Candidate, sort_by_domain_and_free};
+    use crate::NodeId;
+    use crate::alloc_prelude::*;
+
+    fn candidate(node: u32, domain: u32, free: u32) -> Candidate {
+        Candidate {
+            node: NodeId(node),
+            cap: 1,
+            free,
+            domain,
+        }
+    }
+
+    /// The sort key is a domain index times the largest free count: past `u32::MAX`
+    /// here, which overflowed a 32-bit `usize` (wasm32) before the key was a `u64`.
+    #[test]
+    fn sort_keys_past_u32_keep_domain_then_free_order() {
+        let mut c = vec![
+            candidate(0, 70_000, 5),
+            candidate(1, 3, 70_000),
+            candidate(2, 70_000, 1),
+            candidate(3, 3, 2),
+        ];
+        sort_by_domain_and_free(&mut c, 70_001, false);
+        assert_eq!(c.iter().map(|c| c.node.0).collect::<Vec<_>>(), [3, 1, 2, 0]);
+        sort_by_domain_and_free(&mut c, 70_001, true);
+        assert_eq!(c.iter().map(|c| c.node.0).collect::<Vec<_>>(), [1, 3, 0, 2]);
     }
 }

@@ -26,6 +26,21 @@
 //! no other node sees them. Without network-attached devices and shared claims nothing
 //! here runs: the node-local search is as it was.
 //!
+//! **Learning.** Without network-attached devices or shared claims to allocate, what
+//! a node can host depends only on the gang's pods on it. A bind the node refuses
+//! (the pod's requests, or no allocation for the gang's pods there with it) lowers the
+//! shape's cap on that node to the pods it holds ([`Search::lower_cap`]); the lowered
+//! caps hold while the earlier shapes' pods stay put, so they are reset when the
+//! shape's first pod is placed again. The count bound is checked before every
+//! candidate with them: only branches that cannot reach `minCount` are cut, so the
+//! first placement found is the same.
+//!
+//! **Budgets.** Every candidate tried and every revisit is a step of
+//! [`GangOptions::step_budget`]; each allocator call runs under
+//! [`GangOptions::allocator_step_budget`], and one that runs out ends the search
+//! undecided ([`GangOutcome::BudgetExhausted`], with [`SearchStats::exhausted`]
+//! saying which budget).
+//!
 //! **Errors.** An allocator call that fails with an error (invalid input it meets on a
 //! node: allocation mode `All` over more than 32 devices, a selector failing on a
 //! device, an incomplete pool under `All`) ends the search; [`Search::run`] returns it.
@@ -44,7 +59,7 @@ use crate::model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::model::error::{ObjectKind, ObjectRef};
 use crate::model::node::validate_resource_list;
 
-use super::placer::{Candidate, Gang, GangOptions, GangOutcome};
+use super::placer::{Candidate, Gang, GangOptions, GangOutcome, SearchStats, StepBudget};
 
 /// One claim's allocation recorded in the scratch cluster (the claim's name is in
 /// the gang: [`PendingPod::own`](super::placer::PendingPod::own) or
@@ -193,6 +208,7 @@ enum Then {
 }
 
 /// The depth-first search of step 4, over one domain at a time.
+#[allow(clippy::struct_excessive_bools)] // independent facts about one search
 pub(super) struct Search<'c, 'g, 'a> {
     cluster: &'c mut Cluster,
     gang: &'g Gang<'a>,
@@ -202,10 +218,19 @@ pub(super) struct Search<'c, 'g, 'a> {
     network: bool,
     /// Per shape: the current domain's candidates.
     lists: Vec<&'g [Candidate]>,
-    /// Per shape: suffix sums of the caps in `lists`.
+    /// Per shape: the caps of `lists`, lowered where the search learned that a node
+    /// takes no more of the shape's pods (see [`Search::refused`]).
+    caps: Vec<Vec<u32>>,
+    /// Per shape: whether `caps` was lowered since it was last reset.
+    lowered: Vec<bool>,
+    /// Per shape: suffix sums of `caps`.
     suffix: Vec<Vec<u64>>,
-    /// Per shape `s`: Σ over shapes `t ≥ s` of min(pods, total caps).
+    /// Per shape `s`: Σ over shapes `t ≥ s` of min(pods, total caps), with the caps of
+    /// `lists` (what is learned about a shape holds only until an earlier shape's pods
+    /// move).
     tail: Vec<u64>,
+    /// Per shape: the index in `gang.pods` of its first pod.
+    shape_start: Vec<usize>,
     /// Per shape: the index in `gang.pods` just past its pods.
     shape_end: Vec<usize>,
     /// Per shape, per candidate: pods placed there now.
@@ -234,6 +259,21 @@ pub(super) struct Search<'c, 'g, 'a> {
     last_on_node: Vec<Option<u32>>,
     steps: u64,
     budget: u64,
+    /// The step budget of each allocator call.
+    allocator_budget: u64,
+    /// Steps of every allocator call so far.
+    allocator_steps: u64,
+    /// Which budget ran out, once one did.
+    exhausted_by: Option<StepBudget>,
+    /// Whether a node's refusal of a pod may be remembered (see [`Search::refused`]):
+    /// what a node can host depends only on the gang's pods on it, because no device
+    /// choice there is seen by other nodes (no network-attached devices, no shared
+    /// claims to allocate).
+    learn: bool,
+    /// The last [`bind`](Search::bind) failed because the node refused the pod (its
+    /// requests, or the allocator found no allocation for the gang's pods there with
+    /// it), not because the pods after it failed.
+    refused: bool,
     best: usize,
     exhausted: bool,
     /// The first hard error of the allocator (invalid input it meets on a node): it
@@ -262,14 +302,22 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         // Node ids are below `node_slots`.
         let last_on_node = vec![None; cluster.node_slots()];
         let network = cluster.has_shared_devices();
+        let mut shape_start = vec![0; gang.shapes.len()];
+        for (k, p) in gang.pods.iter().enumerate().rev() {
+            shape_start[p.shape] = k;
+        }
+        let learn = !network && gang.shared.iter().all(|s| s.allocated.is_some());
         Search {
             cluster,
             gang,
             spread: matches!(options.policy, ScoringPolicy::Spread),
             network,
             lists: Vec::new(),
+            caps: Vec::new(),
+            lowered: Vec::new(),
             suffix: Vec::new(),
             tail: Vec::new(),
+            shape_start,
             shape_end,
             used: Vec::new(),
             reservations,
@@ -284,6 +332,11 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             last_on_node,
             steps: 0,
             budget: options.step_budget,
+            allocator_budget: options.allocator_step_budget,
+            allocator_steps: 0,
+            exhausted_by: None,
+            learn,
+            refused: false,
             best: 0,
             exhausted: false,
             error: None,
@@ -316,8 +369,14 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 }
                 let decision = self.take_decision();
                 if gang.required == 0 && decision.bindings.is_empty() && !gang.pods.is_empty() {
+                    // No pod placed: undecided if a budget ran out on the way.
+                    if self.exhausted_by.is_some() {
+                        return Ok(GangOutcome::BudgetExhausted { steps: self.steps });
+                    }
                     return Ok(nothing_placed);
                 }
+                // Placed: a budget that ran out only left opportunistic pods out.
+                self.exhausted_by = None;
                 return Ok(GangOutcome::Placed(decision));
             }
             if let Some(e) = self.error.take() {
@@ -343,23 +402,36 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         self.lists = (0..gang.shapes.len())
             .map(|s| gang.candidates_in(s, d))
             .collect();
-        self.suffix = self
+        self.caps = self
             .lists
             .iter()
-            .map(|l| {
-                let mut v = vec![0u64; l.len() + 1];
-                for i in (0..l.len()).rev() {
-                    v[i] = v[i + 1] + u64::from(l[i].cap);
-                }
-                v
-            })
+            .map(|l| l.iter().map(|c| c.cap).collect())
             .collect();
+        self.lowered = vec![false; gang.shapes.len()];
+        self.suffix = self.caps.iter().map(|caps| suffix_sums(caps)).collect();
         self.tail = vec![0; gang.shapes.len() + 1];
         for s in (0..gang.shapes.len()).rev() {
             self.tail[s] = self.tail[s + 1] + self.suffix[s][0].min(gang.shapes[s].pods as u64);
         }
         self.used = self.lists.iter().map(|l| vec![0; l.len()]).collect();
         self.node_of.iter_mut().for_each(|n| *n = None);
+    }
+
+    /// An allocator call ran out of its step budget: the search cannot tell whether
+    /// the node fits, so it stops undecided (a "does not fit" here would be a guess).
+    fn allocator_exhausted(&mut self) {
+        self.exhausted = true;
+        self.exhausted_by.get_or_insert(StepBudget::Allocator);
+    }
+
+    /// What the search did so far.
+    pub(super) fn stats(&self) -> SearchStats {
+        SearchStats {
+            steps: self.steps,
+            allocator_steps: self.allocator_steps,
+            exhausted: self.exhausted_by,
+            best: self.best,
+        }
     }
 
     /// Whether the search must stop: out of steps, or a hard error.
@@ -371,6 +443,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
     fn tick(&mut self) -> bool {
         if self.steps >= self.budget {
             self.exhausted = true;
+            self.exhausted_by.get_or_insert(StepBudget::Gang);
             return false;
         }
         self.steps += 1;
@@ -395,6 +468,11 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             return false;
         }
         let s = self.gang.pods[k].shape;
+        if k == self.shape_start[s] {
+            // The earlier shapes' pods have moved since anything was learned about
+            // this shape.
+            self.reset_caps(s);
+        }
         let prev = k
             .checked_sub(1)
             .filter(|&j| self.gang.pods[j].shape == s)
@@ -402,9 +480,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         let from = prev.unwrap_or(0);
         // Count bound: what this shape (from `from` on) and later shapes can still hold.
         let left = (self.shape_end[s] - k) as u64;
-        let here = (self.suffix[s][from] - u64::from(self.used[s].get(from).copied().unwrap_or(0)))
-            .min(left);
-        if placed as u64 + here + self.tail[s + 1] < required as u64 {
+        if placed as u64 + self.room(s, from, from).min(left) + self.tail[s + 1] < required as u64 {
             return false;
         }
         let len = self.lists[s].len();
@@ -418,21 +494,72 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             } else {
                 step
             };
-            if self.used[s][i] >= self.lists[s][i].cap {
+            // The same bound from this candidate on (in order, it only falls).
+            if !rotate
+                && placed as u64 + self.room(s, from, i).min(left) + self.tail[s + 1]
+                    < required as u64
+            {
+                break;
+            }
+            if self.used[s][i] >= self.caps[s][i] {
                 continue;
             }
             if !self.tick() {
                 return false;
             }
+            self.refused = false;
             if self.bind(k, i, Then::Recurse(placed)) {
                 return true;
             }
             if self.halted() {
                 return false;
             }
+            if self.learn && self.refused {
+                // The node hosts no more of this shape's pods than it has now, whatever
+                // the later pods do (more pods on a node only need more).
+                let now = self.used[s][i];
+                self.lower_cap(s, i, now);
+            }
         }
         // Skip this pod and every later pod of its shape.
         self.place(self.shape_end[s], placed)
+    }
+
+    /// What the candidates of shape `s` from `i` on can still take (`from`: where the
+    /// shape's last placed pod is, the only candidate at or after `i` holding any).
+    fn room(&self, s: usize, from: usize, i: usize) -> u64 {
+        let here = if i == from {
+            u64::from(self.used[s].get(from).copied().unwrap_or(0))
+        } else {
+            0
+        };
+        self.suffix[s][i].saturating_sub(here)
+    }
+
+    /// Lowers shape `s`'s cap on its `i`-th candidate to `cap`.
+    fn lower_cap(&mut self, s: usize, i: usize, cap: u32) {
+        let old = self.caps[s][i];
+        if cap >= old {
+            return;
+        }
+        self.caps[s][i] = cap;
+        let fewer = u64::from(old - cap);
+        for v in &mut self.suffix[s][..=i] {
+            *v -= fewer;
+        }
+        self.lowered[s] = true;
+    }
+
+    /// Shape `s`'s caps as counted ([`Candidate::cap`]) again.
+    fn reset_caps(&mut self, s: usize) {
+        if !self.lowered[s] {
+            return;
+        }
+        for (cap, c) in self.caps[s].iter_mut().zip(self.lists[s]) {
+            *cap = c.cap;
+        }
+        self.suffix[s] = suffix_sums(&self.caps[s]);
+        self.lowered[s] = false;
     }
 
     /// Places the pods not placed yet where they fit, without backtracking; a shape
@@ -445,11 +572,14 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 continue;
             }
             let mut done = false;
+            // The counted caps: what was learned may be stale here (it holds only
+            // while the earlier shapes' pods stay where they were).
             for i in 0..self.lists[s].len() {
                 if self.used[s][i] >= self.lists[s][i].cap {
                     continue;
                 }
                 if self.steps >= self.budget {
+                    self.exhausted_by.get_or_insert(StepBudget::Gang);
                     return;
                 }
                 self.steps += 1;
@@ -474,6 +604,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
     /// fail (module docs); true once they fit, the bindings recorded.
     fn bind(&mut self, k: usize, i: usize, then: Then) -> bool {
         let Some(bring) = self.plan(k, i) else {
+            self.refused = true;
             return false;
         };
         let node = self.lists[self.gang.pods[k].shape][i].node;
@@ -626,6 +757,8 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 return true;
             }
             self.unbind_in_place();
+            // The node took the pod: the pods after it failed, not this binding.
+            self.refused = false;
             return false;
         }
         let mut bounds = Counts::new();
@@ -689,17 +822,24 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             &mut self.excluded,
             bounds,
         );
-        let outcome = self.cluster.allocate_parts_on(
+        let outcome = self.cluster.allocate_parts_counted(
             node,
             &parts,
             &BTreeMap::new(),
-            AllocatorOptions::default(),
+            AllocatorOptions {
+                step_budget: self.allocator_budget,
+            },
             Some(&mut self.picked),
+            &mut self.allocator_steps,
         );
         end_exclusion(self.cluster, &mut self.excluded);
         let result = match outcome {
             Ok(AllocationOutcome::Allocated(results)) => results.into_iter().next()?,
-            Ok(_) => return None,
+            Ok(AllocationOutcome::Unsatisfiable(_)) => return None,
+            Ok(AllocationOutcome::BudgetExhausted { .. }) => {
+                self.allocator_exhausted();
+                return None;
+            }
             Err(e) => {
                 self.error = Some(e);
                 return None;
@@ -759,19 +899,29 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             &mut self.excluded,
             bounds,
         );
-        let outcome = self.cluster.allocate_parts_on(
+        let outcome = self.cluster.allocate_parts_counted(
             node_id,
             &parts,
             requests,
-            AllocatorOptions::default(),
+            AllocatorOptions {
+                step_budget: self.allocator_budget,
+            },
             Some(&mut self.picked),
+            &mut self.allocator_steps,
         );
         end_exclusion(self.cluster, &mut self.excluded);
         parts.clear();
         self.parts = parts;
         let results = match outcome {
             Ok(AllocationOutcome::Allocated(results)) => results,
-            Ok(_) => return false,
+            Ok(AllocationOutcome::Unsatisfiable(_)) => {
+                self.refused = true;
+                return false;
+            }
+            Ok(AllocationOutcome::BudgetExhausted { .. }) => {
+                self.allocator_exhausted();
+                return false;
+            }
             Err(e) => {
                 self.error = Some(e);
                 return false;
@@ -965,6 +1115,15 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             self.unbind();
         }
     }
+}
+
+/// Suffix sums of `caps`: entry `i` is the sum of `caps[i..]`.
+fn suffix_sums(caps: &[u32]) -> Vec<u64> {
+    let mut v = vec![0u64; caps.len() + 1];
+    for i in (0..caps.len()).rev() {
+        v[i] = v[i + 1] + u64::from(caps[i]);
+    }
+    v
 }
 
 /// Holds, for every class bounded in `bounds`, its free devices beyond the bound, so

@@ -112,6 +112,10 @@ pub enum UnitResult {
     /// Placed after preempting lower-priority victims.
     Preempted(Preemption),
     /// Not placed (the placement outcome says why; [`Scheduler::explain`] says more).
+    /// [`GangOutcome::BudgetExhausted`] is undecided, not "does not fit": the unit stays
+    /// pending and is tried again next cycle; the explanation names the budget that ran
+    /// out and where to raise it ([`GangOptions::step_budget`],
+    /// [`GangOptions::allocator_step_budget`], given to [`Scheduler::new`]).
     Pending(GangOutcome),
     /// The group's members disagree on priority, scheduler or preemption policy
     /// (`PodGroupInitiallyScheduled=False`, reason `SchedulerError`).
@@ -288,7 +292,8 @@ fn key(namespace: &str, name: &str) -> String {
 }
 
 impl Scheduler {
-    /// A scheduler over `cluster` with no workloads, placing with `options`.
+    /// A scheduler over `cluster` with no workloads, placing with `options` (its step
+    /// budgets bound every placement, what-if and explanation it makes).
     pub fn new(cluster: Cluster, options: GangOptions) -> Scheduler {
         let mut s = Scheduler {
             cluster,
@@ -482,6 +487,30 @@ impl Scheduler {
         Ok(())
     }
 
+    /// Removes a ResourceClaim (`namespace/name`) that is not allocated, and returns it.
+    /// Pending pods naming it wait for it again (a cycle reports them as failed).
+    ///
+    /// An allocated claim is in use — reserved for a bound pod or its PodGroup — and
+    /// is refused (upstream's finalizer keeps such a claim until `status.reservedFor`
+    /// is empty): remove or complete its users first, which releases it.
+    pub fn remove_claim(&mut self, claim: &str) -> Result<ResourceClaim, SchedulerError> {
+        let Some(c) = self.claims.get(claim) else {
+            return Err(SchedulerError::Cluster(ClusterError::NotFound(
+                ObjectRef::cluster(ObjectKind::ResourceClaim, claim),
+            )));
+        };
+        if c.allocation.is_some() {
+            return Err(SchedulerError::Invalid(vec![ValidationError::new(
+                c.object_ref(),
+                "status.reservedFor",
+                Problem::Forbidden {
+                    reason: "the claim is allocated and in use; release its users first",
+                },
+            )]));
+        }
+        Ok(self.claims.remove(claim).expect("checked above"))
+    }
+
     /// Adds a PodGroup. Its priority, when unset, comes from its `priorityClassName`
     /// (or the global default class), as admission sets it.
     pub fn add_group(&mut self, mut group: PodGroup) -> Result<(), SchedulerError> {
@@ -530,6 +559,57 @@ impl Scheduler {
             )]));
         }
         if let Some(node_name) = &pod.node_name {
+            // A running pod's claims are allocated (the kubelet starts it only then):
+            // one that names a missing or unallocated claim would use devices nobody holds.
+            let unallocated: Vec<ValidationError> =
+                pod.resource_claims
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, entry)| {
+                        let ClaimSource::ClaimName(n) = &entry.source else {
+                            return None;
+                        };
+                        let field = format!("spec.resourceClaims[{i}].resourceClaimName");
+                        match self.claims.get(&key(&pod.namespace, n)) {
+                            None => Some(ValidationError::new(
+                                pod.object_ref(),
+                                field,
+                                Problem::NotFound { value: n.clone() },
+                            )),
+                            Some(c) => match &c.allocation {
+                                None => Some(ValidationError::new(
+                                    pod.object_ref(),
+                                    field,
+                                    Problem::Invalid {
+                                        value: n.clone(),
+                                        reason: "a running pod's claim must be allocated",
+                                    },
+                                )),
+                                Some(a)
+                                    if a.node_selector.as_ref().is_some_and(|sel| {
+                                        !self.cluster.node(node_name).is_some_and(|node| {
+                                            sel.matches(&node.name, &node.labels)
+                                        })
+                                    }) =>
+                                {
+                                    Some(ValidationError::new(
+                                        pod.object_ref(),
+                                        field,
+                                        Problem::Invalid {
+                                            value: n.clone(),
+                                            reason: "the claim is allocated for another node \
+                                                 (status.allocation.nodeSelector)",
+                                        },
+                                    ))
+                                }
+                                Some(_) => None,
+                            },
+                        }
+                    })
+                    .collect();
+            if !unallocated.is_empty() {
+                return Err(SchedulerError::Invalid(unallocated));
+            }
             let Some(node) = self.cluster.node(node_name) else {
                 return Err(SchedulerError::Cluster(ClusterError::NotFound(
                     ObjectRef::cluster(ObjectKind::Node, node_name),
@@ -605,7 +685,14 @@ impl Scheduler {
                         .flatten()
                         .filter_map(|u| self.bound.get(&**u))
                         .any(|b| b.claims.iter().any(|a| a.claim == allocation.claim));
+                    // A PodGroup's claim named under another entry name stays the group's.
+                    let of_a_group = self
+                        .group_claims
+                        .values()
+                        .flatten()
+                        .any(|a| a.claim == allocation.claim);
                     if !held
+                        && !of_a_group
                         && !own
                             .iter()
                             .any(|a: &ClaimAllocation| a.claim == allocation.claim)
@@ -941,10 +1028,26 @@ impl Scheduler {
         }
     }
 
+    /// Releases a PodGroup's claims once it has no bound member. A claim that a bound
+    /// pod outside the group also uses (by name, as its own claim) is still reserved
+    /// for that pod: it stays allocated and goes to that pod's binding, as `unbind`
+    /// hands a claim to a remaining user.
     fn release_group_claims(&mut self, group: &str) {
         for c in self.group_claims.remove(group).unwrap_or_default() {
-            self.cluster.release_allocation(&c.claim, &c.result);
-            self.set_allocation(&c.claim, None);
+            let heir = self
+                .index
+                .claim_users
+                .get(c.claim.as_str())
+                .into_iter()
+                .flatten()
+                .find(|u| self.bound.contains_key(&***u))
+                .map(|u| String::from(&**u));
+            if let Some(x) = heir.and_then(|h| self.bound.get_mut(&h)) {
+                x.claims.push(c);
+            } else {
+                self.cluster.release_allocation(&c.claim, &c.result);
+                self.set_allocation(&c.claim, None);
+            }
         }
     }
 }

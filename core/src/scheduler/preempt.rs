@@ -1020,6 +1020,27 @@ impl<'a> Sim<'a> {
         Some(g)
     }
 
+    /// Whether a bound pod outside PodGroup `group` uses the group's claim `claim`:
+    /// `release_group_claims` hands such a claim to that pod instead of releasing it,
+    /// so the simulation keeps it held (conservatively, even when that pod is a victim
+    /// too).
+    fn kept_outside(&self, group: &str, claim: &str) -> bool {
+        let s = &self.s;
+        s.index
+            .claim_users
+            .get(claim)
+            .into_iter()
+            .flatten()
+            .any(|u| {
+                s.bound.contains_key(&**u)
+                    && s.pods.get(&**u).is_none_or(|p| {
+                        p.scheduling_group
+                            .as_deref()
+                            .is_none_or(|g| super::key(&p.namespace, g) != group)
+                    })
+            })
+    }
+
     fn evict(&mut self, v: usize, c: &mut crate::Cluster) {
         for pod in &self.victims[v].pods {
             let Some(b) = self.s.bound.get(pod) else {
@@ -1038,7 +1059,9 @@ impl<'a> Sim<'a> {
                 *left -= 1;
                 if *left == 0 {
                     for a in &self.s.group_claims[&g] {
-                        c.release_allocation(&a.claim, &a.result);
+                        if !self.kept_outside(&g, &a.claim) {
+                            c.release_allocation(&a.claim, &a.result);
+                        }
                     }
                 }
             }
@@ -1087,7 +1110,14 @@ impl<'a> Sim<'a> {
         let own: usize = claims.iter().map(|c| devices(self.claims[c].0)).sum();
         let of_groups: usize = groups
             .iter()
-            .flat_map(|g| self.s.group_claims.get(*g).into_iter().flatten())
+            .flat_map(|g| {
+                self.s
+                    .group_claims
+                    .get(*g)
+                    .into_iter()
+                    .flatten()
+                    .filter(|a| !self.kept_outside(g, &a.claim))
+            })
             .map(devices)
             .sum();
         own + of_groups
@@ -1099,19 +1129,21 @@ impl<'a> Sim<'a> {
                 continue;
             };
             if let Some(g) = self.touch_group(pod) {
-                let left = self.groups.get_mut(&g).expect("touched");
-                if *left == 0 {
-                    for a in &self.s.group_claims[&g] {
-                        let recorded = c.commit_allocation(&a.claim, &a.result);
+                if self.groups[&g] == 0 {
+                    for a in self.s.group_claims[&g]
+                        .iter()
+                        .filter(|a| !self.kept_outside(&g, &a.claim))
+                    {
+                        let recorded = c.restore_allocation(&a.claim, &a.result);
                         debug_assert!(recorded.is_ok(), "a released allocation fits again");
                     }
                 }
-                *left += 1;
+                *self.groups.get_mut(&g).expect("touched") += 1;
             }
             for claim in self.touch_claims(pod) {
                 let (held, users) = self.claims.get_mut(claim).expect("touched");
                 if *users == 0 {
-                    let recorded = c.commit_allocation(&held.claim, &held.result);
+                    let recorded = c.restore_allocation(&held.claim, &held.result);
                     debug_assert!(recorded.is_ok(), "a released allocation fits again");
                 }
                 *users += 1;

@@ -21,6 +21,7 @@ use crate::model::workload::PreemptionPolicy;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+#[allow(clippy::struct_excessive_bools)] // independent facts a caller reads one by one
 pub struct WhatItTakes {
     /// The unit asked about.
     pub unit: Unit,
@@ -48,6 +49,11 @@ pub struct WhatItTakes {
         serde(default, skip_serializing_if = "Vec::is_empty")
     )]
     pub unresolvable: Vec<crate::Fact>,
+    /// Its placement ran out of a step budget before it was decided
+    /// ([`GangOutcome::BudgetExhausted`]): whether it fits now is unknown, so pods that
+    /// fit by count may fit together too (the explanation names the budget).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub undecided: bool,
 }
 
 /// How far a domain's free capacity is from hosting a unit, by count (an optimistic
@@ -106,6 +112,7 @@ impl Scheduler {
             may_preempt: policy == PreemptionPolicy::PreemptLowerPriority,
             domains: Vec::new(),
             unresolvable: Vec::new(),
+            undecided: false,
         };
         match self
             .cluster
@@ -119,7 +126,8 @@ impl Scheduler {
                 out.waiting_for_pods = true;
                 return Ok(out);
             }
-            GangOutcome::Unschedulable { .. } | GangOutcome::BudgetExhausted { .. } => {}
+            GangOutcome::Unschedulable { .. } => {}
+            GangOutcome::BudgetExhausted { .. } => out.undecided = true,
         }
         let mut gang = self
             .cluster
@@ -207,6 +215,11 @@ impl fmt::Display for WhatItTakes {
             );
         }
         write!(f, "What it would take to place {}:", self.unit)?;
+        if self.undecided {
+            f.write_str(
+                "\n  undecided: a step budget ran out before its placement was decided (see the explanation)",
+            )?;
+        }
         match &self.preemption {
             Some(p) => {
                 let pods: usize = p.victims.iter().map(|v| v.pods.len()).sum();
@@ -256,7 +269,17 @@ impl fmt::Display for WhatItTakes {
                 .as_deref()
                 .map_or_else(|| String::from("the cluster"), |v| format!("domain {v}"));
             if d.missing.is_empty() {
-                if d.required == 1 {
+                if self.undecided {
+                    write!(
+                        f,
+                        "\n  {name}: {} fit by count; whether together is undecided",
+                        if d.required == 1 {
+                            String::from("the pod fits")
+                        } else {
+                            format!("all {} pods", d.required)
+                        }
+                    )?;
+                } else if d.required == 1 {
                     write!(
                         f,
                         "\n  {name}: the pod fits each count alone, but not all at once (see the explanation)"
@@ -281,7 +304,7 @@ impl fmt::Display for WhatItTakes {
                     "pods fit"
                 },
                 d.missing_devices(),
-                plural(d.missing_devices() as usize)
+                plural(d.missing_devices())
             )?;
             for m in &d.missing {
                 write!(
@@ -291,7 +314,7 @@ impl fmt::Display for WhatItTakes {
                     plural(m.pods),
                     m.example,
                     m.devices_per_pod,
-                    plural(m.devices_per_pod as usize)
+                    plural(m.devices_per_pod)
                 )?;
             }
         }
@@ -303,8 +326,10 @@ impl fmt::Display for WhatItTakes {
     }
 }
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
+/// `s` unless `n` is 1. Generic, so that a `u64` count is compared as it is: cast to
+/// `usize` it was truncated on wasm32 (4294967297 devices printed as "device").
+fn plural<N: PartialEq + From<u8> + Copy>(n: N) -> &'static str {
+    if n == N::from(1) { "" } else { "s" }
 }
 
 /// The scheduled `NoExecute` evictions after which a pending unit would be placed

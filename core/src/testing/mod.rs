@@ -44,10 +44,17 @@
 //! [`validate_placement`]: crate::validate_placement
 
 #[cfg(feature = "testing")]
+mod audit;
+#[cfg(feature = "testing")]
 mod config;
 #[cfg(feature = "testing")]
 mod generate;
+#[cfg(feature = "testing")]
+mod ops;
 mod render;
+
+#[cfg(feature = "testing")]
+pub use audit::{AuditScope, Finding, audit, audit_scoped};
 
 #[cfg(feature = "testing")]
 pub use config::{ScenarioConfig, Size, UnknownSize, WorkloadKinds};
@@ -56,6 +63,11 @@ pub use generate::{
     ADMIN_ACCESS_LABEL, ADMIN_NAMESPACE, BIG_CLASS, BLOCK_LABEL, DEVICE_TAINT_KEY, DRIVER,
     GPU_CLASS, H100_CLASS, MODEL_LABEL, NAMESPACE, NODE_TAINT_KEY, PARTITION_CLASS, RACK_LABEL,
     RULE_TAINT_KEY, SHARED_CLASS, WHOLE_CLASS, claim, cluster, generate, pod_group, scenario,
+};
+#[cfg(feature = "testing")]
+pub use ops::{
+    ByteSource, ClaimSpec, ClusterShape, Driver, Failure, GroupSpec, Limits, NewName, Op, Outcome,
+    Pick, PodSpec, Refer, RuleSpec, SliceSpec, Source, SplitMix64, Stats, TaintSpec,
 };
 
 use crate::alloc_prelude::*;

@@ -278,8 +278,10 @@ fn device(ctx: &mut Ctx<'_>, path: &str, d: &res::Device) -> Device {
             counters: counters(ctx, &format!("{cp}.counters"), &c.counters),
         });
     }
-    for t in d.taints.iter().flatten() {
-        out.taints.push(device_taint(t));
+    for (i, t) in d.taints.iter().flatten().enumerate() {
+        let taint = device_taint(t);
+        warn_unknown_effect(ctx, &format!("{path}.taints[{i}]"), &taint);
+        out.taints.push(taint);
     }
     out.allow_multiple_allocations = d.allow_multiple_allocations.unwrap_or(false);
     out.binds_to_node = d.binds_to_node.unwrap_or(false);
@@ -405,6 +407,20 @@ pub(crate) fn device_taint(t: &res::DeviceTaint) -> DeviceTaint {
     }
 }
 
+/// A stored taint may carry an effect a later Kubernetes added: accepted, as upstream
+/// accepts it, and treated like `None`, as upstream consumers must; but not silently.
+fn warn_unknown_effect(ctx: &mut Ctx<'_>, path: &str, taint: &DeviceTaint) {
+    if let DeviceTaintEffect::Unknown(e) = &taint.effect
+        && !e.is_empty()
+    {
+        ctx.warn(format!(
+            "{path}.effect: unknown effect \"{e}\" treated like None (Kubernetes 1.37 knows \
+             {}; effects a later version adds are treated like None)",
+            DeviceTaintEffect::SUPPORTED.join(", ")
+        ));
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // DeviceClasses and DeviceTaintRules
 // ---------------------------------------------------------------------------------------------
@@ -479,6 +495,7 @@ pub(crate) fn device_taint_rule(ctx: &mut Ctx<'_>) -> Option<gangpack::DeviceTai
             }),
         taint: device_taint(&r.spec.taint),
     };
+    warn_unknown_effect(ctx, "spec.taint", &rule.taint);
     ctx.validate(rule.validate());
     ctx.ok().then_some(rule)
 }
@@ -787,6 +804,10 @@ pub(crate) fn check_selectors(ctx: &mut Ctx<'_>, path: &str, spec: &ResourceClai
 
 fn compile(ctx: &mut Ctx<'_>, path: &str, selectors: &[DeviceSelector]) {
     for (i, s) in selectors.iter().enumerate() {
+        // Validation has reported one over the length limit.
+        if s.cel.len() > gangpack::limits::MAX_CEL_LEN {
+            continue;
+        }
         if let Err(e) = gangpack::Selector::compile(&s.cel) {
             ctx.problem(
                 format!("{path}[{i}].cel.expression"),

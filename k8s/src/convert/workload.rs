@@ -81,6 +81,15 @@ pub(crate) fn pod_group(ctx: &mut Ctx<'_>) -> Option<GroupInput> {
     group
         .parent
         .clone_from(&spec.parent_composite_pod_group_name);
+    if let Some(parent) = &group.parent {
+        // The loader skips CompositePodGroups (alpha): no parent is ever found.
+        ctx.warn(format!(
+            "spec.parentCompositePodGroupName: CompositePodGroup \"{}/{parent}\" is not read \
+             (gangpack does not read that alpha kind): the group is planned on its own, \
+             without its parent's policy",
+            group.namespace
+        ));
+    }
     group
         .priority_class_name
         .clone_from(&spec.priority_class_name);

@@ -1,0 +1,261 @@
+#![cfg(feature = "testing")]
+//! Bugs the operation-sequence driver (`gangpack::testing::Driver`, the soak and the
+//! `scheduler_ops` fuzz target) found, each pinned by the smallest sequence of plain
+//! `Scheduler` calls that showed it, and checked with the independent audit.
+
+use gangpack::testing::{ClusterShape, audit};
+use gangpack::{
+    AllocationMode, ClaimSource, DeviceRef, DeviceRequest, ExactDeviceRequest, GangOptions, Pod,
+    PodGroup, PodGroupResourceClaim, PodResourceClaim, ResourceClaim, ResourceSlice, Scheduler,
+    SchedulingPolicy, UnitResult,
+};
+
+const NS: &str = "team-a";
+const DRIVER: &str = "gpu.gangpack.dev";
+const CLASS: &str = "gpu.gangpack.dev";
+
+fn claim(name: &str, mode: AllocationMode) -> ResourceClaim {
+    let mut c = ResourceClaim::new(NS, name);
+    c.spec.requests.push(DeviceRequest::exactly(
+        "gpu",
+        ExactDeviceRequest::new(CLASS).with_mode(mode),
+    ));
+    c
+}
+
+fn pod(name: &str, priority: i32, claim: Option<&str>) -> Pod {
+    let mut p = Pod::new(NS, name);
+    p.priority = priority;
+    if let Some(c) = claim {
+        p.resource_claims.push(PodResourceClaim {
+            name: "gpu".into(),
+            source: ClaimSource::ClaimName(c.into()),
+        });
+    }
+    p
+}
+
+fn sched(nodes: u16, gpus: u8) -> Scheduler {
+    ClusterShape {
+        nodes,
+        gpus_per_node: gpus,
+        nodes_per_rack: 1,
+        shared_gpus: 0,
+    }
+    .build(GangOptions::default())
+}
+
+fn clean(s: &Scheduler) {
+    let findings = audit(s);
+    assert!(
+        findings.is_empty(),
+        "{}",
+        findings
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// Found by the soak (seed 6): a preemption attempt evicts candidate victims in the
+/// live cluster and restores the ones it reprieves. A victim holding a device whose
+/// slice its driver had withdrawn could not be restored (`commit_allocation` wants a
+/// published device): debug builds panicked ("a released allocation fits again") and
+/// release builds silently dropped the holder, so the claim stayed allocated with its
+/// device recorded free.
+#[test]
+fn preemption_restores_a_victims_hold_on_a_withdrawn_device() {
+    let mut s = sched(1, 0);
+    let mut slice = ResourceSlice::node_local("node-0-late", DRIVER, "node-0", "node-0");
+    slice.devices.push(gangpack::Device::new("gpu-3"));
+    s.add_slice(slice).unwrap();
+    s.add_claim(claim("low", AllocationMode::ExactCount(1)))
+        .unwrap();
+    let mut low = pod("low", 10, Some("low"));
+    low.preemption_policy = gangpack::PreemptionPolicy::Never;
+    s.add_pod(low).unwrap();
+    s.cycle();
+    assert!(s.binding("team-a/low").is_some());
+    s.remove_slice("node-0-late").unwrap();
+    s.add_claim(claim("high", AllocationMode::All)).unwrap();
+    s.add_pod(pod("high", 100, Some("high"))).unwrap();
+    let report = s.cycle();
+    assert!(
+        matches!(report.units[0].1, UnitResult::Pending(_)),
+        "{:?}",
+        report.units
+    );
+    // The victim was reprieved: still bound, its claim still holding the device.
+    assert!(s.binding("team-a/low").is_some());
+    let held = s
+        .cluster()
+        .allocations(&DeviceRef::new(DRIVER, "node-0", "gpu-3"));
+    assert_eq!(
+        held.iter().map(|h| h.consumer.as_str()).collect::<Vec<_>>(),
+        ["team-a/low"]
+    );
+    clean(&s);
+}
+
+/// Found by the soak (seed 36): a member pod naming its PodGroup's ResourceClaim under
+/// another entry name (`gpu` instead of the group's `shared`) had the claim allocated
+/// twice — once as its own, once as the group's — so two devices were held for one
+/// claim and the claim's `status.allocation` named only one of them.
+#[test]
+fn a_member_naming_the_group_claim_under_another_entry_name_shares_its_one_allocation() {
+    let mut s = sched(2, 2);
+    s.add_claim(claim("shared", AllocationMode::ExactCount(1)))
+        .unwrap();
+    let mut g = PodGroup::new(NS, "train", SchedulingPolicy::Gang { min_count: 1 });
+    g.resource_claims.push(PodGroupResourceClaim {
+        name: "shared".into(),
+        source: ClaimSource::ClaimName("shared".into()),
+    });
+    g.priority = Some(0);
+    s.add_group(g).unwrap();
+    let mut p = pod("train-0", 0, Some("shared"));
+    p.scheduling_group = Some("train".into());
+    s.add_pod(p).unwrap();
+    let report = s.cycle();
+    let UnitResult::Scheduled(d) = &report.units[0].1 else {
+        panic!("{:?}", report.units);
+    };
+    assert_eq!(d.group_claims.len(), 1, "{d:?}");
+    assert!(d.bindings[0].claims.is_empty(), "allocated twice: {d:?}");
+    let holders: usize = s
+        .cluster()
+        .slices()
+        .flat_map(|sl| {
+            sl.devices
+                .iter()
+                .map(|dev| DeviceRef::new(&sl.driver, &sl.pool.name, &dev.name))
+        })
+        .map(|r| s.cluster().allocations(&r).len())
+        .sum();
+    assert_eq!(holders, 1);
+    clean(&s);
+    // Completing the pod releases the group's claim and its one device.
+    s.remove_pod("team-a/train-0").unwrap();
+    assert!(s.allocation("team-a/shared").is_none());
+    clean(&s);
+}
+
+/// Found by the soak (seed 2): `add_pod` took a running pod (`nodeName` set) naming a
+/// claim that did not exist, was not allocated, or was allocated for another node, and
+/// the scheduler then held a bound pod using devices nobody held.
+#[test]
+fn a_running_pod_needs_its_claims_allocated_for_its_node() {
+    let mut s = sched(2, 1);
+    s.add_claim(claim("idle", AllocationMode::ExactCount(1)))
+        .unwrap();
+    s.add_claim(claim("used", AllocationMode::ExactCount(1)))
+        .unwrap();
+    s.add_pod(pod("first", 0, Some("used"))).unwrap();
+    s.cycle();
+    let node = s.binding("team-a/first").unwrap().node.clone();
+    let other = if node == "node-0" { "node-1" } else { "node-0" };
+    let before = format!("{s:?}");
+    let running = |claim: &str, on: &str| {
+        let mut p = pod("loaded", 0, Some(claim));
+        p.node_name = Some(on.into());
+        p
+    };
+    let cases = [
+        (
+            running("missing", "node-0"),
+            "Pod \"team-a/loaded\": spec.resourceClaims[0].resourceClaimName",
+            "missing",
+        ),
+        (
+            running("idle", "node-0"),
+            "Pod \"team-a/loaded\": spec.resourceClaims[0].resourceClaimName",
+            "a running pod's claim must be allocated",
+        ),
+        (
+            running("used", other),
+            "Pod \"team-a/loaded\": spec.resourceClaims[0].resourceClaimName",
+            "allocated for another node",
+        ),
+    ];
+    for (p, object_field, why) in cases {
+        let e = s.add_pod(p).unwrap_err().to_string();
+        assert!(e.contains(object_field) && e.contains(why), "{e}");
+        assert_eq!(
+            format!("{s:?}"),
+            before,
+            "a refused add_pod changed the state"
+        );
+    }
+    // On the claim's node it is accepted, and shares the claim.
+    s.add_pod(running("used", &node)).unwrap();
+    s.refresh_evictions();
+    clean(&s);
+}
+
+/// `remove_claim` (added for the soak: without it claims only accumulate): an idle
+/// claim goes, an allocated one is refused with the field that holds it, unchanged.
+#[test]
+fn remove_claim_refuses_a_claim_in_use() {
+    let mut s = sched(1, 1);
+    s.add_claim(claim("used", AllocationMode::ExactCount(1)))
+        .unwrap();
+    s.add_claim(claim("idle", AllocationMode::ExactCount(1)))
+        .unwrap();
+    s.add_pod(pod("p", 0, Some("used"))).unwrap();
+    s.cycle();
+    let before = format!("{s:?}");
+    let e = s.remove_claim("team-a/used").unwrap_err().to_string();
+    assert!(
+        e.contains("ResourceClaim \"team-a/used\": status.reservedFor: forbidden")
+            && e.contains("status.reservedFor"),
+        "{e}"
+    );
+    assert_eq!(format!("{s:?}"), before);
+    let e = s.remove_claim("team-a/nope").unwrap_err().to_string();
+    assert!(e.contains("team-a/nope"), "{e}");
+    assert_eq!(s.remove_claim("team-a/idle").unwrap().name, "idle");
+    s.remove_pod("team-a/p").unwrap();
+    assert_eq!(s.remove_claim("team-a/used").unwrap().name, "used");
+    assert_eq!(s.claims().count(), 0);
+    clean(&s);
+}
+
+/// Found by the `scheduler_ops` fuzz target: a PodGroup's claim that a pod outside the
+/// group also names (as its own claim) was released when the group went, while that
+/// pod still ran with it: a bound pod using an unallocated claim. It stays allocated
+/// for the remaining user (upstream: deallocated only once `reservedFor` is empty).
+#[test]
+fn a_group_claim_another_running_pod_uses_outlives_the_group() {
+    let mut s = sched(2, 1);
+    s.add_claim(claim("fabric", AllocationMode::ExactCount(1)))
+        .unwrap();
+    let mut g = PodGroup::new(NS, "train", SchedulingPolicy::Gang { min_count: 1 });
+    g.priority = Some(0);
+    g.resource_claims.push(PodGroupResourceClaim {
+        name: "shared".into(),
+        source: ClaimSource::ClaimName("fabric".into()),
+    });
+    s.add_group(g).unwrap();
+    let mut member = pod("train-0", 0, None);
+    member.scheduling_group = Some("train".into());
+    member.resource_claims.push(PodResourceClaim {
+        name: "shared".into(),
+        source: ClaimSource::ClaimName("fabric".into()),
+    });
+    s.add_pod(member).unwrap();
+    s.add_pod(pod("solo", 0, Some("fabric"))).unwrap();
+    s.cycle();
+    assert!(s.binding("team-a/train-0").is_some() && s.binding("team-a/solo").is_some());
+    clean(&s);
+    s.remove_group("team-a/train").unwrap();
+    assert!(s.binding("team-a/solo").is_some());
+    assert!(
+        s.allocation("team-a/fabric").is_some(),
+        "released under a running pod"
+    );
+    clean(&s);
+    s.remove_pod("team-a/solo").unwrap();
+    assert!(s.allocation("team-a/fabric").is_none());
+    clean(&s);
+}
