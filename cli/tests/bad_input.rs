@@ -11,6 +11,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -173,9 +174,10 @@ fn a_slice_of_10000_devices_is_refused_at_128() {
         "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: gpu-a-gpu.nvidia.com}\nspec:\n  driver: gpu.nvidia.com\n  nodeName: gpu-a\n  pool: {name: gpu-a, generation: 1, resourceSliceCount: 1}\n  devices:\n",
     );
     for i in 0..10_000 {
-        text.push_str(&format!(
-            "  - name: gpu-{i}\n    attributes: {{index: {{int: {i}}}}}\n"
-        ));
+        let _ = writeln!(
+            text,
+            "  - name: gpu-{i}\n    attributes: {{index: {{int: {i}}}}}"
+        );
     }
     let file = tmp.file("slice.yaml", format!("{NODE}---\n{text}").as_bytes());
     assert_refused(

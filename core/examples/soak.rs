@@ -90,6 +90,7 @@ fn main() -> ExitCode {
     let start = Instant::now();
     let tenth = (ops / 10).max(1);
     let mut last = Op::Cycle;
+    #[allow(clippy::cast_precision_loss, reason = "a rate for a person to read")]
     let report = |driver: &Driver, done: u64, label: &str| {
         let secs = start.elapsed().as_secs_f64();
         let st = driver.stats();
@@ -114,11 +115,12 @@ fn main() -> ExitCode {
             eprintln!("soak: FAILED: {f}");
             return ExitCode::FAILURE;
         }
-        if audit_every > 0 && i % audit_every == 0 {
-            if let Err(f) = driver.audit(&op) {
-                eprintln!("soak: FAILED: {f}");
-                return ExitCode::FAILURE;
-            }
+        if audit_every > 0
+            && i % audit_every == 0
+            && let Err(f) = driver.audit(&op)
+        {
+            eprintln!("soak: FAILED: {f}");
+            return ExitCode::FAILURE;
         }
         if matches!(i, 10_000 | 100_000 | 1_000_000) {
             report(&driver, i, "milestone");

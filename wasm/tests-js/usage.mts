@@ -58,7 +58,12 @@ const why: string = session.explain({ podGroup: 'ml-training/gpt-moe-pretrain' }
 session.restore(before);
 const yamlOut: string = session.toManifests();
 const model: Model = { nodes: [], slices: [] };
-const empty = Scheduler.fromModel(model);
+const empty = Scheduler.fromModel(model, { stepBudget: 1000, allocatorStepBudget: 10_000 });
+const budgeted = session.explain('ml-training/gpt-moe-pretrain').explanation;
+const budgetLimit: number | undefined = budgeted.budget?.limit;
+const exhausted: 'Gang' | 'Allocator' | null = budgeted.search.exhausted;
+const searchSteps: number = budgeted.search.steps;
+plan(manifests, { stepBudget: 50_000, allocatorStepBudget: 500_000 });
 empty.free();
 before.free();
 session.free();
@@ -82,5 +87,7 @@ taint(manifests, { rule: 'x', effect: 'NoExecute' });
 const wrong: 2 = r.exitCode;
 // @ts-expect-error: formats are yaml and json
 formatList(t.list, 'toml');
+// @ts-expect-error: a step budget is a number of steps
+plan(manifests, { stepBudget: 'lots' });
 
-void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, yamlOut, badState];
+void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, yamlOut, badState, budgetLimit, exhausted, searchSteps];

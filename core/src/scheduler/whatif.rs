@@ -328,7 +328,7 @@ impl fmt::Display for WhatItTakes {
 
 /// `s` unless `n` is 1. Generic, so that a `u64` count is compared as it is: cast to
 /// `usize` it was truncated on wasm32 (4294967297 devices printed as "device").
-fn plural<N: PartialEq + From<u8> + Copy>(n: N) -> &'static str {
+fn plural<N: Copy + PartialEq + From<u8>>(n: N) -> &'static str {
     if n == N::from(1) { "" } else { "s" }
 }
 

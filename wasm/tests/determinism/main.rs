@@ -42,6 +42,8 @@ mod diff;
 mod hazards;
 mod render;
 
+use std::fmt::Write as _;
+
 use gangpack::testing::{ScenarioConfig, Size, WorkloadKinds};
 use gangpack_cli::{Format, Input, InputFile, Options, Policy, Style, TaintRequest};
 use serde::Deserialize;
@@ -262,8 +264,7 @@ pub(crate) fn file(path: &str) -> &'static str {
     FILES
         .iter()
         .find(|(p, _)| *p == path)
-        .map(|(_, text)| *text)
-        .unwrap_or_else(|| panic!("{path} is not in FILES"))
+        .map_or_else(|| panic!("{path} is not in FILES"), |(_, text)| *text)
 }
 
 /// The generators' configuration of `gangpack gen --size SIZE --kind KIND`
@@ -347,9 +348,9 @@ fn render_cli(s: &Scenario, input: &Input) -> String {
             out.push('\n');
         }
         let run = run_cli(&c.request, input);
-        out.push_str(&format!("== {}\nexit {}\n", c.title, run.code));
+        let _ = writeln!(out, "== {}\nexit {}", c.title, run.code);
         for w in &run.warnings {
-            out.push_str(&format!("warning: {w}\n"));
+            let _ = writeln!(out, "warning: {w}");
         }
         for e in run
             .failure
@@ -357,7 +358,7 @@ fn render_cli(s: &Scenario, input: &Input) -> String {
             .map(gangpack_cli::Failure::lines)
             .unwrap_or_default()
         {
-            out.push_str(&format!("error: {e}\n"));
+            let _ = writeln!(out, "error: {e}");
         }
         out.push_str(&run.stdout);
         if !run.stdout.is_empty() && !run.stdout.ends_with('\n') {
@@ -436,18 +437,17 @@ fn check(name: &str, golden: &str, actual: &str) {
         }
         return;
     }
-    if golden != actual {
-        panic!(
-            "{GOLDEN_DIR}/{name} differs ({}):\n{}\nIf the change is intended, bless it natively: \
-             GANGPACK_BLESS=1 cargo test -p gangpack-wasm --test determinism",
-            if cfg!(target_arch = "wasm32") {
-                "wasm32"
-            } else {
-                "native"
-            },
-            diff::unified(golden, actual),
-        );
-    }
+    assert!(
+        golden == actual,
+        "{GOLDEN_DIR}/{name} differs ({}):\n{}\nIf the change is intended, bless it natively: \
+         GANGPACK_BLESS=1 cargo test -p gangpack-wasm --test determinism",
+        if cfg!(target_arch = "wasm32") {
+            "wasm32"
+        } else {
+            "native"
+        },
+        diff::unified(golden, actual),
+    );
 }
 
 /// Renders scenario `name` and compares it with its goldens.
@@ -475,28 +475,25 @@ fn golden(name: &str, trace: &str, cli: &str, manifests: &str) {
     let mut out = String::new();
     for policy in &policies {
         let o = options(policy);
-        let (mut sched, header) = match &generated {
-            Some(g) => {
-                let gang = gangpack::GangOptions {
-                    policy: o.policy.scoring(),
-                    ..gangpack::GangOptions::default()
-                };
-                let sched = g.scheduler(gang).expect("a generated scenario builds");
-                (sched, format!("{g}"))
-            }
-            None => {
-                let (snapshot, warnings) =
-                    gangpack_cli::snapshot(&input, &o).expect("the scenario's input builds");
-                (snapshot.scheduler, render::snapshot_header(&warnings))
-            }
+        let (mut sched, header) = if let Some(g) = &generated {
+            let gang = gangpack::GangOptions {
+                policy: o.policy.scoring(),
+                ..gangpack::GangOptions::default()
+            };
+            let sched = g.scheduler(gang).expect("a generated scenario builds");
+            (sched, format!("{g}"))
+        } else {
+            let (snapshot, warnings) =
+                gangpack_cli::snapshot(&input, &o).expect("the scenario's input builds");
+            (snapshot.scheduler, render::snapshot_header(&warnings))
         };
         render::trace(&mut out, &s.name, policy, &header, &mut sched, &s.steps);
     }
     check(&format!("{name}.trace.txt"), trace, &out);
-    if !s.cli.is_empty() {
-        check(&format!("{name}.cli.txt"), cli, &render_cli(&s, &input));
-    } else {
+    if s.cli.is_empty() {
         assert!(cli.is_empty(), "{name}: a CLI golden without commands");
+    } else {
+        check(&format!("{name}.cli.txt"), cli, &render_cli(&s, &input));
     }
 }
 
