@@ -196,3 +196,82 @@ fn the_objects_written_applied_and_read_back_plan_to_nothing_new() {
         second.changed.iter().map(id).collect::<Vec<_>>()
     );
 }
+
+/// A plan that preempts, folded back into the objects as a session does it (the
+/// WebAssembly `Scheduler.cycle` and `toManifests`): the victims, which the scheduler
+/// holds pending again, are written pending — no `spec.nodeName`, no claim reserved
+/// for them — so the state reads back. (Before, a victim was written still bound to
+/// its node while its claim was released: a running pod without its allocation, which
+/// the loader refuses.)
+#[test]
+fn preemption_victims_fold_back_as_pending_pods_that_read_back() {
+    let mut snap = snapshot_of(&[
+        "../cli/tests/fixtures/preemption/cluster.yaml",
+        "../cli/tests/fixtures/preemption/fewest-pods.yaml",
+    ]);
+    let mut plan = output::plan(&mut snap);
+    let victims: Vec<String> = plan
+        .report
+        .units
+        .iter()
+        .flat_map(|(_, r)| match r {
+            gangpack::UnitResult::Preempted(p) => p.victims.clone(),
+            _ => Vec::new(),
+        })
+        .flat_map(|v| v.pods)
+        .collect();
+    assert!(!victims.is_empty(), "the fixture preempts");
+    snap.fold_back(std::mem::take(&mut plan.changed));
+    snap.fold_deletions();
+    let docs: Vec<Value> = snap
+        .objects
+        .iter()
+        .map(|o| (*o.raw).clone())
+        .chain(snap.generated.iter().map(|g| g.raw.clone()))
+        .collect();
+    for d in &docs {
+        let name = format!(
+            "{}/{}",
+            d.pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("default"),
+            d.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        );
+        match d["kind"].as_str() {
+            Some("Pod") if victims.contains(&name) => {
+                assert!(
+                    d.pointer("/spec/nodeName").is_none(),
+                    "{name} still names a node"
+                );
+                assert_eq!(
+                    d.pointer("/status/phase"),
+                    Some(&Value::from("Pending")),
+                    "{name}"
+                );
+            }
+            Some("ResourceClaim") => {
+                let reserved = d.pointer("/status/reservedFor").and_then(Value::as_array);
+                for r in reserved.into_iter().flatten() {
+                    let pod = r["name"].as_str().unwrap_or_default();
+                    assert!(
+                        !victims.iter().any(|v| v.rsplit('/').next() == Some(pod)),
+                        "{name} is still reserved for victim {pod}"
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    let yaml = serde_norway::to_string(&output::list(docs)).unwrap();
+    let loaded = load_str(&yaml, "state.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let again = Snapshot::build(loaded, &BuildOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    for v in &victims {
+        let pod = again
+            .scheduler
+            .pod(v)
+            .unwrap_or_else(|| panic!("{v} read back"));
+        assert_eq!(pod.node_name, None, "{v} reads back pending");
+    }
+}

@@ -47,26 +47,45 @@ impl Snapshot {
 
     /// Brings the objects in step with pods the scheduler no longer has (evicted when
     /// its clock moved, or removed), as the API server and the resourceclaim controller
-    /// leave them: each such pod's object is dropped; every claim loses the
-    /// `status.reservedFor` entries of pods that no longer exist, and a claim the
-    /// scheduler holds unallocated loses `status.allocation` and the
-    /// [`DELETE_PROTECTION_FINALIZER`](crate::output::DELETE_PROTECTION_FINALIZER). Pods still held back
-    /// ([`Snapshot::waiting`]) are kept. Returns the dropped pods, `namespace/name`, in
-    /// input order.
+    /// leave them: each such pod's object is dropped; a pod the scheduler holds pending
+    /// whose object still names a node (a preemption victim, which the scheduler puts
+    /// back in its queue, as the victim's controller would recreate it) is written
+    /// pending: without `spec.nodeName`, `status.phase: Pending`, without its
+    /// `PodScheduled` condition; every claim loses the `status.reservedFor` entries of
+    /// pods that no longer exist or are no longer bound, and a claim the scheduler
+    /// holds unallocated loses `status.allocation` and the
+    /// [`DELETE_PROTECTION_FINALIZER`](crate::output::DELETE_PROTECTION_FINALIZER). Pods
+    /// still held back ([`Snapshot::waiting`]) are kept. Returns the dropped pods,
+    /// `namespace/name`, in input order.
     pub fn fold_deletions(&mut self) -> Vec<String> {
         let gone = |s: &Snapshot, ns: &str, name: &str| {
             s.scheduler.pod(&format!("{ns}/{name}")).is_none()
                 && s.waiting(Kind::Pod, ns, name).is_none()
         };
+        // Gone, or held but not bound: a claim's reservation for it is stale.
+        let unbound = |s: &Snapshot, ns: &str, name: &str| {
+            s.scheduler
+                .pod(&format!("{ns}/{name}"))
+                .map_or_else(|| gone(s, ns, name), |p| p.node_name.is_none())
+        };
         let mut dropped = Vec::new();
         let mut kept = Vec::with_capacity(self.objects.len());
-        for o in std::mem::take(&mut self.objects) {
+        for mut o in std::mem::take(&mut self.objects) {
             let ns = o.namespace.clone().unwrap_or_default();
             if o.kind == Kind::Pod && gone(self, &ns, &o.name) {
                 dropped.push(format!("{ns}/{}", o.name));
-            } else {
-                kept.push(o);
+                continue;
             }
+            if o.kind == Kind::Pod
+                && o.raw.pointer("/spec/nodeName").is_some()
+                && self
+                    .scheduler
+                    .pod(&format!("{ns}/{}", o.name))
+                    .is_some_and(|p| p.node_name.is_none())
+            {
+                unbind(Arc::make_mut(&mut o.raw));
+            }
+            kept.push(o);
         }
         self.objects = kept;
         // Each claim is looked at in place and written only when something changes, so
@@ -81,7 +100,7 @@ impl Snapshot {
                 .scheduler
                 .allocation(&format!("{ns}/{}", o.name))
                 .is_none();
-            let stale = stale_reservations(&o.raw, |p| gone(self, &ns, p));
+            let stale = stale_reservations(&o.raw, |p| unbound(self, &ns, p));
             if stale.contains(&true) || (unallocated && crate::output::release_changes(&o.raw)) {
                 let doc = Arc::make_mut(&mut self.objects[i].raw);
                 forget_pods(doc, &stale, unallocated);
@@ -94,12 +113,29 @@ impl Snapshot {
                 .scheduler
                 .allocation(&format!("{ns}/{}", g.claim.name))
                 .is_none();
-            let stale = stale_reservations(&g.raw, |p| gone(self, &ns, p));
+            let stale = stale_reservations(&g.raw, |p| unbound(self, &ns, p));
             if stale.contains(&true) || (unallocated && crate::output::release_changes(&g.raw)) {
                 forget_pods(&mut self.generated[i].raw, &stale, unallocated);
             }
         }
         dropped
+    }
+}
+
+/// Writes a pod object as pending: no `spec.nodeName`, `status.phase: Pending` (when
+/// it had a phase), no `PodScheduled` condition.
+fn unbind(doc: &mut Value) {
+    if let Some(spec) = doc.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.remove("nodeName");
+    }
+    let Some(status) = doc.get_mut("status").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if status.contains_key("phase") {
+        status.insert("phase".to_owned(), Value::String("Pending".to_owned()));
+    }
+    if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+        conditions.retain(|c| c.get("type").and_then(Value::as_str) != Some("PodScheduled"));
     }
 }
 
