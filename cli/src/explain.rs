@@ -89,6 +89,7 @@ pub(crate) fn run(
         (None, None) => None,
     };
     let plan = output::plan(&mut snapshot);
+    crate::input::phase_end("plan");
     // A PodGroup not in the input that pending pods name: they wait for it, and `plan`
     // lists it with a row of its own.
     if let Some(Unit::Group(g)) = &unit
@@ -113,6 +114,7 @@ pub(crate) fn run(
         }
         None => explain_all(&snapshot, &plan),
     };
+    crate::input::phase_end("explain");
     Ok(crate::Outcome {
         stdout,
         code: EXIT_OK,

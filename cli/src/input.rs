@@ -213,7 +213,15 @@ pub(crate) fn snapshot(
     messages: &mut Messages,
 ) -> Result<Snapshot, Failure> {
     let loaded = load_with(input, load_options(global))?;
-    build(global, loaded, messages)
+    phase_end("parse");
+    let snapshot = build(global, loaded, messages)?;
+    phase_end("build");
+    Ok(snapshot)
+}
+
+/// Marks the end of a phase for `--timings` ([`gangpack_k8s::trace`]).
+pub(crate) fn phase_end(phase: &'static str) {
+    gangpack_k8s::trace::emit(gangpack_k8s::trace::Event::PhaseEnd(phase));
 }
 
 /// `namespace/name`, with `default` as the namespace of a bare name.

@@ -150,6 +150,11 @@ pub(crate) struct Global {
     /// byte of string each): the guard against alias bombs [default: 1000000].
     #[arg(help_heading = "Global options", long, global = true, value_name = "N", value_parser = gangpack_cli::parse_size_arg)]
     pub(crate) max_alias_expansion: Option<usize>,
+    /// Print each phase's wall time and the peak RSS on stderr as it ends (parse,
+    /// build — split into conversion to the API types and gangpack's model and index —
+    /// plan, explain, write).
+    #[arg(help_heading = "Global options", long, global = true)]
+    pub(crate) timings: bool,
 }
 
 /// `--color`.
@@ -429,12 +434,14 @@ fn message(style: Style, label: &str, code: &str, text: &str) {
 }
 
 mod simulate;
+mod timings;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let err_style = style(cli.global.color, std::io::stderr().is_terminal());
     let out_style = style(cli.global.color, std::io::stdout().is_terminal());
     let options = cli.global.options();
+    timings::install(cli.global.timings, std::io::stderr().is_terminal());
     let run: Run = match &cli.command {
         Command::Plan { inputs, output } => gangpack_cli::plan(
             &Input::Paths(inputs.paths.clone()),
@@ -527,6 +534,7 @@ fn main() -> ExitCode {
             }
         },
     };
+    timings::finish();
     for w in &run.warnings {
         message(err_style, "warning:", "33", w);
     }

@@ -61,6 +61,7 @@ pub(crate) fn run(
 ) -> Result<crate::Outcome, Failure> {
     let mut snapshot = input::snapshot(global, input, messages)?;
     let plan = output::plan(&mut snapshot);
+    input::phase_end("plan");
     let code = exit_code(&plan.rows);
     let stdout = match format {
         Format::Table => render(&plan, &snapshot, style),
@@ -69,6 +70,7 @@ pub(crate) fn run(
             print_list(&output::list(plan.changed), format)?
         }
     };
+    input::phase_end("write");
     Ok(crate::Outcome { stdout, code })
 }
 

@@ -1474,3 +1474,61 @@ fn capacity_reports_what_each_rack_can_still_host() {
     let r = run(&["capacity", "-f", &cluster, "--key", "k", "--whole"]);
     assert_eq!(r.code, 2);
 }
+
+/// `--timings`: one stderr line per phase of `plan` (parse, build with its conversion
+/// split out, plan, write) and of `explain`, in order, each with a wall time and the
+/// peak RSS; stdout and the exit status are those of the run without it.
+#[test]
+fn timings_name_every_phase_on_stderr_and_leave_stdout_alone() {
+    let args = [
+        "plan",
+        "-f",
+        "examples/cluster",
+        "-f",
+        "examples/gang-rack.yaml",
+        "-o",
+        "yaml",
+    ];
+    let plain = run(&args);
+    let mut timed_args = args.to_vec();
+    timed_args.push("--timings");
+    let timed = run(&timed_args);
+    assert_eq!((timed.code, &timed.out), (plain.code, &plain.out));
+    let phases: Vec<&str> = timed
+        .err
+        .lines()
+        .filter_map(|l| l.strip_prefix("timings: "))
+        .map(|l| l.split_whitespace().next().unwrap_or_default())
+        .collect();
+    assert_eq!(phases, ["parse", "build", "plan", "write"], "{}", timed.err);
+    let build = timed
+        .err
+        .lines()
+        .find(|l| l.starts_with("timings: build"))
+        .unwrap();
+    assert!(
+        build.contains("conversion to the API types") && build.contains("peak RSS"),
+        "{build}"
+    );
+    assert!(!plain.err.contains("timings:"), "{}", plain.err);
+    let explained = run(&[
+        "explain",
+        "-f",
+        "examples/cluster",
+        "-f",
+        "examples/gang-rack.yaml",
+        "--timings",
+    ]);
+    let phases: Vec<&str> = explained
+        .err
+        .lines()
+        .filter_map(|l| l.strip_prefix("timings: "))
+        .map(|l| l.split_whitespace().next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        phases,
+        ["parse", "build", "plan", "explain"],
+        "{}",
+        explained.err
+    );
+}

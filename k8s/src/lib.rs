@@ -23,6 +23,7 @@ pub mod load;
 mod object;
 pub mod output;
 mod snapshot;
+pub mod trace;
 
 pub use convert::device_taint_rule;
 pub use load::{Limits, LoadOptions, Loaded, load_paths, load_paths_with, load_str, load_str_with};

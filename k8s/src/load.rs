@@ -291,6 +291,10 @@ pub fn load_str_with(text: &str, file: &str, options: &LoadOptions) -> Result<Lo
         errors.push(too_large(file, len, options.limits.max_input_bytes));
         return Err(errors);
     }
+    crate::trace::emit(crate::trace::Event::Read {
+        name: file,
+        bytes: text.len(),
+    });
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut reader = Reader {
         file,
@@ -304,6 +308,10 @@ pub fn load_str_with(text: &str, file: &str, options: &LoadOptions) -> Result<Lo
     } else {
         reader.yaml(text);
     }
+    crate::trace::emit(crate::trace::Event::Parsed {
+        name: file,
+        objects: reader.loaded.objects.len(),
+    });
     if reader.errors.is_empty() {
         Ok(reader.loaded)
     } else {

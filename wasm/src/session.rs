@@ -869,7 +869,8 @@ impl Scheduler {
 
     /// The state as multi-document YAML (sessions loaded from manifests): the loaded
     /// objects with what cycles wrote folded back, pods no longer in the state left
-    /// out (their claims released), and generated claims. A leading comment lists what
+    /// out (their claims released), preemption victims written pending (the scheduler
+    /// queues them again), and generated claims. A leading comment lists what
     /// is not written: changes made through the model and taint methods, which no
     /// loaded object carries. Throws `InvalidArgument` for other sessions.
     #[cfg(feature = "k8s")]

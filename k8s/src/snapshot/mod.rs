@@ -211,6 +211,9 @@ impl Snapshot {
             objects,
             mut warnings,
         } = loaded;
+        crate::trace::emit(crate::trace::Event::Building {
+            objects: objects.len(),
+        });
         let mut b = Builder::new(&objects, options);
         b.run();
         let Builder {
@@ -527,7 +530,9 @@ impl<'a> Builder<'a> {
         i: usize,
         f: impl FnOnce(&mut convert::Ctx<'_>) -> Option<T>,
     ) -> Option<T> {
+        crate::trace::emit(crate::trace::Event::ConvertStart);
         let (result, warnings) = convert::run(self.obj(i), f);
+        crate::trace::emit(crate::trace::Event::ConvertEnd);
         self.warnings.extend(warnings.into_iter().map(|w| (i, w)));
         match result {
             Ok(v) => Some(v),
