@@ -35,7 +35,9 @@
 //!   (`spec.nodeName`), its ResourceClaim allocated on its node (`status.allocation`
 //!   with the single-node selector upstream writes) and reserved for it.
 //! - Pending: one gang `training/pretrain-frontier` of min(2,048, max(2, NODES / 6))
-//!   pods × 8 GPUs in one block, priority `critical-high`, and six single pods.
+//!   pods × 8 GPUs in one block, priority `critical-high`, and six single pods. A
+//!   block has 512 nodes, so from 3,078 nodes on this gang is larger than any block
+//!   and can only stay pending (the 2,048 pods of 12,500 nodes are four blocks' worth).
 //!
 //! The same NODES and seed give the same bytes; [`fleet_scenario`] is the scenario
 //! (plain model data) and [`FleetSummary`] what `gen` prints on stderr.
