@@ -20,6 +20,9 @@ mod explain;
 // `gangpack gen` (proptest): only in the command's build.
 #[cfg(feature = "cli")]
 mod generate;
+// `gangpack gen --fleet` (plain code, but `gen` is the command's only).
+#[cfg(feature = "cli")]
+mod fleet;
 mod input;
 mod plan;
 mod render;
@@ -27,6 +30,11 @@ mod taint;
 mod time;
 
 pub use capacity::CapacityKey;
+#[cfg(feature = "cli")]
+pub use fleet::{
+    FLEET_BLOCK_LABEL, FLEET_NODES, FLEET_RACK_LABEL, FleetSummary, GPUS_PER_NODE, MAX_FLEET_NODES,
+    NODES_PER_RACK, PENDING_GANG, RACKS_PER_BLOCK, fleet_scenario,
+};
 #[cfg(feature = "cli")]
 pub use generate::{Size, WorkloadKind, generated_scenario};
 pub use input::{Input, InputFile, Problem};
@@ -453,6 +461,16 @@ pub fn generate(seed: u64, size: Size, kind: WorkloadKind, format: Format) -> Ru
     let mut messages = input::Messages::default();
     let result = generate::run(seed, size, kind, format, &mut messages);
     Run::finish(result, messages)
+}
+
+/// `gangpack gen --fleet NODES`: the fleet of `nodes` nodes for `seed`
+/// ([`fleet_scenario`]) as a `kind: List` of Kubernetes manifests, YAML or JSON
+/// (`Table` prints YAML), and its numbers (the line `gen` prints on stderr). Exit
+/// status 0. Only with the `cli` feature.
+#[cfg(feature = "cli")]
+pub fn generate_fleet(nodes: u32, seed: u64, format: Format) -> (Run, FleetSummary) {
+    let (result, summary) = fleet::run(nodes, seed, format);
+    (Run::finish(result, input::Messages::default()), summary)
 }
 
 /// The demo cluster's manifests (multi-document YAML, with comments), for `seed`.
