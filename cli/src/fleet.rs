@@ -6,8 +6,8 @@
 //! # What it writes
 //!
 //! The cluster is laid out in blocks of racks of nodes: [`NODES_PER_RACK`] nodes per
-//! rack, [`RACKS_PER_BLOCK`] racks per block (4,096 GPUs a block; the last rack and
-//! block are partial when NODES is not a multiple). Every node (`node-00000`, ...) is an
+//! rack, [`RACKS_PER_BLOCK`] racks per block (2,560 nodes, 20,480 GPUs a block; the
+//! last rack and block are partial when NODES is not a multiple). Every node (`node-00000`, ...) is an
 //! 8 × H100 HGX node (208 cores, 1,872 GiB) labelled with its rack
 //! ([`FLEET_RACK_LABEL`], `rack-0000`, ...) and its block ([`FLEET_BLOCK_LABEL`],
 //! `block-00`, ...). Its GPUs are one ResourceSlice of the `gpu.nvidia.com` driver, one
@@ -31,13 +31,16 @@
 //!   whole node) of 8 and 16 pods in one rack (topology constraint on the rack label)
 //!   and of 32 and 128 pods in one block (on the block label), about 55 % of the GPUs;
 //!   then single pods (`inference/infer-NNNNN`) of 1, 2 and 4 GPUs on one NUMA node,
-//!   packed from a cursor that jumps now and then. Every pod is bound
+//!   packed from a cursor that jumps now and then. With four blocks or more, the
+//!   first block is kept clear of running work (a block drained for the next
+//!   pre-training job), so the others carry the 70 %. Every pod is bound
 //!   (`spec.nodeName`), its ResourceClaim allocated on its node (`status.allocation`
 //!   with the single-node selector upstream writes) and reserved for it.
 //! - Pending: one gang `training/pretrain-frontier` of min(2,048, max(2, NODES / 6))
-//!   pods × 8 GPUs in one block, priority `critical-high`, and six single pods. A
-//!   block has 512 nodes, so from 3,078 nodes on this gang is larger than any block
-//!   and can only stay pending (the 2,048 pods of 12,500 nodes are four blocks' worth).
+//!   pods × 8 GPUs in one block, priority `critical-high`, and six single pods. On
+//!   12,500 nodes the 2,048 pods (16,384 GPUs) fit the clear first block, less the
+//!   nodes with a tainted GPU; on smaller fleets (no clear block) the gang waits for
+//!   preemption or stays pending.
 //!
 //! The same NODES and seed give the same bytes; [`fleet_scenario`] is the scenario
 //! (plain model data) and [`FleetSummary`] what `gen` prints on stderr.
@@ -65,7 +68,7 @@ pub const GPUS_PER_NODE: usize = 8;
 /// Nodes per rack.
 pub const NODES_PER_RACK: usize = 16;
 /// Racks per block.
-pub const RACKS_PER_BLOCK: usize = 32;
+pub const RACKS_PER_BLOCK: usize = 160;
 /// The rack label of every node (the one the examples and the demo use).
 pub const FLEET_RACK_LABEL: &str = "topology.kubernetes.io/rack";
 /// The block label of every node.
@@ -558,6 +561,18 @@ pub fn fleet_scenario(nodes: u32, seed: u64) -> (Scenario, FleetSummary) {
     let mut unit = 0i64;
     let running = time(T_RUNNING).0;
 
+    // The landing block: with four blocks or more, the first is kept clear of running
+    // work (its GPUs are taken out of `free` while the rest fills, then put back).
+    let block_nodes = Level::Block.nodes();
+    let landing = if n >= 4 * block_nodes {
+        0..block_nodes
+    } else {
+        0..0
+    };
+    for i in landing.clone() {
+        free[i] = 0;
+    }
+
     // Gangs, whole nodes in one rack or block, up to their share.
     let budget = gpus * GANG_PERMILLE / 1000;
     let shapes: Vec<((usize, Level), usize)> =
@@ -634,6 +649,9 @@ pub fn fleet_scenario(nodes: u32, seed: u64) -> (Scenario, FleetSummary) {
         unit += 1;
     }
     let running_pods = s.pods.len();
+    for i in landing {
+        free[i] = !tainted[i];
+    }
 
     // Pending: the big gang, then a few single pods.
     let pending = time(T_PENDING);
