@@ -649,25 +649,7 @@ impl Cluster {
         claim: &str,
         result: &AllocationResult,
     ) -> Result<(), ClusterError> {
-        let mut done: Vec<DeviceRef> = Vec::new();
-        for r in &result.devices {
-            let device = DeviceRef::new(&r.driver, &r.pool, &r.device);
-            let allocation = DeviceAllocation {
-                consumer: claim.to_owned(),
-                tolerations: r.tolerations.clone(),
-                admin_access: r.admin_access,
-                share_id: r.share_id.clone(),
-                consumed_capacity: r.consumed_capacity.clone(),
-            };
-            if let Err(e) = self.allocate(&device, allocation) {
-                for d in &done {
-                    let _ = self.release(d, claim);
-                }
-                return Err(e);
-            }
-            done.push(device);
-        }
-        Ok(())
+        self.record_allocation(claim, result, false)
     }
 
     /// Puts back what [`release_allocation`](Self::release_allocation) took from
@@ -682,6 +664,18 @@ impl Cluster {
         claim: &str,
         result: &AllocationResult,
     ) -> Result<(), ClusterError> {
+        self.record_allocation(claim, result, true)
+    }
+
+    /// [`commit_allocation`](Self::commit_allocation), and with `withdrawn` also
+    /// [`restore_allocation`](Self::restore_allocation)'s record by name of a device
+    /// no longer published.
+    fn record_allocation(
+        &mut self,
+        claim: &str,
+        result: &AllocationResult,
+        withdrawn: bool,
+    ) -> Result<(), ClusterError> {
         let mut done: Vec<DeviceRef> = Vec::new();
         for r in &result.devices {
             let device = DeviceRef::new(&r.driver, &r.pool, &r.device);
@@ -692,7 +686,7 @@ impl Cluster {
                 share_id: r.share_id.clone(),
                 consumed_capacity: r.consumed_capacity.clone(),
             };
-            let recorded = if self.device_id(&device).is_some() {
+            let recorded = if !withdrawn || self.device_id(&device).is_some() {
                 self.allocate(&device, allocation).map(|_| ())
             } else {
                 let key = (
