@@ -415,8 +415,14 @@ impl Reader<'_> {
                             dup.key
                         );
                         self.error(Some(src), None, "", msg);
-                        // The document was read whole: the next ones can be too.
-                        continue;
+                        // The next documents can be read only if this one loads whole: a
+                        // YAML error after the duplicate (an unknown alias, say) leaves
+                        // the reader inside it, and the next "document" would start
+                        // mid-mapping (found by fuzzing: the YAML reader panicked).
+                        if loads_whole(text, i) {
+                            continue;
+                        }
+                        return;
                     }
                     let message = e.to_string();
                     let at = e
@@ -926,6 +932,13 @@ impl<'de> Deserialize<'de> for Checked {
         let keys = RefCell::new(Keys::default());
         (ValueSeed { keys: &keys }).deserialize(d).map(Checked)
     }
+}
+
+/// Whether document `doc` (0-based) of `text` loads as YAML, duplicate keys aside.
+fn loads_whole(text: &str, doc: usize) -> bool {
+    serde_norway::Deserializer::from_str(text)
+        .nth(doc)
+        .is_some_and(|d| serde::de::IgnoredAny::deserialize(d).is_ok())
 }
 
 /// The line of a duplicate key's first definition: document `doc` (0-based) is read

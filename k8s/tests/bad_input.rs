@@ -653,3 +653,22 @@ fn pod_groups_naming_missing_workloads_or_parents_are_planned_alone() {
     let mut s = snapshot(&text);
     assert_eq!(s.scheduler.cycle().pods_bound(), 2);
 }
+
+/// Found by fuzzing (`check_decisions`): a duplicate key, then a YAML error later in
+/// the same document (here an alias to an anchor that does not exist). The loader went
+/// on to the next document after the duplicate, but the YAML reader was still inside
+/// this one, and it panicked ("unexpected end of mapping"). Now the duplicate is
+/// reported and reading stops; a duplicate in a document that loads whole still lets
+/// the next documents be read.
+#[test]
+fn a_duplicate_key_before_a_yaml_error_in_its_document_is_an_error_not_a_panic() {
+    assert_eq!(
+        errors("a: 1\na: 2\nb: *0\n"),
+        "in.yaml doc 1: line 2: mapping key \"a\" already defined at line 1"
+    );
+    assert_eq!(
+        errors("a: 1\na: 2\n---\nb: *0\n"),
+        "in.yaml doc 1: line 2: mapping key \"a\" already defined at line 1\n\
+         in.yaml doc 2: YAML syntax error: unknown anchor at line 4 column 4"
+    );
+}
