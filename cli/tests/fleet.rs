@@ -6,28 +6,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
-struct Run {
-    code: i32,
-    out: String,
-    err: String,
-}
+mod common;
 
-fn gangpack(args: &[&str], stdin: Option<&str>) -> Run {
-    let mut cmd = cargo_bin_cmd!("gangpack");
-    cmd.args(args);
-    if let Some(input) = stdin {
-        cmd.write_stdin(input);
-    }
-    let out = cmd.output().expect("gangpack runs");
-    Run {
-        code: out.status.code().expect("an exit status"),
-        out: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        err: String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    }
-}
+use common::{Run, run_with_stdin as gangpack};
 
 fn fleet(args: &[&str]) -> Run {
     let run = gangpack(&[&["gen", "--fleet"][..], args].concat(), None);

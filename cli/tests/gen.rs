@@ -4,32 +4,15 @@
 
 use std::collections::BTreeSet;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use gangpack_cli::{Size, WorkloadKind, generated_scenario};
 use gangpack_k8s::{BuildOptions, Snapshot, load_str};
 use serde_json::Value;
 
 const SEEDS: u64 = 20;
 
-struct Run {
-    code: i32,
-    out: String,
-    err: String,
-}
+mod common;
 
-fn gangpack(args: &[&str], stdin: Option<&str>) -> Run {
-    let mut cmd = cargo_bin_cmd!("gangpack");
-    cmd.args(args);
-    if let Some(input) = stdin {
-        cmd.write_stdin(input);
-    }
-    let out = cmd.output().expect("gangpack runs");
-    Run {
-        code: out.status.code().expect("an exit status"),
-        out: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        err: String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    }
-}
+use common::run_with_stdin as gangpack;
 
 fn generate(seed: u64, size: &str, kind: &str) -> String {
     let seed = seed.to_string();

@@ -35,12 +35,17 @@ pub(crate) fn root() -> PathBuf {
 /// `gangpack ARGS` from the workspace root, without colour. Fails the test if it
 /// panicked.
 pub(crate) fn run(args: &[&str]) -> Run {
-    let output = cargo_bin_cmd!("gangpack")
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .expect("gangpack runs");
+    run_with_stdin(args, None)
+}
+
+/// [`run`] with `stdin` (if given) as standard input.
+pub(crate) fn run_with_stdin(args: &[&str], stdin: Option<&str>) -> Run {
+    let mut cmd = cargo_bin_cmd!("gangpack");
+    cmd.current_dir(root()).env("NO_COLOR", "1").args(args);
+    if let Some(input) = stdin {
+        cmd.write_stdin(input);
+    }
+    let output = cmd.output().expect("gangpack runs");
     let r = Run {
         code: output.status.code().expect("exited"),
         out: String::from_utf8(output.stdout).expect("UTF-8 stdout"),

@@ -62,12 +62,15 @@ impl Snapshot {
             s.scheduler.pod(&format!("{ns}/{name}")).is_none()
                 && s.waiting(Kind::Pod, ns, name).is_none()
         };
-        // Gone, or held but not bound: a claim's reservation for it is stale.
-        let unbound = |s: &Snapshot, ns: &str, name: &str| {
+        // Held by the scheduler, but not bound (a preemption victim queued again).
+        let pending = |s: &Snapshot, ns: &str, name: &str| {
             s.scheduler
                 .pod(&format!("{ns}/{name}"))
-                .map_or_else(|| gone(s, ns, name), |p| p.node_name.is_none())
+                .is_some_and(|p| p.node_name.is_none())
         };
+        // Gone, or pending: a claim's reservation for it is stale.
+        let unbound =
+            |s: &Snapshot, ns: &str, name: &str| pending(s, ns, name) || gone(s, ns, name);
         let mut dropped = Vec::new();
         let mut kept = Vec::with_capacity(self.objects.len());
         for mut o in std::mem::take(&mut self.objects) {
@@ -78,10 +81,7 @@ impl Snapshot {
             }
             if o.kind == Kind::Pod
                 && o.raw.pointer("/spec/nodeName").is_some()
-                && self
-                    .scheduler
-                    .pod(&format!("{ns}/{}", o.name))
-                    .is_some_and(|p| p.node_name.is_none())
+                && pending(self, &ns, &o.name)
             {
                 unbind(Arc::make_mut(&mut o.raw));
             }
