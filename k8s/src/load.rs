@@ -42,6 +42,8 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+mod list;
+
 use crate::convert::versions;
 use crate::object::{InputError, InputErrors, Kind, Object, Source, Warning, describe};
 
@@ -382,6 +384,14 @@ impl Reader<'_> {
                 .saturating_mul(Limits::UNITS_PER_BYTE)
                 .saturating_add(self.options.limits.max_alias_expansion)
         });
+        // `kubectl get -o yaml`'s one big List, read in pieces (the same values, or
+        // `None` and the whole read below).
+        if budget.is_none()
+            && let Some(v) = list::kubectl_list(text)
+        {
+            self.document(v, 1);
+            return;
+        }
         for (i, doc) in serde_norway::Deserializer::from_str(text).enumerate() {
             let doc_no = i + 1;
             let state = RefCell::new(Keys {
@@ -485,7 +495,10 @@ impl Reader<'_> {
         let defaults = item_kind
             .zip(api_version)
             .map(|(k, a)| (k.to_owned(), a.to_owned()));
-        let Some(Value::Array(items)) = v.get("items").cloned() else {
+        let Value::Object(mut map) = v else {
+            return;
+        };
+        let Some(Value::Array(items)) = map.remove("items") else {
             return;
         };
         for (i, item) in items.into_iter().enumerate() {
@@ -729,6 +742,10 @@ struct Keys {
     budget: Option<usize>,
     /// The budget ran out.
     exceeded: bool,
+    /// Sequences and mappings open now.
+    depth: usize,
+    /// The most that were open at once.
+    max_depth: usize,
 }
 
 /// How a budget error's message starts (the message is replaced; the flag says it).
@@ -751,6 +768,13 @@ impl Keys {
 impl ValueSeed<'_> {
     fn charge<E: serde::de::Error>(self, units: usize) -> Result<(), E> {
         self.keys.borrow_mut().charge(units)
+    }
+
+    /// A sequence or mapping starts.
+    fn open(self) {
+        let mut k = self.keys.borrow_mut();
+        k.depth += 1;
+        k.max_depth = k.max_depth.max(k.depth);
     }
 }
 
@@ -854,15 +878,18 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         self.charge(1)?;
+        self.open();
         let mut out = Vec::new();
         while let Some(v) = seq.next_element_seed(self)? {
             out.push(v);
         }
+        self.keys.borrow_mut().depth -= 1;
         Ok(Value::Array(out))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         self.charge(1)?;
+        self.open();
         let mapping = {
             let mut k = self.keys.borrow_mut();
             k.mappings += 1;
@@ -879,6 +906,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             order.push(key.clone());
             out.insert(key, value);
         }
+        self.keys.borrow_mut().depth -= 1;
         Ok(Value::Object(out))
     }
 }

@@ -14,6 +14,10 @@ use crate::{Kind, Snapshot};
 /// line) are new and always written.
 pub(crate) struct Changes<'a> {
     snapshot: &'a Snapshot,
+    /// The snapshot's objects by kind, namespace and name (the first of duplicates, as
+    /// [`Snapshot::object`] finds): a dump of 100,000 GPUs has 60,000 objects, and a
+    /// plan looks up every object it changes.
+    index: BTreeMap<(usize, Option<&'a str>, &'a str), &'a crate::Object>,
     objects: BTreeMap<(usize, String, String), (Option<Value>, Value)>,
 }
 
@@ -31,16 +35,30 @@ pub(crate) fn split_key(key: &str) -> (&str, &str) {
 
 impl<'a> Changes<'a> {
     pub(crate) fn new(snapshot: &'a Snapshot) -> Changes<'a> {
+        let mut index = BTreeMap::new();
+        for o in &snapshot.objects {
+            index
+                .entry((kind_index(o.kind), o.namespace.as_deref(), o.name.as_str()))
+                .or_insert(o);
+        }
         Changes {
             snapshot,
+            index,
             objects: BTreeMap::new(),
         }
+    }
+
+    /// The loaded object of that kind and name ([`Snapshot::object`], indexed).
+    fn loaded(&self, kind: Kind, namespace: Option<&str>, name: &str) -> Option<&'a crate::Object> {
+        self.index
+            .get(&(kind_index(kind), namespace, name))
+            .copied()
     }
 
     /// The original document of an object, if it was loaded (or generated).
     pub(crate) fn original(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a Value> {
         let ns = kind.is_namespaced().then_some(namespace);
-        if let Some(o) = self.snapshot.object(kind, ns, name) {
+        if let Some(o) = self.loaded(kind, ns, name) {
             return Some(&*o.raw);
         }
         if kind == Kind::ResourceClaim {
@@ -60,7 +78,7 @@ impl<'a> Changes<'a> {
         let k = (kind_index(kind), namespace.to_owned(), name.to_owned());
         if !self.objects.contains_key(&k) {
             let ns = kind.is_namespaced().then_some(namespace);
-            let entry = if let Some(o) = self.snapshot.object(kind, ns, name) {
+            let entry = if let Some(o) = self.loaded(kind, ns, name) {
                 (Some((*o.raw).clone()), (*o.raw).clone())
             } else {
                 // Generated claims do not exist in the input: they are new objects.
