@@ -207,10 +207,21 @@ pub fn gpu_gang(
 /// A claim `ns/<name>` for `count` GPUs of [`gpu_class`], optionally all on one NUMA
 /// node.
 pub fn gpu_claim(name: &str, count: u32, same_numa: bool) -> gangpack::ResourceClaim {
+    class_claim(DRIVER, name, count, same_numa)
+}
+
+/// [`gpu_claim`] for DeviceClass `class` (its NUMA constraint, if any, on
+/// `<`[`DRIVER`]`>/numa`).
+pub fn class_claim(
+    class: &str,
+    name: &str,
+    count: u32,
+    same_numa: bool,
+) -> gangpack::ResourceClaim {
     let mut claim = gangpack::ResourceClaim::new("ns", name);
     claim.spec.requests.push(gangpack::DeviceRequest::exactly(
         "gpus",
-        gangpack::ExactDeviceRequest::new(DRIVER)
+        gangpack::ExactDeviceRequest::new(class)
             .with_mode(gangpack::AllocationMode::ExactCount(count)),
     ));
     if same_numa {
@@ -234,6 +245,19 @@ pub fn add_scheduler_gang(
     priority: i32,
     mode: gangpack::DisruptionMode,
 ) -> Vec<String> {
+    add_class_gang(s, DRIVER, name, (pods, gpus), priority, mode)
+}
+
+/// [`add_scheduler_gang`] with claims for DeviceClass `class`; `shape` is (pods, GPUs
+/// a pod).
+pub fn add_class_gang(
+    s: &mut gangpack::Scheduler,
+    class: &str,
+    name: &str,
+    (pods, gpus): (usize, u32),
+    priority: i32,
+    mode: gangpack::DisruptionMode,
+) -> Vec<String> {
     let mut group = gangpack::PodGroup::new(
         "ns",
         name,
@@ -250,7 +274,7 @@ pub fn add_scheduler_gang(
         let mut pod = gangpack::Pod::new("ns", &pod_name);
         pod.scheduling_group = Some(name.into());
         pod.priority = priority;
-        let claim = gpu_claim(&format!("{pod_name}-gpus"), gpus, false);
+        let claim = class_claim(class, &format!("{pod_name}-gpus"), gpus, false);
         pod.resource_claims.push(gangpack::PodResourceClaim {
             name: "gpus".into(),
             source: gangpack::ClaimSource::ClaimName(claim.name.clone()),
