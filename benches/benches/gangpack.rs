@@ -3,7 +3,7 @@
 #![allow(missing_docs)]
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use gangpack::{AllocationOutcome, AllocatorOptions, DeviceAllocation};
+use gangpack::{AllocationOutcome, AllocatorOptions, DeviceAllocation, Fit};
 use gangpack::{
     DeviceAttribute, DeviceId, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
     DeviceTaintSelector, Time, device_taint_blocks,
@@ -221,6 +221,51 @@ fn allocate(c: &mut Criterion) {
                     )
                 })
                 .count()
+        });
+    });
+    // The same filter step results-free (`fits_prepared`), with results built only for
+    // the node chosen (the first that fits).
+    let fitting = names
+        .iter()
+        .filter(|n| {
+            matches!(
+                fleet.fits_prepared(n, &claim_f, &none, &opts),
+                Ok(Fit::Fits)
+            )
+        })
+        .count();
+    assert_eq!(
+        fitting,
+        names
+            .iter()
+            .filter(|n| matches!(
+                fleet.allocate_prepared(n, &claim_f, &none, &opts),
+                Ok(AllocationOutcome::Allocated(_))
+            ))
+            .count()
+    );
+    group.bench_function("fleet_4096x8/1_gpu_fits_every_node_then_allocate", |b| {
+        b.iter(|| {
+            let mut chosen = None;
+            let mut fitting = 0;
+            for n in &names {
+                if matches!(
+                    fleet.fits_prepared(n, black_box(&claim_f), &none, &opts),
+                    Ok(Fit::Fits)
+                ) {
+                    fitting += 1;
+                    chosen.get_or_insert(n);
+                }
+            }
+            let chosen = chosen.expect("a node fits");
+            (
+                fitting,
+                outcome_len(
+                    fleet
+                        .allocate_prepared(chosen, &claim_f, &none, &opts)
+                        .expect("valid"),
+                ),
+            )
         });
     });
     group.finish();

@@ -149,7 +149,8 @@ pub use cluster::{
 // allocate: one pod's claims on one node.
 pub use allocate::{
     AllocationError, AllocationOutcome, AllocatorOptions, DEFAULT_ALLOCATOR_STEP_BUDGET,
-    EvaluationFailure, Funnel, PreparedClaims, RequestShortage, SelectorFailure, Unsatisfiable,
+    EvaluationFailure, Fit, Funnel, PreparedClaims, RequestShortage, SelectorFailure,
+    Unsatisfiable,
 };
 
 // validate: the independent judge of a decision.

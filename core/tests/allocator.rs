@@ -12,7 +12,7 @@ use gangpack::{
     CapacityRequestPolicy, CapacityRequestPolicyRange, Cluster, ConstraintKind, CounterSet, Device,
     DeviceAttribute, DeviceClass, DeviceConstraint, DeviceCounterConsumption, DeviceRequest,
     DeviceSelector, DeviceSubRequest, DeviceTaintEffect, DeviceToleration,
-    DeviceTolerationOperator, ExactDeviceRequest, Node, NodeAccess, Quantity, ResourceClaim,
+    DeviceTolerationOperator, ExactDeviceRequest, Fit, Node, NodeAccess, Quantity, ResourceClaim,
     ResourceSlice, SliceNodeSelection, Unsatisfiable,
 };
 
@@ -66,9 +66,23 @@ fn claim(name: &str, requests: Vec<DeviceRequest>) -> ResourceClaim {
     c
 }
 
+/// Allocates on `n1`, checking that `fits_prepared` (results-free) agrees.
 fn run(c: &Cluster, claims: &[ResourceClaim]) -> AllocationOutcome {
-    c.allocate_claims("n1", claims, &BTreeMap::new(), &AllocatorOptions::default())
-        .unwrap()
+    let options = AllocatorOptions::default();
+    let out = c
+        .allocate_claims("n1", claims, &BTreeMap::new(), &options)
+        .unwrap();
+    let prepared = c.prepare_claims(claims).unwrap();
+    let fit = c
+        .fits_prepared("n1", &prepared, &BTreeMap::new(), &options)
+        .unwrap();
+    let want = match &out {
+        AllocationOutcome::Allocated(_) => Fit::Fits,
+        AllocationOutcome::Unsatisfiable(_) => Fit::DoesNotFit,
+        AllocationOutcome::BudgetExhausted { steps } => Fit::Undecided { steps: *steps },
+    };
+    assert_eq!(fit, want, "fits_prepared disagrees with {out:?}");
+    out
 }
 
 /// `request: device` per result, per claim.

@@ -36,7 +36,7 @@ use gangpack::{
     AllocationMode, AllocationOutcome, AllocationResult, AllocatorOptions, Cluster, ConstraintKind,
     Device, DeviceAttribute, DeviceClass, DeviceConstraint, DeviceRequest, DeviceSelector,
     DeviceSubRequest, DeviceTaintEffect, DeviceToleration, DeviceTolerationOperator,
-    ExactDeviceRequest, Node, NodeSelector, ResourceClaim, ResourceSlice,
+    ExactDeviceRequest, Fit, Node, NodeSelector, ResourceClaim, ResourceSlice,
 };
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -999,6 +999,7 @@ fn compare(s: &Scenario) -> Result<Option<bool>, String> {
         &BTreeMap::new(),
         &AllocatorOptions::default(),
     );
+    fits_agrees(&cluster, &claims)?;
     let expected = match reference_solve(&m) {
         Ok(expected) => expected,
         Err(RefStop::GaveUp) => return Ok(None),
@@ -1027,6 +1028,35 @@ fn compare(s: &Scenario) -> Result<Option<bool>, String> {
     }
 }
 
+/// `fits_prepared` answers as `allocate_prepared` does (its error, or the kind of its
+/// outcome), under the default step budget and under budgets small enough to run out.
+fn fits_agrees(cluster: &Cluster, claims: &[ResourceClaim]) -> Result<(), String> {
+    let prepared = match cluster.prepare_claims(claims) {
+        Ok(p) => p,
+        Err(e) => return Err(format!("unexpected error: {e}")),
+    };
+    for budget in [AllocatorOptions::default().step_budget, 0, 1, 2, 3, 5] {
+        let options = AllocatorOptions {
+            step_budget: budget,
+        };
+        let none = BTreeMap::new();
+        let want = cluster
+            .allocate_prepared(NODE, &prepared, &none, &options)
+            .map(|o| match o {
+                AllocationOutcome::Allocated(_) => Fit::Fits,
+                AllocationOutcome::Unsatisfiable(_) => Fit::DoesNotFit,
+                AllocationOutcome::BudgetExhausted { steps } => Fit::Undecided { steps },
+            });
+        let got = cluster.fits_prepared(NODE, &prepared, &none, &options);
+        if got != want {
+            return Err(format!(
+                "fits_prepared with budget {budget}: {got:?}, allocate_prepared: {want:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 512,
@@ -1036,6 +1066,51 @@ proptest! {
 
     #[test]
     fn engine_agrees_with_the_exhaustive_reference(s in scenario()) {
+        let verdict = compare(&s);
+        prop_assume!(!matches!(verdict, Ok(None)), "reference gave up");
+        if let Err(e) = verdict {
+            let claims = build_claims(&model_of(&s));
+            prop_assert!(false, "{e}\nclaims: {claims:#?}");
+        }
+    }
+}
+
+/// Scenarios of one claim with one plain request (counts only: no admin access,
+/// request selector or constraint; an exact request or `firstAvailable`), the shape
+/// `fits_prepared` answers by counting.
+fn plain_scenario() -> impl Strategy<Value = Scenario> {
+    scenario().prop_map(|mut s| {
+        let plain = |leaf: &mut LeafSpec| {
+            leaf.selector = None;
+            leaf.count = Some(leaf.count.unwrap_or(2));
+        };
+        let mut claim = s.claims.swap_remove(0);
+        let mut request = claim.requests.swap_remove(0);
+        match &mut request {
+            ReqSpec::Exact { leaf, admin } => {
+                *admin = false;
+                plain(leaf);
+            }
+            ReqSpec::FirstAvailable(leaves) => leaves.iter_mut().for_each(plain),
+        }
+        s.claims = vec![ClaimSpec {
+            requests: vec![request],
+            constraints: Vec::new(),
+        }];
+        s
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// The counting answer of `fits_prepared`, with the allocator and the reference.
+    #[test]
+    fn counting_fit_agrees_with_the_allocator(s in plain_scenario()) {
         let verdict = compare(&s);
         prop_assume!(!matches!(verdict, Ok(None)), "reference gave up");
         if let Err(e) = verdict {

@@ -28,13 +28,17 @@ use core::fmt;
 use crate::alloc_prelude::*;
 use crate::cel::{CelError, EvalError, Selector};
 use crate::cluster::ids::{DeviceId, NodeId};
-use crate::cluster::{Cluster, ClusterError, DeviceAllocation, DeviceRef, Shortfall};
+use crate::cluster::{
+    COUNTERS, Cluster, ClusterError, DeviceAllocation, DeviceRef, ELIGIBLE, FREE, SHAREABLE,
+    Shortfall, TAINTED,
+};
 use crate::model::claim::{
-    AllocationResult, ConstraintKind, DeviceRequestKind, RequestView, ResourceClaim,
+    AllocationMode, AllocationResult, ConstraintKind, DeviceRequestKind, RequestView, ResourceClaim,
 };
 use crate::{ObjectRef, Quantity, ValidationError};
 use prepare::PreparedClaim;
-use search::{Alternative, Claim, Request, SearchEnd};
+use search::{Alternative, Claim, Pick, Request, SearchEnd};
+use smallvec::SmallVec;
 
 pub(crate) use census::Skip;
 use search::MAX_DEVICES_PER_CLAIM;
@@ -86,6 +90,25 @@ pub enum AllocationOutcome {
     /// The search ran out of steps before deciding: undecided (an allocation may
     /// exist). Raise [`AllocatorOptions::step_budget`] to search further.
     BudgetExhausted {
+        /// Steps taken: the budget.
+        steps: u64,
+    },
+}
+
+/// Whether a pod's claims fit on a node ([`Cluster::fits_prepared`]): the outcome
+/// [`Cluster::allocate_prepared`] would give there, without its results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub enum Fit {
+    /// An allocation exists ([`AllocationOutcome::Allocated`]).
+    Fits,
+    /// No allocation exists on this node ([`AllocationOutcome::Unsatisfiable`]; the
+    /// allocation call on this node says why).
+    DoesNotFit,
+    /// The search ran out of steps before deciding
+    /// ([`AllocationOutcome::BudgetExhausted`]).
+    Undecided {
         /// Steps taken: the budget.
         steps: u64,
     },
@@ -325,6 +348,46 @@ pub struct PreparedClaims {
     claims: Vec<ResourceClaim>,
     /// claim → request → alternative.
     alternatives: Vec<Vec<Vec<CompiledAlternative>>>,
+    /// Per claim: for a claim of one request without constraints whose every
+    /// alternative is a plain count (no admin access, selectors or capacity), per
+    /// alternative, what the allocator counts with instead of searching
+    /// ([`Cluster::counted_choice`]).
+    simple: Vec<Option<Vec<SimpleAlternative>>>,
+}
+
+/// One alternative of a [`PreparedClaims::simple`] request.
+#[derive(Clone, Debug)]
+struct SimpleAlternative {
+    count: u32,
+    tolerations: Vec<crate::DeviceToleration>,
+}
+
+/// The [`PreparedClaims::simple`] form of `claim`, if it has it.
+fn simple_request(claim: &ResourceClaim) -> Option<Vec<SimpleAlternative>> {
+    let [request] = claim.spec.requests.as_slice() else {
+        return None;
+    };
+    if !claim.spec.constraints.is_empty() {
+        return None;
+    }
+    request
+        .alternatives()
+        .iter()
+        .map(|view| {
+            let AllocationMode::ExactCount(count) = view.allocation_mode else {
+                return None;
+            };
+            (count > 0
+                && !view.admin_access
+                && view.selectors.is_empty()
+                && view.capacity.is_empty()
+                && count as usize <= MAX_DEVICES_PER_CLAIM)
+                .then(|| SimpleAlternative {
+                    count,
+                    tolerations: view.tolerations.to_vec(),
+                })
+        })
+        .collect()
 }
 
 /// One claim to allocate with [`Cluster::allocate_parts`]: the claim and the entry of a
@@ -369,6 +432,25 @@ struct CompiledAlternative {
     /// Where the class is named, for the error if it is gone at allocation time.
     class_path: String,
     selectors: Vec<Selector>,
+}
+
+/// What [`Cluster::counted_choice`] found.
+enum Counted {
+    /// This alternative is the first with enough usable devices.
+    Chosen(usize),
+    /// No alternative has enough.
+    NotEnough,
+}
+
+/// What [`Cluster::solve_parts`] found: the picks with what results are built from, or
+/// an outcome without results.
+enum Solved<'a> {
+    Found {
+        prepared: Vec<PreparedClaim<'a>>,
+        problem: Vec<Claim>,
+        picks: Vec<Pick>,
+    },
+    Ended(AllocationOutcome),
 }
 
 impl Cluster {
@@ -430,6 +512,7 @@ impl Cluster {
         Ok(PreparedClaims {
             claims: claims.to_vec(),
             alternatives,
+            simple: claims.iter().map(simple_request).collect(),
         })
     }
 
@@ -532,8 +615,328 @@ impl Cluster {
         devices: Option<&mut Vec<Picked>>,
         steps: &mut u64,
     ) -> Result<AllocationOutcome, AllocationError> {
+        if let [part] = parts
+            && let Some(out) = self.allocate_counted(node_id, part, pod_resources, options)
+        {
+            #[cfg(debug_assertions)]
+            self.check_counted(node_id, part, pod_resources, options, &out);
+            let (outcome, picked) = out;
+            *steps += picked.len() as u64;
+            if let Some(devices) = devices {
+                devices.clear();
+                devices.extend(picked.iter().map(|&device| Picked { device, held: true }));
+            }
+            return Ok(outcome);
+        }
         let claims: Vec<&ResourceClaim> = parts.iter().map(|p| p.claim).collect();
         let claims = claims.as_slice();
+        let (prepared, problem, picks) =
+            match self.solve_parts(node_id, parts, claims, pod_resources, options, steps)? {
+                Solved::Found {
+                    prepared,
+                    problem,
+                    picks,
+                } => (prepared, problem, picks),
+                Solved::Ended(outcome) => return Ok(outcome),
+            };
+        if let Some(devices) = devices {
+            // Picks come claim by claim, as the results list their devices.
+            debug_assert!(picks.windows(2).all(|w| w[0].claim <= w[1].claim));
+            devices.clear();
+            devices.extend(picks.iter().map(|p| {
+                let admin = prepared[p.claim].0[p.request][p.alternative].admin;
+                let cand = &problem[p.claim].requests[p.request].alternatives[p.alternative]
+                    .candidates[p.candidate];
+                Picked {
+                    device: p.device,
+                    held: !admin && !cand.shareable && cand.counters.is_empty(),
+                }
+            }));
+        }
+        Ok(AllocationOutcome::Allocated(self.build_results(
+            node_id, claims, &prepared, &problem, &picks,
+        )))
+    }
+
+    /// Whether one pod's prepared claims fit on `node`: the outcome
+    /// [`allocate_prepared`](Self::allocate_prepared) would give there, with the same
+    /// errors, without building its results. For the scheduler's filter step (trying
+    /// one pod on many nodes), then [`allocate_prepared`](Self::allocate_prepared) on
+    /// the node chosen.
+    ///
+    /// One claim of one request without constraints, whose alternatives each ask for a
+    /// count of devices (no admin access, request selectors or capacity), is answered by
+    /// counting the node's free, untainted-or-tolerated devices of the class — unless
+    /// a reachable device is shareable or consumes shared counters, or its class has
+    /// selector errors, which take the full allocator as everything else does.
+    pub fn fits_prepared(
+        &self,
+        node: &str,
+        prepared_claims: &PreparedClaims,
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: &AllocatorOptions,
+    ) -> Result<Fit, AllocationError> {
+        let Some(node_id) = self
+            .node_id(node)
+            .filter(|id| self.node_by_id(*id).is_some())
+        else {
+            return Err(AllocationError::NodeNotFound(node.to_owned()));
+        };
+        if let Some(fit) = self.fits_by_counting(node_id, prepared_claims, pod_resources, *options)
+        {
+            return Ok(fit);
+        }
+        let parts: Vec<ClaimPart<'_>> = prepared_claims
+            .claims
+            .iter()
+            .enumerate()
+            .map(|(i, claim)| ClaimPart {
+                claim,
+                prepared: prepared_claims,
+                index: i,
+            })
+            .collect();
+        let claims: Vec<&ResourceClaim> = prepared_claims.claims.iter().collect();
+        let mut steps = 0;
+        Ok(
+            match self.solve_parts(
+                node_id,
+                &parts,
+                &claims,
+                pod_resources,
+                *options,
+                &mut steps,
+            )? {
+                Solved::Found { .. } => Fit::Fits,
+                Solved::Ended(AllocationOutcome::BudgetExhausted { steps }) => {
+                    Fit::Undecided { steps }
+                }
+                Solved::Ended(_) => Fit::DoesNotFit,
+            },
+        )
+    }
+
+    /// [`fits_prepared`](Self::fits_prepared) by counting, for one
+    /// [`PreparedClaims::simple`] claim; `None` when only the allocator can tell.
+    fn fits_by_counting(
+        &self,
+        node: NodeId,
+        prepared_claims: &PreparedClaims,
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: AllocatorOptions,
+    ) -> Option<Fit> {
+        let [Some(simple)] = prepared_claims.simple.as_slice() else {
+            return None;
+        };
+        let compiled = prepared_claims.alternatives.first()?.first()?;
+        let mut devices = SmallVec::new();
+        let choice = self.counted_choice(node, simple, compiled, options, &mut devices)?;
+        if !self.node_resources_fit(node, pod_resources) {
+            return Some(Fit::DoesNotFit);
+        }
+        Some(match choice {
+            Counted::Chosen(_) => Fit::Fits,
+            Counted::NotEnough => Fit::DoesNotFit,
+        })
+    }
+
+    /// Whether the node has every scalar resource the pod requests free.
+    fn node_resources_fit(&self, node: NodeId, pod_resources: &BTreeMap<String, Quantity>) -> bool {
+        pod_resources
+            .iter()
+            .all(|(name, q)| *q <= Quantity::ZERO || *q <= self.node_free_of(node, name))
+    }
+
+    /// The allocation of one [`PreparedClaims::simple`] claim, by counting: the first
+    /// alternative with enough usable devices takes the first of them, as the search
+    /// would (its first solution, one step a device). `None` when only the full
+    /// allocator can answer: anything but that solution, whose outcomes carry
+    /// explanations.
+    fn allocate_counted(
+        &self,
+        node: NodeId,
+        part: &ClaimPart<'_>,
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: AllocatorOptions,
+    ) -> Option<(AllocationOutcome, SmallVec<[DeviceId; 8]>)> {
+        let simple = part.prepared.simple.get(part.index)?.as_ref()?;
+        let compiled = part.prepared.alternatives.get(part.index)?.first()?;
+        let mut devices = SmallVec::new();
+        let Counted::Chosen(a) =
+            self.counted_choice(node, simple, compiled, options, &mut devices)?
+        else {
+            return None;
+        };
+        if !self.node_resources_fit(node, pod_resources) {
+            return None;
+        }
+        let alt = &simple[a];
+        let prepared_alt = |a: usize| prepare::Prepared {
+            alternative: Alternative::empty(),
+            admin: false,
+            compiled: &compiled[a],
+            tolerations: &simple[a].tolerations,
+            funnel: Funnel::default(),
+            required: simple[a].count,
+        };
+        let prepared = vec![(
+            vec![(0..compiled.len()).map(prepared_alt).collect::<Vec<_>>()],
+            Vec::new(),
+        )];
+        let mut alternatives: Vec<Alternative> =
+            (0..compiled.len()).map(|_| Alternative::empty()).collect();
+        alternatives[a] = Alternative {
+            need: search::Need::Count(alt.count),
+            admin: false,
+            candidates: devices
+                .iter()
+                .map(|&device| {
+                    let slot = self.devices[device.index()]
+                        .as_ref()
+                        .expect("live device id");
+                    search::Candidate {
+                        device,
+                        pool: self.pool_of(slot),
+                        equiv: slot.equiv,
+                        shareable: false,
+                        consumes: BTreeMap::new(),
+                        capacity_left: BTreeMap::new(),
+                        counters: Vec::new(),
+                        counters_charged: false,
+                        tainted: slot.flags & TAINTED != 0,
+                        in_use: false,
+                        values: Vec::new(),
+                    }
+                })
+                .collect(),
+            constraints: Vec::new(),
+        };
+        let problem = vec![Claim {
+            requests: vec![Request { alternatives }],
+            constraints: Vec::new(),
+        }];
+        let picks: Vec<Pick> = devices
+            .iter()
+            .enumerate()
+            .map(|(candidate, &device)| Pick {
+                charged: false,
+                claim: 0,
+                request: 0,
+                alternative: a,
+                candidate,
+                device,
+            })
+            .collect();
+        let results = self.build_results(node, &[part.claim], &prepared, &problem, &picks);
+        Some((AllocationOutcome::Allocated(results), devices))
+    }
+
+    /// Checks [`allocate_counted`](Self::allocate_counted) against the search (debug
+    /// builds: every test that allocates runs both).
+    #[cfg(debug_assertions)]
+    fn check_counted(
+        &self,
+        node: NodeId,
+        part: &ClaimPart<'_>,
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: AllocatorOptions,
+        counted: &(AllocationOutcome, SmallVec<[DeviceId; 8]>),
+    ) {
+        let mut steps = 0;
+        let solved = self.solve_parts(
+            node,
+            core::slice::from_ref(part),
+            &[part.claim],
+            pod_resources,
+            options,
+            &mut steps,
+        );
+        let Ok(Solved::Found {
+            prepared,
+            problem,
+            picks,
+        }) = solved
+        else {
+            panic!("the search finds nothing where counting allocates");
+        };
+        let devices: SmallVec<[DeviceId; 8]> = picks.iter().map(|p| p.device).collect();
+        assert_eq!(devices, counted.1, "counting picks other devices");
+        assert_eq!(steps, counted.1.len() as u64, "counting takes other steps");
+        let results = self.build_results(node, &[part.claim], &prepared, &problem, &picks);
+        assert_eq!(
+            AllocationOutcome::Allocated(results),
+            counted.0,
+            "counting builds other results"
+        );
+    }
+
+    /// For one [`PreparedClaims::simple`] claim on `node`: which alternative is the
+    /// first with enough usable devices (`devices` then holds the first `count` of them,
+    /// in candidate order), or that none has enough; `None` when only the allocator can
+    /// tell: a reachable device is shareable
+    /// or consumes shared counters, a class is missing or has selector errors, or the
+    /// step budget may run out. Node resources are the caller's.
+    fn counted_choice(
+        &self,
+        node: NodeId,
+        simple: &[SimpleAlternative],
+        compiled: &[CompiledAlternative],
+        options: AllocatorOptions,
+        devices: &mut SmallVec<[DeviceId; 8]>,
+    ) -> Option<Counted> {
+        // Everything that could make the allocator fail is looked at before anything
+        // that says "does not fit", as the allocator does.
+        let mut classes = SmallVec::<[&crate::cluster::ClassCache; 2]>::new();
+        for (alt, c) in simple.iter().zip(compiled) {
+            let class = self.class_cache.get(&c.class)?;
+            // Picking `count` devices takes `count` steps.
+            if !class.errors.is_empty() || u64::from(alt.count) > options.step_budget {
+                return None;
+            }
+            classes.push(class);
+        }
+        let reach = self.reach_of(node);
+        for (a, (alt, class)) in simple.iter().zip(classes).enumerate() {
+            devices.clear();
+            for &dev in reach.iter() {
+                if devices.len() >= alt.count as usize {
+                    break;
+                }
+                let slot = self.devices[dev.index()].as_ref().expect("live device id");
+                let flags = slot.flags;
+                if flags & ELIGIBLE == 0 {
+                    continue;
+                }
+                if flags & (SHAREABLE | COUNTERS) != 0 {
+                    return None;
+                }
+                if flags & FREE == 0 || !class.matches.contains(dev) {
+                    continue;
+                }
+                if flags & TAINTED != 0 && !self.tolerated(dev, &alt.tolerations) {
+                    continue;
+                }
+                devices.push(dev);
+            }
+            // The search takes the first `count` candidates: nothing else is asked of them.
+            if devices.len() >= alt.count as usize {
+                return Some(Counted::Chosen(a));
+            }
+        }
+        devices.clear();
+        Some(Counted::NotEnough)
+    }
+
+    /// The allocator without its results: prepares the parts' claims and searches.
+    fn solve_parts<'a>(
+        &self,
+        node_id: NodeId,
+        parts: &[ClaimPart<'a>],
+        claims: &[&ResourceClaim],
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: AllocatorOptions,
+        steps: &mut u64,
+    ) -> Result<Solved<'a>, AllocationError> {
         let shortfalls = self.shortfalls_on(Some(node_id), pod_resources);
         // Prepare every claim first: input errors win over "does not fit".
         let reach = self.reach_of(node_id);
@@ -572,12 +975,12 @@ impl Cluster {
             }
         }
         if !shortfalls.is_empty() {
-            return Ok(AllocationOutcome::Unsatisfiable(
+            return Ok(Solved::Ended(AllocationOutcome::Unsatisfiable(
                 Unsatisfiable::NodeResources {
                     node: self.nodes_name(node_id).to_owned(),
                     shortfalls,
                 },
-            ));
+            )));
         }
         // A request none of whose alternatives has enough devices fails at once.
         for ((claim, c), (requests, _)) in claims.iter().zip(&problem).zip(&prepared) {
@@ -594,7 +997,7 @@ impl Cluster {
                     .max_by_key(|&i| (usable(i), core::cmp::Reverse(alts[i].required)))
                     .expect("a request has at least one alternative");
                 let p = &alts[best];
-                return Ok(AllocationOutcome::Unsatisfiable(
+                return Ok(Solved::Ended(AllocationOutcome::Unsatisfiable(
                     Unsatisfiable::NotEnoughDevices(Box::new(RequestShortage {
                         claim: claim_name(claim),
                         request: p.compiled.reference.clone(),
@@ -602,43 +1005,28 @@ impl Cluster {
                         usable: usable(best) as u32,
                         funnel: p.funnel,
                     })),
-                ));
+                )));
             }
         }
         let counters = self.counters_for(&problem);
         let (end, stats) = search::search(&problem, &counters, options.step_budget);
         *steps += stats.steps;
-        match end {
-            SearchEnd::Found(picks) => {
-                if let Some(devices) = devices {
-                    // Picks come claim by claim, as the results list their devices.
-                    debug_assert!(picks.windows(2).all(|w| w[0].claim <= w[1].claim));
-                    devices.clear();
-                    devices.extend(picks.iter().map(|p| {
-                        let admin = prepared[p.claim].0[p.request][p.alternative].admin;
-                        let cand = &problem[p.claim].requests[p.request].alternatives
-                            [p.alternative]
-                            .candidates[p.candidate];
-                        Picked {
-                            device: p.device,
-                            held: !admin && !cand.shareable && cand.counters.is_empty(),
-                        }
-                    }));
-                }
-                Ok(AllocationOutcome::Allocated(self.build_results(
-                    node_id, claims, &prepared, &problem, &picks,
-                )))
-            }
-            SearchEnd::NotFound => Ok(AllocationOutcome::Unsatisfiable(
+        Ok(match end {
+            SearchEnd::Found(picks) => Solved::Found {
+                prepared,
+                problem,
+                picks,
+            },
+            SearchEnd::NotFound => Solved::Ended(AllocationOutcome::Unsatisfiable(
                 Unsatisfiable::NoCombination {
                     claims: claims.iter().map(|c| claim_name(c)).collect(),
                     steps: stats.steps,
                 },
             )),
             SearchEnd::BudgetExhausted => {
-                Ok(AllocationOutcome::BudgetExhausted { steps: stats.steps })
+                Solved::Ended(AllocationOutcome::BudgetExhausted { steps: stats.steps })
             }
-        }
+        })
     }
 
     /// Records an allocation result for `claim` (`namespace/name`): every device is

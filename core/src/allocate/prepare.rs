@@ -278,7 +278,7 @@ impl Cluster {
     }
 
     /// Whether every blocking taint of a device is tolerated.
-    fn tolerated(&self, dev: DeviceId, tolerations: &[DeviceToleration]) -> bool {
+    pub(super) fn tolerated(&self, dev: DeviceId, tolerations: &[DeviceToleration]) -> bool {
         let Some(applied) = self.applied.get(&dev) else {
             return true;
         };

@@ -89,6 +89,9 @@ pub(crate) const TAINTED: u8 = 4;
 
 pub(crate) const SHAREABLE: u8 = 8;
 
+/// The device consumes shared counters (`consumesCounters`): fixed, like SHAREABLE.
+pub(crate) const COUNTERS: u8 = 32;
+
 /// Held for an allocation the placer is trying ([`Cluster::hold`]): not free, as if a
 /// holder were recorded. Never set outside a placement.
 pub(crate) const HELD: u8 = 16;
@@ -216,12 +219,12 @@ impl Cluster {
     // ----------------------------------------------------------------- flags and counts
 
     /// Sets a device's ELIGIBLE and TAINTED bits (FREE is derived from the allocation
-    /// records and holds, SHAREABLE is fixed) and updates the index.
+    /// records and holds, SHAREABLE and COUNTERS are fixed) and updates the index.
     pub(super) fn set_flags(&mut self, dev: DeviceId, flags: u8) {
         let Some(slot) = self.devices[dev.index()].as_ref() else {
             return;
         };
-        let flags = (flags & (ELIGIBLE | TAINTED)) | (slot.flags & (SHAREABLE | HELD));
+        let flags = (flags & (ELIGIBLE | TAINTED)) | (slot.flags & (SHAREABLE | COUNTERS | HELD));
         let flags = flags | self.free_flag(slot, flags);
         self.apply_flags(dev, flags);
     }

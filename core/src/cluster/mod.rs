@@ -30,6 +30,7 @@ use crate::{DeviceClass, Time};
 mod allocations;
 pub(crate) mod bits;
 mod classes;
+pub(crate) use classes::ClassCache;
 pub(crate) mod cow;
 pub(crate) mod ids;
 mod index;
@@ -47,10 +48,9 @@ pub use queries::{DeviceFilter, DeviceView};
 pub use slices::{PoolProblem, PoolStatus};
 pub use taints::{EvictionNotice, TaintReport};
 
-pub(crate) use index::{ELIGIBLE, FREE, SHAREABLE, TAINTED};
+pub(crate) use index::{COUNTERS, ELIGIBLE, FREE, SHAREABLE, TAINTED};
 
 use bits::{DeviceSet, SparseDeviceSet};
-use classes::ClassCache;
 use ids::{DeviceId, NodeId, PoolId, SliceId};
 use index::{AttrKey, DeviceKey, DeviceSlot};
 use intern::{Interner, Symbol};

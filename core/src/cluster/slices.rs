@@ -14,7 +14,7 @@ use crate::{Device, ResourceSlice};
 
 use super::bits::SparseDeviceSet;
 use super::ids::{DeviceId, NodeId, PoolId, SliceId};
-use super::index::{DeviceSlot, ELIGIBLE, NO_NODE, SHAREABLE};
+use super::index::{COUNTERS, DeviceSlot, ELIGIBLE, NO_NODE, SHAREABLE};
 use super::intern::Symbol;
 use super::taints::{TaintReport, slice_refs};
 use super::{Cluster, ClusterError, not_found};
@@ -248,6 +248,10 @@ impl Cluster {
                     SHAREABLE
                 } else {
                     0
+                } | if d.consumes_counters.is_empty() {
+                    0
+                } else {
+                    COUNTERS
                 },
             });
             self.grow_index(dev);
