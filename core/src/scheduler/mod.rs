@@ -239,6 +239,9 @@ pub struct Scheduler {
     /// How many pods have each priority, so preemption knows in O(1) whether any pod
     /// ranks below a unit.
     pod_priorities: BTreeMap<i32, usize>,
+    /// How many PodGroups have each effective priority, for the same question about
+    /// groups (a cycle of many pending units asks it for each unit that does not fit).
+    group_priorities: BTreeMap<i32, usize>,
     /// The pods naming each PodGroup (`namespace/group` → pod keys), existing or not.
     members: BTreeMap<String, BTreeSet<String>>,
     groups: BTreeMap<String, PodGroup>,
@@ -300,6 +303,7 @@ impl Scheduler {
             pods: BTreeMap::new(),
             pending: BTreeSet::new(),
             pod_priorities: BTreeMap::new(),
+            group_priorities: BTreeMap::new(),
             members: BTreeMap::new(),
             groups: BTreeMap::new(),
             claims: BTreeMap::new(),
@@ -542,6 +546,10 @@ impl Scheduler {
                 }
             }
         }
+        *self
+            .group_priorities
+            .entry(group.effective_priority())
+            .or_default() += 1;
         self.groups.insert(k, group);
         Ok(())
     }
@@ -743,6 +751,11 @@ impl Scheduler {
     /// The lowest priority of any pod, pending or bound.
     pub(super) fn lowest_pod_priority(&self) -> Option<i32> {
         self.pod_priorities.keys().next().copied()
+    }
+
+    /// The lowest effective priority of any PodGroup, if there is one.
+    pub(super) fn lowest_group_priority(&self) -> Option<i32> {
+        self.group_priorities.keys().next().copied()
     }
 
     /// Pending units in the order a cycle takes them.
@@ -981,6 +994,13 @@ impl Scheduler {
         }
         self.release_group_claims(group);
         let removed = self.groups.remove(group).expect("checked above");
+        let p = removed.effective_priority();
+        if let Some(n) = self.group_priorities.get_mut(&p) {
+            *n -= 1;
+            if *n == 0 {
+                self.group_priorities.remove(&p);
+            }
+        }
         self.refresh_evictions();
         Ok(removed)
     }

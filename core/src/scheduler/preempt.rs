@@ -462,10 +462,12 @@ impl Scheduler {
         // no group below `priority` there is none. Checked first because the full scan
         // looks up every bound pod, and a unit that does not fit among equals (every
         // failed attempt of a replay without priorities) would pay it each time.
-        if !self
-            .groups
-            .values()
-            .any(|g| g.effective_priority() < priority)
+        debug_assert_eq!(
+            self.lowest_group_priority(),
+            self.groups.values().map(PodGroup::effective_priority).min(),
+            "the group priority counts are out of date"
+        );
+        if self.lowest_group_priority().is_none_or(|p| p >= priority)
             && self.lowest_pod_priority().is_none_or(|p| p >= priority)
         {
             return Ok(None);
