@@ -733,8 +733,9 @@ const DUPLICATE: &str = "mapping key \"";
 struct Keys {
     /// Mappings started so far.
     mappings: usize,
-    /// On a second read: the (mapping, key position) to stop at, to learn its line.
-    stop_at: Option<(usize, usize)>,
+    /// On a second read: the (mapping, key) to stop at, the key's first definition in
+    /// that mapping, to learn its line.
+    stop_at: Option<(usize, String)>,
     /// The first duplicate found.
     duplicate: Option<Duplicate>,
     /// What the rest of the text may still read (values, keys and string bytes), when
@@ -783,8 +784,6 @@ struct Duplicate {
     key: String,
     /// The mapping's number ([`Keys::mappings`] order).
     mapping: usize,
-    /// The first definition's position in the mapping.
-    first: usize,
 }
 
 /// Reads a [`Value`] and fails on the first key a mapping defines twice.
@@ -896,14 +895,12 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             k.mappings - 1
         };
         let mut out = Map::new();
-        let mut order: Vec<String> = Vec::new();
         while let Some(key) = map.next_key_seed(KeySeed {
             keys: self.keys,
             mapping,
-            order: &order,
+            read: &out,
         })? {
             let value = map.next_value_seed(self)?;
-            order.push(key.clone());
             out.insert(key, value);
         }
         self.keys.borrow_mut().depth -= 1;
@@ -916,7 +913,8 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
 struct KeySeed<'k, 'o> {
     keys: &'k RefCell<Keys>,
     mapping: usize,
-    order: &'o [String],
+    /// The mapping's entries read so far.
+    read: &'o Map<String, Value>,
 }
 
 impl<'de> DeserializeSeed<'de> for KeySeed<'_, '_> {
@@ -937,14 +935,17 @@ impl Visitor<'_> for KeySeed<'_, '_> {
     fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<String, E> {
         let mut k = self.keys.borrow_mut();
         k.charge(1 + key.len())?;
-        if k.stop_at == Some((self.mapping, self.order.len())) {
+        if k
+            .stop_at
+            .as_ref()
+            .is_some_and(|(mapping, stop)| *mapping == self.mapping && stop == key)
+        {
             return Err(E::custom("first definition"));
         }
-        if let Some(first) = self.order.iter().position(|o| o == key) {
+        if self.read.contains_key(key) {
             k.duplicate = Some(Duplicate {
                 key: key.to_owned(),
                 mapping: self.mapping,
-                first,
             });
             return Err(E::custom(format!("{DUPLICATE}{key}\" already defined")));
         }
@@ -974,7 +975,7 @@ fn loads_whole(text: &str, doc: usize) -> bool {
 fn first_definition(text: &str, doc: usize, dup: &Duplicate) -> Option<usize> {
     let d = serde_norway::Deserializer::from_str(text).nth(doc)?;
     let keys = RefCell::new(Keys {
-        stop_at: Some((dup.mapping, dup.first)),
+        stop_at: Some((dup.mapping, dup.key.clone())),
         ..Keys::default()
     });
     let e = (ValueSeed { keys: &keys }).deserialize(d).err()?;
