@@ -170,7 +170,7 @@ pub(super) fn kubectl_list(text: &str) -> Option<Value> {
 
 /// Threads the machine offers.
 #[cfg(not(target_arch = "wasm32"))]
-fn threads() -> usize {
+pub(super) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
