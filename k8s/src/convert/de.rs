@@ -70,11 +70,20 @@ impl<'a> Ctx<'a> {
         field: &str,
         q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
     ) -> Option<Quantity> {
+        self.quantity_at(|| field.to_owned(), q)
+    }
+
+    /// [`Ctx::quantity`] at a field spelled out only when the quantity is invalid.
+    pub(crate) fn quantity_at(
+        &mut self,
+        field: impl FnOnce() -> String,
+        q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+    ) -> Option<Quantity> {
         match Quantity::parse(&q.0) {
             Ok(v) => Some(v),
             Err(error) => {
                 self.problem(
-                    field,
+                    field(),
                     &Problem::InvalidQuantity {
                         value: q.0.clone(),
                         error,
