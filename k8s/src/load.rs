@@ -227,7 +227,11 @@ fn read_text(
     if let Some(len) = len.filter(|l| *l > max64) {
         return Err(too_large(name, Some(len), max));
     }
-    let mut bytes = Vec::new();
+    // A file's length is known: one buffer, not a doubling one copied as it grows.
+    let capacity = len
+        .and_then(|l| usize::try_from(l).ok())
+        .map_or(0, |l| l.saturating_add(1));
+    let mut bytes = Vec::with_capacity(capacity);
     reader
         .take(max64.saturating_add(1))
         .read_to_end(&mut bytes)
