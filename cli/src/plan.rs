@@ -51,13 +51,14 @@ use crate::input::{self, Messages};
 use crate::render::{Cell, Paint, Style, Table, plural};
 use crate::{EXIT_OK, EXIT_PENDING, Failure, Format, Input, Options};
 
-/// Runs `gangpack plan`.
+/// Runs `gangpack plan`; the snapshot is left in `kept` rather than dropped.
 pub(crate) fn run(
     global: &Options,
     input: &Input,
     format: Format,
     style: Style,
     messages: &mut Messages,
+    kept: &mut Option<Snapshot>,
 ) -> Result<crate::Outcome, Failure> {
     let mut snapshot = input::snapshot(global, input, messages)?;
     let plan = output::plan(&mut snapshot);
@@ -71,6 +72,7 @@ pub(crate) fn run(
         }
     };
     input::phase_end("write");
+    *kept = Some(snapshot);
     Ok(crate::Outcome { stdout, code })
 }
 

@@ -227,7 +227,11 @@ fn read_text(
     if let Some(len) = len.filter(|l| *l > max64) {
         return Err(too_large(name, Some(len), max));
     }
-    let mut bytes = Vec::new();
+    // A file's length is known: one buffer, not a doubling one copied as it grows.
+    let capacity = len
+        .and_then(|l| usize::try_from(l).ok())
+        .map_or(0, |l| l.saturating_add(1));
+    let mut bytes = Vec::with_capacity(capacity);
     reader
         .take(max64.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -501,12 +505,92 @@ impl Reader<'_> {
         let Some(Value::Array(items)) = map.remove("items") else {
             return;
         };
+        self.items(items, doc, defaults.as_ref());
+    }
+
+    /// A list's items, from item 0 of document `doc`: a long list in runs of
+    /// [`ITEMS_RUN`] items, read on [`list::threads`] threads (this one too) in turn,
+    /// run `r` on thread `r % threads` (a list's kinds come in blocks, some heavier
+    /// than others); the runs' objects, warnings and errors then follow each other in
+    /// the items' order, as one thread reading the items in turn would have them.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn items(&mut self, items: Vec<Value>, doc: usize, defaults: Option<&(String, String)>) {
+        let threads = list::threads().min(items.len() / ITEMS_RUN).max(1);
+        if threads == 1 {
+            self.run(items, 0, doc, defaults);
+            return;
+        }
+        let mut shares: Vec<Vec<(usize, Vec<Value>)>> = (0..threads).map(|_| Vec::new()).collect();
+        let mut rest = items.into_iter();
+        for r in 0.. {
+            let run: Vec<Value> = rest.by_ref().take(ITEMS_RUN).collect();
+            if run.is_empty() {
+                break;
+            }
+            shares[r % threads].push((r * ITEMS_RUN, run));
+        }
+        let (file, options) = (self.file, self.options);
+        let read_share = move |share: Vec<(usize, Vec<Value>)>| -> Vec<Reader<'_>> {
+            share
+                .into_iter()
+                .map(|(from, run)| {
+                    let mut reader = Reader {
+                        file,
+                        options,
+                        loaded: Loaded::default(),
+                        errors: InputErrors::default(),
+                    };
+                    reader.run(run, from, doc, defaults);
+                    reader
+                })
+                .collect()
+        };
+        let done: Vec<Vec<Reader<'_>>> = std::thread::scope(|s| {
+            let mut shares = shares.into_iter();
+            let first = shares.next().unwrap_or_default();
+            let others: Vec<_> = shares
+                .map(|share| s.spawn(move || read_share(share)))
+                .collect();
+            let mut done = vec![read_share(first)];
+            for h in others {
+                done.push(
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                );
+            }
+            done
+        });
+        // Run r is thread r % threads's (r / threads)th.
+        let mut done: Vec<_> = done.into_iter().map(Vec::into_iter).collect();
+        for r in 0.. {
+            let Some(reader) = done[r % threads].next() else {
+                break;
+            };
+            self.loaded.extend(reader.loaded);
+            self.errors.extend(reader.errors);
+        }
+    }
+
+    /// A list's items, in turn (no threads).
+    #[cfg(target_arch = "wasm32")]
+    fn items(&mut self, items: Vec<Value>, doc: usize, defaults: Option<&(String, String)>) {
+        self.run(items, 0, doc, defaults);
+    }
+
+    /// Items `from..` of document `doc`'s list.
+    fn run(
+        &mut self,
+        items: Vec<Value>,
+        from: usize,
+        doc: usize,
+        defaults: Option<&(String, String)>,
+    ) {
         for (i, item) in items.into_iter().enumerate() {
-            let src = self.source(doc, Some(i));
+            let src = self.source(doc, Some(from + i));
             if item.is_null() {
                 continue;
             }
-            self.object(item, src, defaults.as_ref());
+            self.object(item, src, defaults);
         }
     }
 
@@ -724,6 +808,10 @@ fn with_position(
 // Duplicate mapping keys
 // ---------------------------------------------------------------------------------------------
 
+/// A long list's items are read in runs of this many, on threads ([`Reader::items`]).
+#[cfg(not(target_arch = "wasm32"))]
+const ITEMS_RUN: usize = 512;
+
 /// How a duplicate-key error message starts.
 const DUPLICATE: &str = "mapping key \"";
 
@@ -733,8 +821,9 @@ const DUPLICATE: &str = "mapping key \"";
 struct Keys {
     /// Mappings started so far.
     mappings: usize,
-    /// On a second read: the (mapping, key position) to stop at, to learn its line.
-    stop_at: Option<(usize, usize)>,
+    /// On a second read: the (mapping, key) to stop at, the key's first definition in
+    /// that mapping, to learn its line.
+    stop_at: Option<(usize, String)>,
     /// The first duplicate found.
     duplicate: Option<Duplicate>,
     /// What the rest of the text may still read (values, keys and string bytes), when
@@ -783,8 +872,6 @@ struct Duplicate {
     key: String,
     /// The mapping's number ([`Keys::mappings`] order).
     mapping: usize,
-    /// The first definition's position in the mapping.
-    first: usize,
 }
 
 /// Reads a [`Value`] and fails on the first key a mapping defines twice.
@@ -896,14 +983,12 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             k.mappings - 1
         };
         let mut out = Map::new();
-        let mut order: Vec<String> = Vec::new();
         while let Some(key) = map.next_key_seed(KeySeed {
             keys: self.keys,
             mapping,
-            order: &order,
+            read: &out,
         })? {
             let value = map.next_value_seed(self)?;
-            order.push(key.clone());
             out.insert(key, value);
         }
         self.keys.borrow_mut().depth -= 1;
@@ -916,7 +1001,8 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
 struct KeySeed<'k, 'o> {
     keys: &'k RefCell<Keys>,
     mapping: usize,
-    order: &'o [String],
+    /// The mapping's entries read so far.
+    read: &'o Map<String, Value>,
 }
 
 impl<'de> DeserializeSeed<'de> for KeySeed<'_, '_> {
@@ -937,14 +1023,16 @@ impl Visitor<'_> for KeySeed<'_, '_> {
     fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<String, E> {
         let mut k = self.keys.borrow_mut();
         k.charge(1 + key.len())?;
-        if k.stop_at == Some((self.mapping, self.order.len())) {
+        if k.stop_at
+            .as_ref()
+            .is_some_and(|(mapping, stop)| *mapping == self.mapping && stop == key)
+        {
             return Err(E::custom("first definition"));
         }
-        if let Some(first) = self.order.iter().position(|o| o == key) {
+        if self.read.contains_key(key) {
             k.duplicate = Some(Duplicate {
                 key: key.to_owned(),
                 mapping: self.mapping,
-                first,
             });
             return Err(E::custom(format!("{DUPLICATE}{key}\" already defined")));
         }
@@ -974,9 +1062,70 @@ fn loads_whole(text: &str, doc: usize) -> bool {
 fn first_definition(text: &str, doc: usize, dup: &Duplicate) -> Option<usize> {
     let d = serde_norway::Deserializer::from_str(text).nth(doc)?;
     let keys = RefCell::new(Keys {
-        stop_at: Some((dup.mapping, dup.first)),
+        stop_at: Some((dup.mapping, dup.key.clone())),
         ..Keys::default()
     });
     let e = (ValueSeed { keys: &keys }).deserialize(d).err()?;
     e.location().map(|l| l.line())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{InputErrors, LoadOptions, Loaded, Reader};
+
+    fn reader(strict: bool) -> Reader<'static> {
+        Reader {
+            file: "list.yaml",
+            options: LoadOptions {
+                strict,
+                ..LoadOptions::default()
+            },
+            loaded: Loaded::default(),
+            errors: InputErrors::default(),
+        }
+    }
+
+    /// A long list read on threads ([`Reader::items`]) loads what one thread reading
+    /// its items in turn loads: objects, warnings and errors (more than
+    /// [`InputErrors::MAX`]) in the same order.
+    #[test]
+    fn a_long_list_reads_on_threads_as_in_turn() {
+        let items: Vec<Value> = (0..3000)
+            .map(|i| {
+                let name = format!("n-{i}");
+                match i % 9 {
+                    // An unknown field (a warning, or an error with `strict`).
+                    0 => json!({"apiVersion": "v1", "kind": "Node",
+                                "metadata": {"name": name}, "spec": {"bogus": i}}),
+                    // No apiVersion.
+                    1 => json!({"kind": "Node", "metadata": {"name": name}}),
+                    2 => Value::Null,
+                    3 => json!(i),
+                    // A kind gangpack does not read.
+                    4 => json!({"apiVersion": "v1", "kind": "Widget", "metadata": {"name": name}}),
+                    // A type error in another served version.
+                    5 => json!({"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceSlice",
+                                "metadata": {"name": name}, "spec": {"devices": i}}),
+                    // Converted from another served version.
+                    6 => json!({"apiVersion": "resource.k8s.io/v1beta1", "kind": "DeviceClass",
+                                "metadata": {"name": name}, "spec": {}}),
+                    _ => json!({"apiVersion": "v1", "kind": "Pod",
+                                "metadata": {"name": name, "namespace": "ns"}}),
+                }
+            })
+            .collect();
+        for strict in [false, true] {
+            let mut threaded = reader(strict);
+            threaded.items(items.clone(), 2, None);
+            let mut in_turn = reader(strict);
+            in_turn.run(items.clone(), 0, 2, None);
+            assert_eq!(threaded.loaded.objects, in_turn.loaded.objects);
+            assert_eq!(threaded.loaded.warnings, in_turn.loaded.warnings);
+            assert_eq!(threaded.errors, in_turn.errors);
+            assert!(in_turn.errors.more > 0, "{}", in_turn.errors.len());
+            assert!(!in_turn.loaded.objects.is_empty());
+        }
+    }
 }

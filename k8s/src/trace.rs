@@ -44,9 +44,12 @@ pub enum Event<'a> {
     },
     /// One object's conversion to the Kubernetes API types begins (the time until the
     /// matching [`Event::ConvertEnd`] is conversion; the rest of building is gangpack's
-    /// own model and index).
+    /// own model and index). Where objects are converted ahead on other threads, the
+    /// builder's thread waits for a run of them between this and the first of the
+    /// run's [`Event::ConvertEnd`]s: conversion that overlaps the model's building is
+    /// not counted.
     ConvertStart,
-    /// One object's conversion ended.
+    /// One object's conversion ended (one per object, also for a run converted ahead).
     ConvertEnd,
     /// A phase of a command ended: `parse`, `build`, `plan`, `explain`, `write`.
     PhaseEnd(&'static str),

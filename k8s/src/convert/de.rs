@@ -70,11 +70,20 @@ impl<'a> Ctx<'a> {
         field: &str,
         q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
     ) -> Option<Quantity> {
+        self.quantity_at(|| field.to_owned(), q)
+    }
+
+    /// [`Ctx::quantity`] at a field spelled out only when the quantity is invalid.
+    pub(crate) fn quantity_at(
+        &mut self,
+        field: impl FnOnce() -> String,
+        q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+    ) -> Option<Quantity> {
         match Quantity::parse(&q.0) {
             Ok(v) => Some(v),
             Err(error) => {
                 self.problem(
-                    field,
+                    field(),
                     &Problem::InvalidQuantity {
                         value: q.0.clone(),
                         error,
@@ -161,10 +170,17 @@ pub(crate) fn typed<T: DeserializeOwned>(obj: &Object) -> Result<T, InputError> 
 
 /// Deserializes a document of `kind` into `T`; a type error is its field path and
 /// message (`required value` for a missing required field).
+///
+/// The document is read directly first: tracking the path costs about as much as the
+/// read itself, and only an error needs it. A document that fails is read again with
+/// the path tracked (the same read, so the same first error), for its message.
 pub(crate) fn typed_value<T: DeserializeOwned>(
     kind: Kind,
     raw: &Value,
 ) -> Result<T, (String, String)> {
+    if let Ok(v) = T::deserialize(raw) {
+        return Ok(v);
+    }
     serde_path_to_error::deserialize::<_, T>(raw).map_err(|e| {
         let mut field = format_path(kind, e.path());
         let inner = e.inner().to_string();

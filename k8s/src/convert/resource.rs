@@ -207,8 +207,13 @@ pub(crate) fn resource_slice(ctx: &mut Ctx<'_>) -> Option<gangpack::ResourceSlic
         shared_counters,
     };
     // Every problem of the slice at once: what conversion found, and what validation
-    // finds in the rest (a missing driver or pool next to a missing node field).
-    ctx.validate(slice.validate());
+    // finds in the rest (a missing driver or pool next to a missing node field). A
+    // slice in which conversion found none is validated once, by the one caller,
+    // `Cluster::add_slice` (in `Builder::add_slice`), which validates before anything
+    // else and whose validation errors the builder reports exactly as these.
+    if !ctx.ok() {
+        ctx.validate(slice.validate());
+    }
     ctx.ok().then_some(slice)
 }
 
@@ -240,21 +245,22 @@ fn counters(
 
 fn device(ctx: &mut Ctx<'_>, path: &str, d: &res::Device) -> Device {
     let mut out = Device::new(d.name.clone());
+    // Field paths are spelled out only for a problem: a slice has hundreds of fields.
     for (name, a) in d.attributes.iter().flatten() {
-        let field = format!("{path}.attributes[\"{name}\"]");
-        if let Some(attr) = attribute(ctx, &field, a) {
+        let field = || format!("{path}.attributes[\"{name}\"]");
+        if let Some(attr) = attribute(ctx, field, a) {
             out.attributes.insert(name.clone(), attr);
         }
     }
     for (name, c) in d.capacity.iter().flatten() {
-        let field = format!("{path}.capacity[\"{name}\"]");
-        let Some(value) = ctx.quantity(&format!("{field}.value"), &c.value) else {
+        let field = || format!("{path}.capacity[\"{name}\"]");
+        let Some(value) = ctx.quantity_at(|| format!("{}.value", field()), &c.value) else {
             continue;
         };
         let request_policy = c
             .request_policy
             .as_ref()
-            .map(|p| policy(ctx, &format!("{field}.requestPolicy"), p));
+            .map(|p| policy(ctx, &format!("{}.requestPolicy", field()), p));
         out.capacity.insert(
             name.clone(),
             DeviceCapacity {
@@ -322,7 +328,11 @@ fn device(ctx: &mut Ctx<'_>, path: &str, d: &res::Device) -> Device {
     out
 }
 
-fn attribute(ctx: &mut Ctx<'_>, field: &str, a: &res::DeviceAttribute) -> Option<DeviceAttribute> {
+fn attribute(
+    ctx: &mut Ctx<'_>,
+    field: impl FnOnce() -> String,
+    a: &res::DeviceAttribute,
+) -> Option<DeviceAttribute> {
     let mut found = Vec::new();
     if let Some(v) = a.bool {
         found.push(DeviceAttribute::Bool(v));
@@ -352,7 +362,7 @@ fn attribute(ctx: &mut Ctx<'_>, field: &str, a: &res::DeviceAttribute) -> Option
         found.pop()
     } else {
         ctx.problem(
-            field,
+            field(),
             &Problem::ExactlyOneOf {
                 fields: ATTRIBUTE_FIELDS,
                 set: found.len(),

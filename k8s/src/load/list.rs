@@ -27,9 +27,11 @@ use serde_json::Value;
 use super::{Keys, Limits, ValueSeed};
 
 /// About the bytes of one piece: the reader buffers a piece's events whole, so pieces
-/// bound the memory the events take.
+/// bound the memory the events take. At 1 MiB the allocator reuses one piece's event
+/// memory for the next; at 4 MiB each piece's events were fresh pages for the kernel
+/// to zero (system time 1.2 s against 0.95 s on the 100,000-GPU dump).
 #[cfg(not(test))]
-const PIECE_BYTES: usize = 4 << 20;
+const PIECE_BYTES: usize = 1 << 20;
 /// Small pieces in the unit tests, so that small texts have many.
 #[cfg(test)]
 const PIECE_BYTES: usize = 64 << 10;
@@ -170,7 +172,7 @@ pub(super) fn kubectl_list(text: &str) -> Option<Value> {
 
 /// Threads the machine offers.
 #[cfg(not(target_arch = "wasm32"))]
-fn threads() -> usize {
+pub(super) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::convert::de::{input_error, warning};
 use crate::convert::workload::PodInput;
-use crate::convert::{self, TemplateInput};
+use crate::convert::{self, ClaimInput, TemplateInput};
 use crate::object::{InputErrors, Kind};
 
 /// What [`Builder::earlier_claim`] found for a template entry.
@@ -41,10 +41,7 @@ impl Builder<'_> {
         self.templates.insert(key, (i, t));
     }
 
-    pub(super) fn claim(&mut self, i: usize) {
-        let Some(c) = self.convert(i, convert::resource_claim) else {
-            return;
-        };
+    pub(super) fn add_claim(&mut self, i: usize, c: ClaimInput) {
         let allocated = c.claim.allocation.is_some();
         let errs = self.admin_access(i, &c.claim.spec, "spec.devices", allocated);
         if !errs.is_empty() {

@@ -32,10 +32,7 @@ impl Builder<'_> {
         }
     }
 
-    pub(super) fn node(&mut self, i: usize) {
-        let Some(node) = self.convert(i, convert::resource::node) else {
-            return;
-        };
+    pub(super) fn add_node(&mut self, i: usize, node: gangpack::Node) {
         let resources: Vec<String> = node.allocatable.keys().cloned().collect();
         match self.cluster.add_node(node) {
             Ok(_) => self.node_resources.extend(resources),
@@ -86,10 +83,7 @@ impl Builder<'_> {
         }
     }
 
-    pub(super) fn slice(&mut self, i: usize) {
-        let Some(slice) = self.convert(i, convert::resource::resource_slice) else {
-            return;
-        };
+    pub(super) fn add_slice(&mut self, i: usize, slice: gangpack::ResourceSlice) {
         if let Err(e) = self.cluster.add_slice(slice) {
             let errs = self.cluster_error(i, &e);
             self.reject(i, errs);

@@ -207,6 +207,16 @@ impl Snapshot {
     /// Converts and applies every object; fails with every problem found (nothing
     /// half-built) unless `skip_invalid`.
     pub fn build(loaded: Loaded, options: &BuildOptions) -> Result<Snapshot, InputErrors> {
+        Snapshot::build_with(loaded, options, converters())
+    }
+
+    /// [`Snapshot::build`] with `converters` threads converting ahead (none: every
+    /// object converted in turn).
+    fn build_with(
+        loaded: Loaded,
+        options: &BuildOptions,
+        converters: usize,
+    ) -> Result<Snapshot, InputErrors> {
         let Loaded {
             objects,
             mut warnings,
@@ -215,6 +225,7 @@ impl Snapshot {
             objects: objects.len(),
         });
         let mut b = Builder::new(&objects, options);
+        b.converters = converters;
         b.run();
         let Builder {
             errors,
@@ -337,6 +348,15 @@ impl GeneratedClaim {
 
 type Key = (Kind, Option<String>, String);
 
+/// A conversion's result and warnings ([`convert::run`]).
+type Converted<T> = (Result<T, InputErrors>, Vec<Warning>);
+
+/// Objects converted ahead at a time ([`Builder::each`]).
+const CONVERT_RUN: usize = 256;
+/// At most this many threads convert ahead.
+#[cfg(not(target_arch = "wasm32"))]
+const MAX_CONVERT_THREADS: usize = 7;
+
 fn key_of(o: &Object) -> Key {
     (o.kind, o.namespace.clone(), o.name.clone())
 }
@@ -393,6 +413,24 @@ struct Builder<'a> {
     /// PodGroups held back (their pods wait with them).
     waiting_groups: BTreeSet<(String, String)>,
     scheduler: Option<Scheduler>,
+    /// Threads that convert ahead in [`Builder::each`] (none: in turn).
+    converters: usize,
+}
+
+/// The threads that convert ahead: one per core but this one's, where there are
+/// threads.
+fn converters() -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .saturating_sub(1)
+            .min(MAX_CONVERT_THREADS)
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        0
+    }
 }
 
 impl<'a> Builder<'a> {
@@ -421,6 +459,7 @@ impl<'a> Builder<'a> {
             waiting: Vec::new(),
             waiting_groups: BTreeSet::new(),
             scheduler: None,
+            converters: 0,
         }
     }
 
@@ -441,19 +480,32 @@ impl<'a> Builder<'a> {
             let idx: Vec<usize> = (0..self.objects.len())
                 .filter(|i| self.objects[*i].kind == kind && !self.rejected.contains(i))
                 .collect();
-            for i in idx {
-                match kind {
-                    Kind::Namespace => self.namespace(i),
-                    Kind::Node => self.node(i),
-                    Kind::PriorityClass => self.priority_class(i),
-                    Kind::DeviceClass => self.device_class(i),
-                    Kind::ResourceSlice => self.slice(i),
-                    Kind::DeviceTaintRule => self.taint_rule(i),
-                    Kind::ResourceClaimTemplate => self.template(i),
-                    Kind::ResourceClaim => self.claim(i),
-                    Kind::Workload => self.workload(i),
-                    Kind::PodGroup => self.group(i),
-                    Kind::Pod => self.pod(i),
+            // The kinds a large cluster has thousands of are converted ahead, on
+            // threads where there are threads, and applied in turn.
+            match kind {
+                Kind::Node => self.each(&idx, convert::resource::node, Builder::add_node),
+                Kind::ResourceSlice => {
+                    self.each(&idx, convert::resource::resource_slice, Builder::add_slice);
+                }
+                Kind::ResourceClaim => {
+                    self.each(&idx, convert::resource_claim, Builder::add_claim);
+                }
+                Kind::Pod => self.each(&idx, convert::workload::pod, Builder::add_pod),
+                _ => {
+                    for i in idx {
+                        match kind {
+                            Kind::Namespace => self.namespace(i),
+                            Kind::PriorityClass => self.priority_class(i),
+                            Kind::DeviceClass => self.device_class(i),
+                            Kind::DeviceTaintRule => self.taint_rule(i),
+                            Kind::ResourceClaimTemplate => self.template(i),
+                            Kind::Workload => self.workload(i),
+                            Kind::PodGroup => self.group(i),
+                            Kind::Node | Kind::ResourceSlice | Kind::ResourceClaim | Kind::Pod => {
+                                unreachable!("applied above")
+                            }
+                        }
+                    }
                 }
             }
             if kind == Kind::DeviceClass {
@@ -531,8 +583,14 @@ impl<'a> Builder<'a> {
         f: impl FnOnce(&mut convert::Ctx<'_>) -> Option<T>,
     ) -> Option<T> {
         crate::trace::emit(crate::trace::Event::ConvertStart);
-        let (result, warnings) = convert::run(self.obj(i), f);
+        let converted = convert::run(self.obj(i), f);
         crate::trace::emit(crate::trace::Event::ConvertEnd);
+        self.converted(i, converted)
+    }
+
+    /// A conversion's result: its warnings recorded; `None` (and the object rejected)
+    /// when it failed.
+    fn converted<T>(&mut self, i: usize, (result, warnings): Converted<T>) -> Option<T> {
         self.warnings.extend(warnings.into_iter().map(|w| (i, w)));
         match result {
             Ok(v) => Some(v),
@@ -541,6 +599,100 @@ impl<'a> Builder<'a> {
                 None
             }
         }
+    }
+
+    /// Converts objects `idx` with `convert` and applies each one that converts with
+    /// `apply`, in `idx` order: exactly what [`Builder::convert`] then `apply` for each
+    /// in turn does (a conversion depends on its object alone). Where there are threads,
+    /// runs of [`CONVERT_RUN`] objects are converted ahead on other threads while this
+    /// one applies ([`Builder::converters`]).
+    fn each<T: Send>(
+        &mut self,
+        idx: &[usize],
+        convert: fn(&mut convert::Ctx<'_>) -> Option<T>,
+        apply: fn(&mut Builder<'a>, usize, T),
+    ) {
+        if self.converters > 0 && idx.len() > CONVERT_RUN {
+            self.each_ahead(idx, convert, apply, self.converters);
+        } else {
+            self.each_in_turn(idx, convert, apply);
+        }
+    }
+
+    /// [`Builder::each`] on this thread alone.
+    fn each_in_turn<T>(
+        &mut self,
+        idx: &[usize],
+        convert: fn(&mut convert::Ctx<'_>) -> Option<T>,
+        apply: fn(&mut Builder<'a>, usize, T),
+    ) {
+        for &i in idx {
+            if let Some(v) = self.convert(i, convert) {
+                apply(self, i, v);
+            }
+        }
+    }
+
+    /// No threads (wasm32, where [`converters`] is 0): in turn.
+    #[cfg(target_arch = "wasm32")]
+    fn each_ahead<T>(
+        &mut self,
+        idx: &[usize],
+        convert: fn(&mut convert::Ctx<'_>) -> Option<T>,
+        apply: fn(&mut Builder<'a>, usize, T),
+        _workers: usize,
+    ) {
+        self.each_in_turn(idx, convert, apply);
+    }
+
+    /// [`Builder::each`] with `workers` threads converting: worker `w` converts runs
+    /// `w`, `w + workers`, ... and hands each over on a channel of its own (a few runs
+    /// ahead at most), which this thread reads in turn, so that runs arrive in order.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn each_ahead<T: Send>(
+        &mut self,
+        idx: &[usize],
+        convert: fn(&mut convert::Ctx<'_>) -> Option<T>,
+        apply: fn(&mut Builder<'a>, usize, T),
+        workers: usize,
+    ) {
+        use crate::trace::{Event, emit};
+        let objects = self.objects;
+        let runs: Vec<&[usize]> = idx.chunks(CONVERT_RUN).collect();
+        std::thread::scope(|s| {
+            let mut inboxes = Vec::with_capacity(workers);
+            for w in 0..workers {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Converted<T>>>(2);
+                inboxes.push(rx);
+                let runs = &runs;
+                s.spawn(move || {
+                    for run in runs.iter().skip(w).step_by(workers) {
+                        let done = run
+                            .iter()
+                            .map(|&i| convert::run(&objects[i], convert))
+                            .collect();
+                        // This side stopped reading (it panicked): stop too.
+                        if tx.send(done).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            for (r, run) in runs.iter().enumerate() {
+                // Time spent waiting for conversions is conversion time.
+                emit(Event::ConvertStart);
+                // A worker that panicked hung up: its panic is the scope's.
+                let Ok(done) = inboxes[r % workers].recv() else {
+                    return;
+                };
+                for (&i, converted) in run.iter().zip(done) {
+                    emit(Event::ConvertEnd);
+                    if let Some(v) = self.converted(i, converted) {
+                        apply(self, i, v);
+                    }
+                }
+            }
+        });
     }
 
     /// The index of a valid object, or `Err(true)` when it exists but was rejected,
@@ -576,4 +728,118 @@ impl<'a> Builder<'a> {
 fn in_input_order<T>(mut v: Vec<(usize, T)>) -> Vec<(usize, T)> {
     v.sort_by_key(|(i, _)| *i);
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::{BuildOptions, CONVERT_RUN, Snapshot};
+    use crate::load::Loaded;
+    use crate::object::{Kind, Object};
+
+    /// The examples' cluster and jobs, with every Node, ResourceSlice, ResourceClaim
+    /// and Pod copied under other names, enough for [`Builder::each`] to convert
+    /// ahead; some copies broken (a conversion error, a validation error, a bad
+    /// quantity), some with a warning, one a duplicate.
+    fn many() -> Loaded {
+        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
+        let paths = [
+            format!("{examples}/cluster"),
+            format!("{examples}/running-job.yaml"),
+            format!("{examples}/gang-rack.yaml"),
+        ];
+        let base = crate::load_paths(&paths).expect("the examples load");
+        let mut objects = Vec::new();
+        for o in &base.objects {
+            objects.push(o.clone());
+            if !matches!(
+                o.kind,
+                Kind::Node | Kind::ResourceSlice | Kind::ResourceClaim | Kind::Pod
+            ) {
+                continue;
+            }
+            for c in 0..CONVERT_RUN / 2 {
+                let mut raw = (*o.raw).clone();
+                let name = format!("{}-copy-{c}", o.name);
+                raw["metadata"]["name"] = json!(name);
+                match (o.kind, c % 40) {
+                    (Kind::ResourceSlice, _) => {
+                        raw["spec"]["pool"]["name"] = json!(name);
+                        match c % 40 {
+                            // Only validation finds it.
+                            3 => raw["spec"]["driver"] = json!(""),
+                            // Conversion finds it (and validation what else).
+                            5 => {
+                                raw["spec"]["devices"][0]["attributes"]["index"]["string"] =
+                                    json!("x");
+                            }
+                            7 => {
+                                raw["spec"]["devices"][1]["attributes"]["index"]["string"] =
+                                    json!("x");
+                                raw["spec"]["pool"]["name"] = json!("");
+                            }
+                            // A warning.
+                            11 => raw["spec"]["partitionTypeAttribute"] = json!("x"),
+                            _ => {}
+                        }
+                    }
+                    (_, 4) => raw["metadata"]["creationTimestamp"] = json!(3),
+                    (Kind::Node, 6) => raw["status"]["allocatable"]["cpu"] = json!("lots"),
+                    _ => {}
+                }
+                let name = if c == 9 { o.name.clone() } else { name };
+                objects.push(Object {
+                    name,
+                    raw: Arc::new(raw),
+                    ..o.clone()
+                });
+            }
+        }
+        Loaded {
+            objects,
+            warnings: base.warnings,
+        }
+    }
+
+    /// Converting ahead on threads builds what converting in turn builds: the same
+    /// errors, or the same warnings, skipped objects and plan.
+    #[test]
+    fn converting_ahead_builds_what_converting_in_turn_builds() {
+        let loaded = many();
+        assert!(loaded.objects.len() > 4 * CONVERT_RUN);
+        let errors = |converters| {
+            Snapshot::build_with(loaded.clone(), &BuildOptions::default(), converters)
+                .err()
+                .expect("some copies are invalid")
+        };
+        let in_turn = errors(0);
+        assert!(in_turn.more > 0, "{in_turn}");
+        for converters in [1, 3] {
+            assert_eq!(errors(converters), in_turn);
+        }
+        let options = BuildOptions {
+            skip_invalid: true,
+            ..BuildOptions::default()
+        };
+        let built = |converters| {
+            let mut s = Snapshot::build_with(loaded.clone(), &options, converters)
+                .expect("invalid objects are skipped");
+            let plan = crate::output::plan(&mut s);
+            (
+                s.warnings,
+                s.skipped,
+                s.waiting,
+                format!("{:?}", s.generated),
+                serde_json::to_value(&plan).expect("a plan serializes"),
+            )
+        };
+        let in_turn = built(0);
+        assert!(!in_turn.0.is_empty() && !in_turn.1.is_empty());
+        for converters in [1, 3] {
+            assert_eq!(built(converters), in_turn);
+        }
+    }
 }

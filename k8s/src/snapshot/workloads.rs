@@ -171,10 +171,7 @@ impl Builder<'_> {
         r
     }
 
-    pub(super) fn pod(&mut self, i: usize) {
-        let Some(input) = self.convert(i, convert::workload::pod) else {
-            return;
-        };
+    pub(super) fn add_pod(&mut self, i: usize, input: PodInput) {
         let bound = input.pod.node_name.is_some();
         if let Some(phase) = input
             .phase
