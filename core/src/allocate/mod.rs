@@ -895,6 +895,15 @@ impl Cluster {
             }
             classes.push(class);
         }
+        // The node's free devices bound every alternative's candidates (shareable ones
+        // included), unless devices no single node owns are reachable too.
+        if !self.has_shared_devices() {
+            let free = self.node_free_devices(node);
+            if simple.iter().all(|alt| free < alt.count) {
+                devices.clear();
+                return Some(Counted::NotEnough);
+            }
+        }
         let reach = self.reach_of(node);
         for (a, (alt, class)) in simple.iter().zip(classes).enumerate() {
             devices.clear();
