@@ -414,6 +414,19 @@ impl PreparedClaims {
         &self.claims
     }
 
+    /// Every claim as a part of one allocation call.
+    fn parts(&self) -> Vec<ClaimPart<'_>> {
+        self.claims
+            .iter()
+            .enumerate()
+            .map(|(index, claim)| ClaimPart {
+                claim,
+                prepared: self,
+                index,
+            })
+            .collect()
+    }
+
     /// Whether some request or subrequest has CEL selectors of its own (whose
     /// evaluation may fail on some device).
     pub(crate) fn has_request_selectors(&self) -> bool {
@@ -556,17 +569,15 @@ impl Cluster {
         pod_resources: &BTreeMap<String, Quantity>,
         options: &AllocatorOptions,
     ) -> Result<AllocationOutcome, AllocationError> {
-        let parts: Vec<ClaimPart<'_>> = prepared_claims
-            .claims
-            .iter()
-            .enumerate()
-            .map(|(i, claim)| ClaimPart {
-                claim,
-                prepared: prepared_claims,
-                index: i,
-            })
-            .collect();
+        let parts = prepared_claims.parts();
         self.allocate_parts(node, &parts, pod_resources, *options)
+    }
+
+    /// The id of a node that exists (not only named).
+    fn live_node(&self, node: &str) -> Result<NodeId, AllocationError> {
+        self.node_id(node)
+            .filter(|id| self.node_by_id(*id).is_some())
+            .ok_or_else(|| AllocationError::NodeNotFound(node.to_owned()))
     }
 
     /// Allocates claims whose selectors were compiled in (possibly several)
@@ -580,12 +591,7 @@ impl Cluster {
         pod_resources: &BTreeMap<String, Quantity>,
         options: AllocatorOptions,
     ) -> Result<AllocationOutcome, AllocationError> {
-        let Some(node_id) = self
-            .node_id(node)
-            .filter(|id| self.node_by_id(*id).is_some())
-        else {
-            return Err(AllocationError::NodeNotFound(node.to_owned()));
-        };
+        let node_id = self.live_node(node)?;
         self.allocate_parts_on(node_id, parts, pod_resources, options, None)
     }
 
@@ -676,26 +682,12 @@ impl Cluster {
         pod_resources: &BTreeMap<String, Quantity>,
         options: &AllocatorOptions,
     ) -> Result<Fit, AllocationError> {
-        let Some(node_id) = self
-            .node_id(node)
-            .filter(|id| self.node_by_id(*id).is_some())
-        else {
-            return Err(AllocationError::NodeNotFound(node.to_owned()));
-        };
+        let node_id = self.live_node(node)?;
         if let Some(fit) = self.fits_by_counting(node_id, prepared_claims, pod_resources, *options)
         {
             return Ok(fit);
         }
-        let parts: Vec<ClaimPart<'_>> = prepared_claims
-            .claims
-            .iter()
-            .enumerate()
-            .map(|(i, claim)| ClaimPart {
-                claim,
-                prepared: prepared_claims,
-                index: i,
-            })
-            .collect();
+        let parts = prepared_claims.parts();
         let claims: Vec<&ResourceClaim> = prepared_claims.claims.iter().collect();
         let mut steps = 0;
         Ok(
