@@ -50,8 +50,20 @@ pub(crate) fn run(
     group: Option<&str>,
     pod: Option<&str>,
     messages: &mut Messages,
+    kept: &mut Option<Snapshot>,
 ) -> Result<crate::Outcome, Failure> {
     let mut snapshot = input::snapshot(global, input, messages)?;
+    let outcome = explain_on(&mut snapshot, group, pod);
+    *kept = Some(snapshot);
+    outcome
+}
+
+/// [`run`] on a loaded snapshot.
+fn explain_on(
+    snapshot: &mut Snapshot,
+    group: Option<&str>,
+    pod: Option<&str>,
+) -> Result<crate::Outcome, Failure> {
     // What is printed before the unit's explanation: the pod asked about, when its
     // PodGroup is the unit explained, or why it is held back.
     let mut preface = String::new();
@@ -88,7 +100,7 @@ pub(crate) fn run(
         }
         (None, None) => None,
     };
-    let plan = output::plan(&mut snapshot);
+    let plan = output::plan(snapshot);
     crate::input::phase_end("plan");
     // A PodGroup not in the input that pending pods name: they wait for it, and `plan`
     // lists it with a row of its own.
@@ -109,10 +121,10 @@ pub(crate) fn run(
         Some(u) => {
             let mut out = preface;
             out.push_str(&explain_unit(sched, &plan.report, &u));
-            held_back_members(&mut out, &snapshot, &u);
+            held_back_members(&mut out, snapshot, &u);
             out
         }
-        None => explain_all(&snapshot, &plan),
+        None => explain_all(snapshot, &plan),
     };
     crate::input::phase_end("explain");
     Ok(crate::Outcome {

@@ -345,9 +345,21 @@ pub fn snapshot(
 
 /// `gangpack explain [PODGROUP | --pod POD]`.
 pub fn explain(input: &Input, options: &Options, group: Option<&str>, pod: Option<&str>) -> Run {
+    explain_keeping(input, options, group, pod).0
+}
+
+/// [`explain`], handing back the snapshot it explained on (when it got that far), as
+/// [`plan_keeping`] does.
+pub fn explain_keeping(
+    input: &Input,
+    options: &Options,
+    group: Option<&str>,
+    pod: Option<&str>,
+) -> (Run, Option<gangpack_k8s::Snapshot>) {
     let mut messages = input::Messages::default();
-    let result = explain::run(options, input, group, pod, &mut messages);
-    Run::finish(result, messages)
+    let mut kept = None;
+    let result = explain::run(options, input, group, pod, &mut messages, &mut kept);
+    (Run::finish(result, messages), kept)
 }
 
 /// `gangpack taint`: the blast radius of a taint.

@@ -476,12 +476,16 @@ fn main() -> ExitCode {
             kept = snapshot;
             run
         }
-        Command::Explain { inputs, group, pod } => gangpack_cli::explain(
-            &Input::Paths(inputs.paths.clone()),
-            &options,
-            group.as_deref(),
-            pod.as_deref(),
-        ),
+        Command::Explain { inputs, group, pod } => {
+            let (run, snapshot) = gangpack_cli::explain_keeping(
+                &Input::Paths(inputs.paths.clone()),
+                &options,
+                group.as_deref(),
+                pod.as_deref(),
+            );
+            kept = snapshot;
+            run
+        }
         Command::Taint(args) => gangpack_cli::taint(
             &Input::Paths(args.inputs.paths.clone()),
             &options,
@@ -570,7 +574,7 @@ fn main() -> ExitCode {
     timings::finish();
     // Freeing a large input's objects and model one by one takes longer than the
     // operating system takes to reclaim them at exit (about a second of a
-    // 100,000-GPU plan's twelve).
+    // 100,000-GPU plan or explain).
     std::mem::forget(kept);
     for w in &run.warnings {
         message(err_style, "warning:", "33", w);
