@@ -1091,7 +1091,10 @@ impl Cluster {
                             .push(allocation);
                         Ok(())
                     }
-                    _ => Err(ClusterError::DeviceNotFound(device.clone())),
+                    // A name never interned has no record for the release to have
+                    // taken (a claim adopted with a device of a pool the cluster never
+                    // saw, say): there is nothing to put back.
+                    _ => Ok(()),
                 }
             };
             if let Err(e) = recorded {
