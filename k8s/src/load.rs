@@ -43,6 +43,8 @@ use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 mod list;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use list::threads;
 
 use crate::convert::versions;
 use crate::object::{InputError, InputErrors, Kind, Object, Source, Warning, describe};

@@ -723,20 +723,13 @@ impl Cluster {
         let compiled = prepared_claims.alternatives.first()?.first()?;
         let mut devices = SmallVec::new();
         let choice = self.counted_choice(node, simple, compiled, options, &mut devices)?;
-        if !self.node_resources_fit(node, pod_resources) {
+        if !self.shortfalls_on(Some(node), pod_resources).is_empty() {
             return Some(Fit::DoesNotFit);
         }
         Some(match choice {
             Counted::Chosen(_) => Fit::Fits,
             Counted::NotEnough => Fit::DoesNotFit,
         })
-    }
-
-    /// Whether the node has every scalar resource the pod requests free.
-    fn node_resources_fit(&self, node: NodeId, pod_resources: &BTreeMap<String, Quantity>) -> bool {
-        pod_resources
-            .iter()
-            .all(|(name, q)| *q <= Quantity::ZERO || *q <= self.node_free_of(node, name))
     }
 
     /// The allocation of one [`PreparedClaims::simple`] claim, by counting: the first
@@ -759,7 +752,7 @@ impl Cluster {
         else {
             return None;
         };
-        if !self.node_resources_fit(node, pod_resources) {
+        if !self.shortfalls_on(Some(node), pod_resources).is_empty() {
             return None;
         }
         let alt = &simple[a];
@@ -865,9 +858,9 @@ impl Cluster {
     /// For one [`PreparedClaims::simple`] claim on `node`: which alternative is the
     /// first with enough usable devices (`devices` then holds the first `count` of them,
     /// in candidate order), or that none has enough; `None` when only the allocator can
-    /// tell: a reachable device is shareable
-    /// or consumes shared counters, a class is missing or has selector errors, or the
-    /// step budget may run out. Node resources are the caller's.
+    /// tell: a reachable device is shareable or consumes shared counters, a class is
+    /// missing or has selector errors, or the step budget may run out. Node resources
+    /// are the caller's.
     fn counted_choice(
         &self,
         node: NodeId,

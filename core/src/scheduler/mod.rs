@@ -546,10 +546,7 @@ impl Scheduler {
                 }
             }
         }
-        *self
-            .group_priorities
-            .entry(group.effective_priority())
-            .or_default() += 1;
+        count_in(&mut self.group_priorities, group.effective_priority());
         self.groups.insert(k, group);
         Ok(())
     }
@@ -642,7 +639,7 @@ impl Scheduler {
                 .insert(k.clone());
         }
         let bound = pod.node_name.is_some();
-        *self.pod_priorities.entry(pod.priority).or_default() += 1;
+        count_in(&mut self.pod_priorities, pod.priority);
         self.pods.insert(k.clone(), pod);
         if bound {
             self.adopt_allocated_claims(&k);
@@ -952,12 +949,7 @@ impl Scheduler {
         self.unbind(pod);
         let removed = self.pods.remove(pod).expect("checked above");
         self.pending.remove(pod);
-        if let Some(n) = self.pod_priorities.get_mut(&removed.priority) {
-            *n -= 1;
-            if *n == 0 {
-                self.pod_priorities.remove(&removed.priority);
-            }
-        }
+        count_out(&mut self.pod_priorities, removed.priority);
         if let Some(g) = &removed.scheduling_group {
             let gk = key(&removed.namespace, g);
             if let Some(m) = self.members.get_mut(&gk) {
@@ -994,13 +986,7 @@ impl Scheduler {
         }
         self.release_group_claims(group);
         let removed = self.groups.remove(group).expect("checked above");
-        let p = removed.effective_priority();
-        if let Some(n) = self.group_priorities.get_mut(&p) {
-            *n -= 1;
-            if *n == 0 {
-                self.group_priorities.remove(&p);
-            }
-        }
+        count_out(&mut self.group_priorities, removed.effective_priority());
         self.refresh_evictions();
         Ok(removed)
     }
@@ -1068,6 +1054,21 @@ impl Scheduler {
                 self.cluster.release_allocation(&c.claim, &c.result);
                 self.set_allocation(&c.claim, None);
             }
+        }
+    }
+}
+
+/// Counts one more `priority` in a multiset of priorities.
+fn count_in(counts: &mut BTreeMap<i32, usize>, priority: i32) {
+    *counts.entry(priority).or_default() += 1;
+}
+
+/// Counts one `priority` fewer; a priority no longer counted leaves the multiset.
+fn count_out(counts: &mut BTreeMap<i32, usize>, priority: i32) {
+    if let Some(n) = counts.get_mut(&priority) {
+        *n -= 1;
+        if *n == 0 {
+            counts.remove(&priority);
         }
     }
 }

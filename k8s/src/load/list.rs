@@ -170,9 +170,10 @@ pub(super) fn kubectl_list(text: &str) -> Option<Value> {
     Some(Value::Object(map))
 }
 
-/// Threads the machine offers.
+/// Threads the machine offers (the reading here, the item check in [`super`] and the
+/// snapshot's conversion ahead all size themselves by it).
 #[cfg(not(target_arch = "wasm32"))]
-pub(super) fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 

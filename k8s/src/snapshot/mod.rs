@@ -422,8 +422,7 @@ struct Builder<'a> {
 fn converters() -> usize {
     #[cfg(not(target_arch = "wasm32"))]
     {
-        std::thread::available_parallelism()
-            .map_or(1, std::num::NonZero::get)
+        crate::load::threads()
             .saturating_sub(1)
             .min(MAX_CONVERT_THREADS)
     }
