@@ -11,13 +11,17 @@
 //!
 //! 1. no PodDisruptionBudgets are modelled (no criterion);
 //! 2. the highest victim priority, lower first;
-//! 3. the sum over victim pods of `priority + 2^31`, lower first;
-//! 4. the number of victim pods, fewer first;
-//! 5. the earliest creation time among the victim pods of the highest priority, later
+//! 3. for a gang preemptor (workload-aware preemption), upstream's victim importance
+//!    at that priority (KEP-5710 `MoreImportantVictim`: "PodGroups are considered more
+//!    important than individual Pods of the same priority"): sets without an
+//!    `All`-mode PodGroup among the highest-priority victims first (issue 31);
+//! 4. the sum over victim pods of `priority + 2^31`, lower first;
+//! 5. the number of victim pods, fewer first;
+//! 6. the earliest creation time among the victim pods of the highest priority, later
 //!    first;
-//! 6. the number of workloads disrupted (PodGroups with a victim pod, plus victim pods
+//! 7. the number of workloads disrupted (PodGroups with a victim pod, plus victim pods
 //!    without a group), fewer first;
-//! 7. the sorted list of victim units (PodGroups before pods, then by name),
+//! 8. the sorted list of victim units (PodGroups before pods, then by name),
 //!    lexicographically smaller first.
 //!
 //! The properties: gangpack preempts (or places the preemptor without preempting)
@@ -415,9 +419,17 @@ fn fits_without(s: &Scheduler, unit: &Unit, gone: &[&String]) -> bool {
 
 /// The oracle's rank of evicting `units` (smaller is better), from the rules in the
 /// module docs.
-type Rank = (i32, i128, usize, Reverse<i64>, usize, Vec<(bool, String)>);
+type Rank = (
+    i32,
+    bool,
+    i128,
+    usize,
+    Reverse<i64>,
+    usize,
+    Vec<(bool, String)>,
+);
 
-fn rank(s: &Scheduler, units: &[&VictimUnit]) -> Rank {
+fn rank(s: &Scheduler, unit: &Unit, units: &[&VictimUnit]) -> Rank {
     let pods: Vec<&Pod> = units
         .iter()
         .flat_map(|(_, pods)| pods.iter().map(|k| s.pod(k).unwrap()))
@@ -447,10 +459,17 @@ fn rank(s: &Scheduler, units: &[&VictimUnit]) -> Rank {
             }
         })
         .collect();
+    // Rule 3: a PodGroup evicted whole (`(false, _)`) whose pods have the highest
+    // priority, for a gang preemptor only.
+    let group_at_highest = matches!(unit, Unit::Group(_))
+        && units.iter().any(|((is_pod, _), pods)| {
+            !is_pod && pods.iter().any(|k| s.pod(k).unwrap().priority == highest)
+        });
     let mut names: Vec<(bool, String)> = units.iter().map(|(n, _)| n.clone()).collect();
     names.sort();
     (
         highest,
+        group_at_highest,
         sum,
         pods.len(),
         Reverse(earliest),
@@ -467,7 +486,7 @@ fn feasible(s: &Scheduler, unit: &Unit, units: &[VictimUnit]) -> Vec<(Rank, Vec<
         let gone: Vec<&String> = chosen.iter().flat_map(|&i| &units[i].1).collect();
         if fits_without(s, unit, &gone) {
             let set: Vec<&VictimUnit> = chosen.iter().map(|&i| &units[i]).collect();
-            out.push((rank(s, &set), chosen));
+            out.push((rank(s, unit, &set), chosen));
         }
     }
     out
@@ -536,7 +555,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
                 fits_without(&s, &unit, &gone),
                 "gangpack evicted {c:?}, which does not let the preemptor fit"
             );
-            let r = rank(&s, &picked);
+            let r = rank(&s, &unit, &picked);
             prop_assert!(
                 r <= *best_rank,
                 "gangpack evicted {c:?} (rank {r:?}); evicting {:?} is cheaper (rank \
@@ -636,27 +655,44 @@ fn victims_of(r: &gangpack::CycleReport) -> Vec<String> {
     pods
 }
 
-#[test]
-fn an_all_mode_group_of_two_beats_eight_single_pods() {
-    // The issue's case: n0 and n1 run the two pods of `whole` (All, 8 GPUs each);
-    // n2 and n3 run `a` and `b` (Single, 4 pods × 2 GPUs each). All at priority 0. A
-    // 16-GPU gang of 2 × 8 fits by evicting `whole` (2 pods) or all of `a` and `b`
-    // (8 pods): the 2 pods go.
-    let mut s = hosts(&[8, 8, 8, 8]);
-    let mut g = PodGroup::new(NS, "whole", SchedulingPolicy::Gang { min_count: 2 });
+/// Runs `whole` (an `All`-mode gang at priority 0) on n0 and n1, two pods × 8 GPUs,
+/// created at `created`.
+fn running_whole(s: &mut Scheduler, name: &str, nodes: &[&str], gpus: u32, created: i64) {
+    let mut g = PodGroup::new(
+        NS,
+        name,
+        SchedulingPolicy::Gang {
+            min_count: nodes.len() as u32,
+        },
+    );
     g.priority = Some(0);
     g.disruption_mode = DisruptionMode::All;
+    g.creation = Time(created);
     s.add_group(g).unwrap();
-    let whole: Vec<(Pod, &str)> = ["n0", "n1"]
-        .into_iter()
+    let pods: Vec<(Pod, &str)> = nodes
+        .iter()
         .enumerate()
-        .map(|(i, node)| {
-            let mut pod = gpu_pod(&mut s, &format!("whole-{i}"), 8, 0, 0);
-            pod.scheduling_group = Some("whole".into());
+        .map(|(i, &node)| {
+            let mut pod = gpu_pod(s, &format!("{name}-{i}"), gpus, 0, created);
+            pod.scheduling_group = Some(name.into());
             (pod, node)
         })
         .collect();
-    run_on(&mut s, whole);
+    run_on(s, pods);
+}
+
+#[test]
+fn at_equal_priority_single_pods_go_before_an_all_mode_group() {
+    // Issue 12's case, under issue 31's rule. n0 and n1 run the two pods of `whole`
+    // (All, 8 GPUs each); n2 and n3 run `a` and `b` (Single, 4 pods × 2 GPUs each).
+    // All at priority 0. A 16-GPU gang of 2 × 8 fits by evicting `whole` (2 pods) or
+    // all of `a` and `b` (8 pods). Upstream removes every victim and reprieves the
+    // most important first: `whole`, a PodGroup, outranks the individual pods of its
+    // priority (gang.md 1.4: "sort the victims from most to least important: by
+    // priority, and at equal priority PodGroups before single pods"), and the gang
+    // still fits without it, so the eight pods go although they are more pods.
+    let mut s = hosts(&[8, 8, 8, 8]);
+    running_whole(&mut s, "whole", &["n0", "n1"], 8, 0);
     running_single(&mut s, "a", &[(2, "n2"); 4], 0, 0);
     running_single(&mut s, "b", &[(2, "n3"); 4], 0, 0);
     add_gang(
@@ -670,7 +706,91 @@ fn an_all_mode_group_of_two_beats_eight_single_pods() {
         (false, false, false),
     );
     let r = s.cycle();
+    assert_eq!(
+        victims_of(&r),
+        [
+            "ns/a-0", "ns/a-1", "ns/a-2", "ns/a-3", "ns/b-0", "ns/b-1", "ns/b-2", "ns/b-3"
+        ]
+    );
+}
+
+#[test]
+fn among_all_mode_groups_of_equal_priority_fewer_pods_win() {
+    // The same cluster, but `a` and `b` are evicted whole too: every victim is a
+    // PodGroup of priority 0, so upstream's importance order ties and gangpack's
+    // least cost decides: `whole` (2 pods) rather than `a` and `b` (8 pods).
+    let mut s = hosts(&[8, 8, 8, 8]);
+    running_whole(&mut s, "whole", &["n0", "n1"], 8, 0);
+    for (name, node) in [("a", "n2"), ("b", "n3")] {
+        let mut g = PodGroup::new(NS, name, SchedulingPolicy::Gang { min_count: 4 });
+        g.priority = Some(0);
+        g.disruption_mode = DisruptionMode::All;
+        s.add_group(g).unwrap();
+        let pods: Vec<(Pod, &str)> = (0..4)
+            .map(|i| {
+                let mut pod = gpu_pod(&mut s, &format!("{name}-{i}"), 2, 0, 0);
+                pod.scheduling_group = Some(name.into());
+                (pod, node)
+            })
+            .collect();
+        run_on(&mut s, pods);
+    }
+    add_gang(
+        &mut s,
+        "high",
+        DisruptionMode::All,
+        &[8, 8],
+        &[10, 10],
+        2,
+        HIGH,
+        (false, false, false),
+    );
+    let r = s.cycle();
     assert_eq!(victims_of(&r), ["ns/whole-0", "ns/whole-1"]);
+}
+
+/// n0 runs `group` (All, one pod × 8 GPUs, created at 5), n1 runs `solo` (a pod
+/// without a group, 8 GPUs, created at 1), both at priority 0.
+fn group_and_lone_pod() -> Scheduler {
+    let mut s = hosts(&[8, 8]);
+    running_whole(&mut s, "group", &["n0"], 8, 5);
+    let solo = gpu_pod(&mut s, "solo", 8, 0, 1);
+    run_on(&mut s, vec![(solo, "n1")]);
+    s
+}
+
+#[test]
+fn a_gang_preempts_the_lone_pod_rather_than_an_equal_priority_group() {
+    // Issue 31's report: one victim is needed, and the `All`-mode group and the lone
+    // pod would each free enough. By cost alone the group goes (one pod each, and it
+    // started later); upstream's workload-aware preemption reprieves the PodGroup
+    // first ("PodGroups are considered more important than individual Pods of the
+    // same priority") and evicts the lone pod.
+    let mut s = group_and_lone_pod();
+    add_gang(
+        &mut s,
+        "high",
+        DisruptionMode::All,
+        &[8],
+        &[10],
+        1,
+        HIGH,
+        (false, false, false),
+    );
+    let r = s.cycle();
+    assert_eq!(victims_of(&r), ["ns/solo"]);
+}
+
+#[test]
+fn a_pod_preempts_by_cost_without_the_group_rule() {
+    // The same cluster and a lone 8-GPU pod as preemptor: upstream's default (pod)
+    // preemption compares per-node candidates by priority, priority sum, pod count
+    // and start time, not by victim kind, so the group that started later goes.
+    let mut s = group_and_lone_pod();
+    let pod = gpu_pod(&mut s, "high", 8, HIGH, 10);
+    s.add_pod(pod).unwrap();
+    let r = s.cycle();
+    assert_eq!(victims_of(&r), ["ns/group-0"]);
 }
 
 #[test]

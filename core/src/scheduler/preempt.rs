@@ -12,31 +12,45 @@
 //! # The cost of a preemption
 //!
 //! Sets of victims are ranked by these criteria, in this order (the first that differs
-//! decides; "better" means cheaper). They are kube-scheduler's criteria for choosing
-//! among preemption candidates (`pickOneNodeForPreemption`), applied to whole victim
-//! sets across the preemptor's candidate placements, not node by node:
+//! decides; "better" means cheaper). Criteria 2 and 3 are upstream's order of victim
+//! importance (KEP-5710's `MoreImportantVictim`: priority, then "PodGroups are
+//! considered more important than individual Pods of the same priority"); criteria 1
+//! and 4–6 are kube-scheduler's criteria for choosing among preemption candidates
+//! (`pickOneNodeForPreemption`), applied to whole victim sets across the preemptor's
+//! candidate placements, not node by node; 7 and 8 are gangpack's tie-breaks. Where
+//! gangpack's least-cost ranking and upstream's importance order differ, upstream's
+//! wins and the ranking only breaks its ties.
 //!
 //! 1. **PodDisruptionBudget violations**: gangpack does not model PDBs, so every set
 //!    has none and this criterion never decides.
 //! 2. **The highest victim priority**: lower is better.
-//! 3. **The sum of the victim pods' priorities**, each shifted by 2³¹ as upstream does
+//! 3. **A PodGroup among the most important victims** (PodGroup preemptors only): at
+//!    the highest victim priority, a set that evicts only individual pods (pods
+//!    without a group and pods of `Single`-mode groups) is better than one that evicts
+//!    a PodGroup whole (`disruptionMode: All`). Upstream removes every potential victim
+//!    and reprieves the most important first, so an `All`-mode PodGroup is kept
+//!    whenever the pods of its priority make room without it. A pod preemptor is
+//!    ranked by upstream's default preemption, whose candidates are compared by the
+//!    other criteria only, so this criterion never decides for it.
+//! 4. **The sum of the victim pods' priorities**, each shifted by 2³¹ as upstream does
 //!    (`priority + MaxInt32 + 1`, so that negative priorities still add up): lower is
 //!    better. A PodGroup evicted whole counts each of its pods.
-//! 4. **The number of victim pods**: fewer is better.
-//! 5. **The earliest start among the highest-priority victims' pods**: later is better
+//! 5. **The number of victim pods**: fewer is better.
+//! 6. **The earliest start among the highest-priority victims' pods**: later is better
 //!    (the most important victims lose the least work). The model has no
 //!    `status.startTime`; a pod's `metadata.creationTimestamp` stands in for it.
-//! 6. **The number of workloads disrupted** (gangpack's tie-break): PodGroups of either
+//! 7. **The number of workloads disrupted** (gangpack's tie-break): PodGroups of either
 //!    mode with a victim pod, plus victim pods without a group. Fewer is better.
-//! 7. **The victims' names** (gangpack's tie-break): the units as a sorted list
+//! 8. **The victims' names** (gangpack's tie-break): the units as a sorted list
 //!    (`PodGroup` before `Pod`, then by `namespace/name`), compared element by element;
 //!    the smaller list is better. Two different sets always differ here, so the ranking
 //!    is a total order and the choice is deterministic.
 //!
 //! # The search
 //!
-//! Victims are ordered least important first: lower priority; pods above their group's
-//! `minCount`; more devices freed per pod (so that a few large victims come before
+//! Victims are ordered least important first: lower priority; for a PodGroup
+//! preemptor, individual pods before `All`-mode PodGroups (criterion 3); pods above
+//! their group's `minCount`; more devices freed per pod (so that a few large victims come before
 //! many small ones); later creation; name. Every trial placement runs the gang placer on
 //! the live cluster with the victims tried released by a simulator (see [`Sim`]) and
 //! undoes itself, so the search leaves the cluster as it found it. Feasibility is taken
@@ -56,7 +70,7 @@
 //!    fits wins (at most [`EXACT_SETS`] sets and [`EXACT_TRIALS`] placements): within
 //!    those bounds the answer is the cheapest set that fits.
 //! 3. **More victims**: unless the first candidate is as cheap as counting allows
-//!    (criteria 2 and 3 against a fractional cover of the missing devices), up to
+//!    (criteria 2 to 4 against a fractional cover of the missing devices), up to
 //!    [`MAX_CANDIDATES`] more candidate placements are evaluated like the first, within
 //!    [`CANDIDATE_TRIALS`] placements in all: node sets (victims taken node by node,
 //!    nodes cheapest to clear first), per topology domain of the unit's constraint (the
@@ -109,15 +123,18 @@ struct Facts<'a> {
 struct Cost<'a> {
     /// Criterion 2.
     highest: i32,
-    /// Criterion 3.
-    sum: u128,
+    /// Criterion 3: an `All`-mode PodGroup among the victims of priority `highest`
+    /// (always `false` for a pod preemptor).
+    group_at_highest: bool,
     /// Criterion 4.
+    sum: u128,
+    /// Criterion 5.
     pods: usize,
-    /// Criterion 5: the earliest start among the highest-priority victims.
+    /// Criterion 6: the earliest start among the highest-priority victims.
     start: Reverse<Time>,
-    /// Criterion 6.
+    /// Criterion 7.
     workloads: usize,
-    /// Criterion 7: the units, sorted.
+    /// Criterion 8: the units, sorted.
     units: Vec<&'a Unit>,
 }
 
@@ -126,13 +143,18 @@ fn shifted(priority: i32) -> u128 {
     u128::from(priority.abs_diff(i32::MIN))
 }
 
-/// The cost of evicting `set` (indices into `victims`).
-fn cost<'a>(victims: &'a [Victim], facts: &[Facts<'_>], set: &[usize]) -> Cost<'a> {
+/// The cost of evicting `set` (indices into `victims`) for a preemptor that is a
+/// PodGroup (`wap`, workload-aware preemption) or a pod.
+fn cost<'a>(victims: &'a [Victim], facts: &[Facts<'_>], set: &[usize], wap: bool) -> Cost<'a> {
     let highest = set
         .iter()
         .map(|&i| victims[i].priority)
         .max()
         .unwrap_or(i32::MIN);
+    let group_at_highest = wap
+        && set
+            .iter()
+            .any(|&i| victims[i].priority == highest && matches!(victims[i].unit, Unit::Group(_)));
     let sum = set
         .iter()
         .map(|&i| shifted(victims[i].priority) * victims[i].pods.len() as u128)
@@ -159,6 +181,7 @@ fn cost<'a>(victims: &'a [Victim], facts: &[Facts<'_>], set: &[usize]) -> Cost<'
     units.sort_unstable();
     Cost {
         highest,
+        group_at_highest,
         sum,
         pods,
         start: Reverse(start),
@@ -168,8 +191,14 @@ fn cost<'a>(victims: &'a [Victim], facts: &[Facts<'_>], set: &[usize]) -> Cost<'
 }
 
 /// The running units a preemptor of priority `priority` may evict (see the module
-/// docs), least important first, with what the search needs to know of each.
-fn potential_victims<'a>(s: &SimView<'a>, priority: i32) -> (Vec<Victim>, Vec<Facts<'a>>) {
+/// docs), least important first (for a PodGroup preemptor, `wap`, individual pods
+/// before `All`-mode PodGroups of the same priority), with what the search needs to
+/// know of each.
+fn potential_victims<'a>(
+    s: &SimView<'a>,
+    priority: i32,
+    wap: bool,
+) -> (Vec<Victim>, Vec<Facts<'a>>) {
     struct Entry<'a> {
         /// A pod of a group with more bound members than its `minCount`.
         above: bool,
@@ -276,6 +305,10 @@ fn potential_victims<'a>(s: &SimView<'a>, priority: i32) -> (Vec<Victim>, Vec<Fa
         a.victim
             .priority
             .cmp(&b.victim.priority)
+            .then_with(|| {
+                let group = |e: &Entry<'_>| wap && matches!(e.victim.unit, Unit::Group(_));
+                group(a).cmp(&group(b))
+            })
             .then_with(|| b.above.cmp(&a.above))
             .then_with(|| more_per_pod(&a.victim, &a.facts, &b.victim, &b.facts))
             .then_with(|| b.facts.start.cmp(&a.facts.start))
@@ -411,7 +444,7 @@ fn claim_names(p: &Pod) -> Vec<&str> {
     names
 }
 
-/// A lower bound on criterion 3 for sets of victims of priority at most `highest`
+/// A lower bound on criterion 4 for sets of victims of priority at most `highest`
 /// that free `missing` devices by count: a fractional cover, cheapest per device first.
 fn sum_bound(victims: &[Victim], facts: &[Facts<'_>], highest: i32, missing: usize) -> u128 {
     let mut items: Vec<(u128, u128)> = victims
@@ -482,7 +515,8 @@ impl Scheduler {
             group_claims: &self.group_claims,
             index: &self.index,
         };
-        let (victims, facts) = potential_victims(&view, priority);
+        let wap = matches!(unit, Unit::Group(_));
+        let (victims, facts) = potential_victims(&view, priority, wap);
         if victims.is_empty() {
             return Ok(None);
         }
@@ -497,6 +531,7 @@ impl Scheduler {
             claims: &claims,
             options: &options,
             evicted: vec![false; victims.len()],
+            wap,
             need,
             trials: 0,
             seen: BTreeMap::new(),
@@ -556,6 +591,8 @@ struct Search<'s, 'a> {
     options: &'s GangOptions,
     /// The victims evicted now (by index).
     evicted: Vec<bool>,
+    /// The preemptor is a PodGroup (workload-aware preemption: criterion 3 applies).
+    wap: bool,
     /// The unit cannot fit with fewer free usable devices (see [`needs`]).
     need: usize,
     /// Placements tried.
@@ -730,7 +767,7 @@ impl Search<'_, '_> {
         let Some(mut best) = self.evaluate(&all, usize::MAX)? else {
             return Ok(None);
         };
-        let mut best_cost = cost(victims, facts, &best);
+        let mut best_cost = cost(victims, facts, &best, self.wap);
         if victims.len() <= EXACT_VICTIMS {
             if let Some(set) = self.exhaustive(victims, facts, &best_cost)? {
                 best = set;
@@ -739,7 +776,10 @@ impl Search<'_, '_> {
         }
         self.move_to(&[]);
         let missing = self.need.saturating_sub(free_usable(self.cluster));
-        if best_cost.sum <= sum_bound(victims, facts, best_cost.highest, missing) {
+        // Criterion 4 at its bound decides only when criterion 3 cannot improve.
+        if !best_cost.group_at_highest
+            && best_cost.sum <= sum_bound(victims, facts, best_cost.highest, missing)
+        {
             return Ok(Some(best));
         }
         let limit = self.trials.saturating_add(CANDIDATE_TRIALS);
@@ -752,7 +792,7 @@ impl Search<'_, '_> {
                 continue;
             }
             if let Some(set) = self.evaluate(&order, limit)? {
-                let c = cost(victims, facts, &set);
+                let c = cost(victims, facts, &set, self.wap);
                 if c < best_cost {
                     best = set;
                     best_cost = c;
@@ -784,7 +824,7 @@ impl Search<'_, '_> {
             if most < self.need {
                 continue;
             }
-            let c = cost(victims, facts, &set);
+            let c = cost(victims, facts, &set, self.wap);
             // Without a victim of the bound's priority nothing fits: the first candidate
             // needed it.
             if c.highest == bound.highest && c < *bound {
@@ -925,7 +965,7 @@ impl Search<'_, '_> {
                     prefix.push(v);
                 }
                 if have >= self.need && !members.is_empty() {
-                    ranked.push((cost(victims, facts, &prefix), members));
+                    ranked.push((cost(victims, facts, &prefix, self.wap), members));
                 }
             }
             ranked.sort_by(|a, b| a.0.cmp(&b.0));
