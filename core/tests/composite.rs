@@ -150,17 +150,24 @@ fn gang(min_group_count: u32) -> CompositeSchedulingPolicy {
 
 // ------------------------------------------------------------------------ apply / revert
 
-/// A gang `g` of 2 pods x 1 GPU with a PodGroup-level claim for 1 more GPU, placed on
-/// one 4-GPU node.
+/// A gang `g` of 2 pods x 1 GPU with a PodGroup-level claim for 1 more GPU that both
+/// pods name with the group's entry, placed on one 4-GPU node.
 fn gang_with_group_claim() -> (Cluster, World, PlacementDecision) {
     let c = cluster(&[("n1", "r1", 4)]);
     let mut w = World::default();
+    let shared = PodGroupResourceClaim {
+        name: "shared".into(),
+        source: ClaimSource::ClaimName("g-shared".into()),
+    };
     w.group("g", Some(2), 2, 1)
         .resource_claims
-        .push(PodGroupResourceClaim {
-            name: "shared".into(),
-            source: ClaimSource::ClaimName("g-shared".into()),
+        .push(shared.clone());
+    for p in &mut w.pods {
+        p.resource_claims.push(PodResourceClaim {
+            name: shared.name.clone(),
+            source: shared.source.clone(),
         });
+    }
     w.claims.push(gpu_claim("g-shared", 1));
     let GangOutcome::Placed(d) = c
         .place_gang(

@@ -102,6 +102,10 @@ fn preemption_restores_a_victims_hold_on_a_withdrawn_device() {
 /// another entry name (`gpu` instead of the group's `shared`) had the claim allocated
 /// twice — once as its own, once as the group's — so two devices were held for one
 /// claim and the claim's `status.allocation` named only one of them.
+///
+/// Issue 31 (KEP-5729): such an entry is the pod's own use of the claim, not the
+/// group's, so its one allocation is the pod's (reserved for the pod), and it is
+/// released when the pod goes, while another member still runs.
 #[test]
 fn a_member_naming_the_group_claim_under_another_entry_name_shares_its_one_allocation() {
     let mut s = sched(2, 2);
@@ -117,12 +121,25 @@ fn a_member_naming_the_group_claim_under_another_entry_name_shares_its_one_alloc
     let mut p = pod("train-0", 0, Some("shared"));
     p.scheduling_group = Some("train".into());
     s.add_pod(p).unwrap();
+    let mut other = pod("train-1", 0, None);
+    other.scheduling_group = Some("train".into());
+    s.add_pod(other).unwrap();
     let report = s.cycle();
     let UnitResult::Scheduled(d) = &report.units[0].1 else {
         panic!("{:?}", report.units);
     };
-    assert_eq!(d.group_claims.len(), 1, "{d:?}");
-    assert!(d.bindings[0].claims.is_empty(), "allocated twice: {d:?}");
+    assert!(d.group_claims.is_empty(), "not the group's: {d:?}");
+    let holding: Vec<&str> = d
+        .bindings
+        .iter()
+        .filter(|b| b.claims.iter().any(|c| c.claim == "team-a/shared"))
+        .map(|b| b.pod.as_str())
+        .collect();
+    assert_eq!(
+        holding,
+        ["team-a/train-0"],
+        "allocated once, by its user: {d:?}"
+    );
     let holders: usize = s
         .cluster()
         .slices()
@@ -135,8 +152,10 @@ fn a_member_naming_the_group_claim_under_another_entry_name_shares_its_one_alloc
         .sum();
     assert_eq!(holders, 1);
     clean(&s);
-    // Completing the pod releases the group's claim and its one device.
+    // Completing its only user releases the claim and its one device, though the
+    // group still runs a member.
     s.remove_pod("team-a/train-0").unwrap();
+    assert!(s.binding("team-a/train-1").is_some());
     assert!(s.allocation("team-a/shared").is_none());
     clean(&s);
 }

@@ -1065,18 +1065,32 @@ fn group_claims_on_network_attached_devices() {
     let moved = shared.group_claims.pop().unwrap();
     shared.bindings[1].claims.push(moved);
     assert!(validate_placement(&c, None, &pods, &claims, &shared).is_empty());
-    // With the group, a group claim nobody references is still allocated.
+    // With the group, a group claim nobody references is not allocated (KEP-5729: the
+    // scheduler allocates the claims pods use); allocating it anyway is flagged.
     let mut unreferenced = pods.clone();
     for p in &mut unreferenced {
         p.resource_claims.pop();
     }
-    assert!(validate_placement(&c, Some(&g), &unreferenced, &claims, &d).is_empty());
+    assert_only!(
+        validate_placement(&c, Some(&g), &unreferenced, &claims, &d),
+        Violation::UnexpectedAllocation { claim, holder: Holder::Group(g) }
+            if claim == "ns/train-fabric" && g == "ns/train"
+    );
     let mut none = d.clone();
     none.group_claims.clear();
+    assert!(validate_placement(&c, Some(&g), &unreferenced, &claims, &none).is_empty());
+    // Members naming the group's ResourceClaim under another entry name use it as their
+    // own: its one allocation belongs in the binding of one of them, not the group's.
+    let mut renamed = pods.clone();
+    for p in &mut renamed {
+        p.resource_claims.last_mut().unwrap().name = "nic".into();
+    }
     assert_only!(
-        validate_placement(&c, Some(&g), &unreferenced, &claims, &none),
-        Violation::MissingAllocation { claim } if claim == "ns/train-fabric"
+        validate_placement(&c, Some(&g), &renamed, &claims, &d),
+        Violation::MisplacedAllocation { claim, holder: Holder::Group(_) }
+            if claim == "ns/train-fabric"
     );
+    assert!(validate_placement(&c, Some(&g), &renamed, &claims, &shared).is_empty());
 }
 
 fn shareable_cluster() -> Cluster {
@@ -1378,10 +1392,10 @@ fn new_pods_may_not_reserve_a_claim_with_an_untolerated_no_execute_device() {
     assert!(validate_placement(&committed, Some(&g), &pods, &tolerating, &without).is_empty());
 }
 
-/// A PodGroup claim binds only the members that name it (KEP-5729). Once any pod is
-/// bound it must be allocated when a bound member names it, or when no pending member
-/// does; when only pending members left unbound name it, the first of them to be
-/// scheduled allocates it, and the decision may leave it unallocated. Likewise, an
+/// A PodGroup claim binds only the members that name it (KEP-5729). It must be
+/// allocated when a bound member names it; when only members left unbound name it,
+/// the first of them to be scheduled allocates it, and the decision may leave it
+/// unallocated. Likewise, an
 /// allocated group claim on a `NoExecute`-tainted device is reserved only by the
 /// members that name it.
 #[test]
@@ -1430,14 +1444,12 @@ fn a_group_claim_binds_only_the_members_that_name_it() {
             claim: "ns/train-fabric".into()
         }]
     );
-    // w0 running (not pending): no pending member names the claim, so it is allocated
-    // with the first pod bound.
+    // w0 running (not pending): w1, the pod bound, does not name the claim, so the
+    // decision need not allocate it (upstream allocates a claim with a pod that
+    // references it).
     let mut running = pods.clone();
     running[0].node_name = Some("n2".into());
-    assert_only!(
-        validate_placement(&c, Some(&g), &running, &claims, &deferred),
-        Violation::MissingAllocation { claim } if claim == "ns/train-fabric"
-    );
+    assert!(validate_placement(&c, Some(&g), &running, &claims, &deferred).is_empty());
 
     // Allocated already, on a NoExecute-tainted NIC.
     let mut committed = c.clone();

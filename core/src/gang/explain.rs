@@ -5,8 +5,8 @@
 //! not fit, it diagnoses every node for every pod shape (the first filter that rejects
 //! it, as kube-scheduler reports per node; but capacity others hold — scalars and
 //! devices — is reported in full, since freeing only part of it may not help) against
-//! every claim a pod may have to allocate there (its own, the shared claims it uses and
-//! the PodGroup claims no pod names; node-local and network-attached devices alike),
+//! every claim a pod may have to allocate there (its own and the shared claims it
+//! uses; node-local and network-attached devices alike),
 //! and turns the rejections into **facts**:
 //! leaf statements such as "12 devices on nodes n3, n7 carry
 //! `gpu.example.com/ecc=fatal:NoSchedule`, not tolerated" or "rack r2 can host 7 of the
@@ -2109,8 +2109,7 @@ impl Cluster {
 type DeviceFact = (Fact, Option<DeviceSet>);
 
 /// The claims (`namespace/name`, spec) a pod of shape `si` may have to allocate on its
-/// node: its own, the shared claims its pods use, and the PodGroup claims no pending pod
-/// names (allocated with the first pod bound); claims allocated already are not.
+/// node: its own and the shared claims its pods use; claims allocated already are not.
 fn shape_claims<'g>(gang: &'g Gang<'_>, si: usize) -> Vec<(&'g str, &'g ResourceClaimSpec)> {
     let mut out: Vec<(&str, &ResourceClaimSpec)> = gang
         .pods
@@ -2123,7 +2122,7 @@ fn shape_claims<'g>(gang: &'g Gang<'_>, si: usize) -> Vec<(&'g str, &'g Resource
         .collect();
     let uses = &gang.shapes[si].uses;
     for (i, s) in gang.shared.iter().enumerate() {
-        if s.allocated.is_none() && (uses.contains(&i) || (s.group && !s.used)) {
+        if s.allocated.is_none() && uses.contains(&i) {
             out.push((s.name.as_str(), &s.claim.spec));
         }
     }

@@ -13,9 +13,12 @@
 //!    tolerations, node selector and affinity, claim specs and shared-claim use); each
 //!    shape's claims are prepared once. A claim named by several pending pods, and every
 //!    PodGroup-level claim, is *shared*: allocated once, with the first pod that uses
-//!    it (a group claim no pending pod names: with the first pod bound), and it must be
-//!    usable from the node of every later pod that uses it (a pod uses a group claim by
-//!    naming it with the same name and source, KEP-5729). A group claim binds only the
+//!    it, and it must be usable from the node of every later pod that uses it. A group
+//!    claim is the group's (reserved for the PodGroup, its allocation in
+//!    `decision.group_claims`) only when a member names it with the group's entry, the
+//!    same name and source (KEP-5729); a pod naming the same ResourceClaim under
+//!    another entry uses it as its own, and a group claim no pending pod uses is not
+//!    allocated. A group claim binds only the
 //!    members that name it: when pending pods name it but none of them is placed (the
 //!    gang reaches `minCount` without them), the decision leaves it unallocated, for
 //!    the first of them to allocate when it is scheduled, as upstream allocates a
@@ -311,15 +314,19 @@ pub(crate) struct SharedClaim<'a> {
     /// `namespace/name`.
     pub(crate) name: String,
     pub(crate) claim: &'a ResourceClaim,
-    /// A PodGroup-level claim (its allocation goes to `decision.group_claims`).
+    /// Reserved for the PodGroup (its allocation goes to `decision.group_claims`): a
+    /// claim of the group's `spec.resourceClaims` that some member names with the
+    /// group's entry itself, the same name and source (KEP-5729). The group's claim
+    /// named only under other entry names is the pods' own use of a shared claim,
+    /// reserved for those pods and released with the last of them.
     pub(crate) group: bool,
     /// Its `status.allocation`, when it is allocated already: nothing to allocate,
     /// only where it is usable matters.
     pub(crate) allocated: Option<&'a crate::model::claim::AllocationResult>,
-    /// Some pending pod uses it. A claim no pending pod uses (a group claim of a gang
-    /// whose pods do not name it) is allocated with the first pod bound; one that
-    /// pending pods use is allocated only with the first of them bound, so it stays
-    /// unallocated when none of them is placed.
+    /// Some pending pod uses it. A claim is allocated with the first pod bound that
+    /// uses it, so it stays unallocated when none of them is placed; a group claim no
+    /// pending pod names is not allocated at all (upstream allocates the claims pods
+    /// use, KEP-5729).
     pub(crate) used: bool,
 }
 
@@ -536,14 +543,17 @@ impl Cluster {
             .filter(|p| member(p) && p.node_name.is_some())
             .collect();
         let mut shared: Vec<SharedClaim<'a>> = Vec::new();
+        let group_claims = group.map_or(0, |g| g.resource_claims.len());
         if let Some(g) = group {
             let owner = format!("PodGroup {}/{}", g.namespace, g.name);
             for c in &g.resource_claims {
                 let (name, claim) = find(&owner, &g.namespace, &c.source)?;
+                // Whether it is reserved for the group is known once the members'
+                // entries are read, below.
                 shared.push(SharedClaim {
                     name,
                     claim,
-                    group: true,
+                    group: false,
                     allocated: claim.allocation.as_ref(),
                     used: false,
                 });
@@ -562,15 +572,21 @@ impl Cluster {
                         group.and_then(|g| g.resource_claims.iter().position(|x| x == gc))
                     {
                         shared[at].used = true;
+                        shared[at].group = true;
                         uses.push(at);
                     }
                     continue;
                 }
                 let (name, claim) = find(&key, &pod.namespace, &c.source)?;
-                // The group's ResourceClaim named under another entry name is not the
-                // group's claim for the pod (upstream matches every field), but it is the
-                // same object: allocated once, with the group's.
-                if let Some(at) = shared.iter().position(|s| s.group && s.name == name) {
+                // QUIRK (KEP-5729): the group's ResourceClaim named under another entry
+                // name is not the group's claim for the pod (upstream matches every
+                // field): the pod reserves it for itself. It is still the same object,
+                // allocated once.
+                if let Some(at) = shared
+                    .iter()
+                    .take(group_claims)
+                    .position(|s| s.name == name)
+                {
                     shared[at].used = true;
                     uses.push(at);
                     continue;
@@ -603,6 +619,21 @@ impl Cluster {
                 uses,
                 shape: 0,
             });
+        }
+        // A group claim that running members name with the group's entry is reserved
+        // for the group already.
+        if let Some(g) = group {
+            for (at, gc) in g.resource_claims.iter().enumerate() {
+                if !shared[at].group
+                    && running.iter().any(|p| {
+                        p.resource_claims
+                            .iter()
+                            .any(|c| g.group_claim_for(c) == Some(gc))
+                    })
+                {
+                    shared[at].group = true;
+                }
+            }
         }
         // Which of the pods' claims (in pod, then claim order) more than one names.
         let mut names: Vec<(&str, usize)> = pending

@@ -306,7 +306,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         for (k, p) in gang.pods.iter().enumerate().rev() {
             shape_start[p.shape] = k;
         }
-        let learn = !network && gang.shared.iter().all(|s| s.allocated.is_some());
+        let learn = !network && gang.shared.iter().all(|s| s.allocated.is_some() || !s.used);
         Search {
             cluster,
             gang,
@@ -328,7 +328,11 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             staged: Vec::new(),
             node_of: vec![None; gang.pods.len()],
             bound: Vec::new(),
-            shared_done: gang.shared.iter().map(|s| s.allocated.is_some()).collect(),
+            shared_done: gang
+                .shared
+                .iter()
+                .map(|s| s.allocated.is_some() || !s.used)
+                .collect(),
             last_on_node,
             steps: 0,
             budget: options.step_budget,
@@ -645,14 +649,12 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
             return None;
         }
         // Shared claims: allocated ones must be usable here; the others come along.
-        let first = self.bound.is_empty();
         let mut bring = SmallVec::new();
         for (claim_at, sc) in gang.shared.iter().enumerate() {
             let uses = pending.uses.binary_search(&claim_at).is_ok();
             if !self.shared_done[claim_at] {
-                // Allocated with the first pod that uses it (or, if no pending pod
-                // does, with the first pod bound).
-                if uses || (!sc.used && first) {
+                // Allocated with the first pod that uses it.
+                if uses {
                     bring.push(claim_at);
                 }
                 continue;
@@ -1263,7 +1265,7 @@ impl Classes {
             .shapes
             .iter()
             .flat_map(|s| s.own_specs.iter().copied())
-            .chain(gang.shared.iter().map(|s| &s.claim.spec));
+            .chain(gang.shared.iter().filter(|s| s.used).map(|s| &s.claim.spec));
         for spec in specs {
             for r in &spec.requests {
                 for view in r.alternatives() {

@@ -675,22 +675,27 @@ impl Scheduler {
                 claim: c,
                 result: result.clone(),
             };
+            // Only other bound users of the claim can hold it (this pod is indexed
+            // after).
+            let held = self
+                .index
+                .claim_users
+                .get(allocation.claim.as_str())
+                .into_iter()
+                .flatten()
+                .filter_map(|u| self.bound.get(&**u))
+                .any(|b| b.claims.iter().any(|a| a.claim == allocation.claim));
             match &group {
                 Some(g) if self.groups[g].group_claim_for(entry).is_some() => {
-                    of_group.push(allocation);
+                    // Held once: a pod that named it under another entry (its own use,
+                    // KEP-5729) keeps holding it, and hands it on to the next user.
+                    if !held {
+                        of_group.push(allocation);
+                    }
                 }
                 _ => {
-                    // Only other bound users of the claim can hold it (this pod is
-                    // indexed after).
-                    let held = self
-                        .index
-                        .claim_users
-                        .get(allocation.claim.as_str())
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|u| self.bound.get(&**u))
-                        .any(|b| b.claims.iter().any(|a| a.claim == allocation.claim));
-                    // A PodGroup's claim named under another entry name stays the group's.
+                    // A claim the group holds (a member named it with the group's
+                    // entry) stays the group's.
                     let of_a_group = self
                         .group_claims
                         .values()

@@ -3,12 +3,14 @@
 //! user's node, and each result matches its claim's requests (names, counts per
 //! allocation mode, admin access, copied tolerations).
 //!
-//! A PodGroup claim binds only the members that name it (same name and source,
-//! [`PodGroup::group_claim_for`]). Once any pod is bound it must be allocated when a
-//! bound member names it, or when no pending member does (the placer then allocates it
-//! with the first pod bound); when only pending members that stay unbound name it, it
-//! is left for the first of them to be scheduled (as upstream allocates a claim with
-//! the first pod that references it) and may stay unallocated.
+//! A PodGroup claim binds only the members that name it with the group's entry (same
+//! name and source, [`PodGroup::group_claim_for`]), and is the group's (allocated in
+//! the group's claims) only when some member does (KEP-5729). It must be allocated when
+//! a bound member names it; when only pending members that stay unbound name it, it is
+//! left for the first of them to be scheduled (as upstream allocates a claim with the
+//! first pod that references it) and may stay unallocated. A group claim no member
+//! names is not allocated; pods that name the same ResourceClaim under another entry
+//! use it as their own claim (its allocation belongs in the binding of one of them).
 
 use crate::alloc_prelude::*;
 use crate::cel::Selector;
@@ -115,8 +117,8 @@ struct Use<'a> {
     nodes: Vec<&'a Node>,
     /// A bound pod names it (for a group claim: a bound member names it).
     named: bool,
-    /// It must be allocated: a bound pod names it or, for a group claim, no pending
-    /// member does (see the module docs).
+    /// It must be allocated: a bound pod names it (a group claim: with the group's
+    /// entry; see the module docs).
     required: bool,
 }
 
@@ -181,6 +183,17 @@ pub(super) fn check_claims<'a>(
         for gc in &g.resource_claims {
             match &gc.source {
                 ClaimSource::ClaimName(n) => {
+                    let names = |p: &Pod| {
+                        p.resource_claims
+                            .iter()
+                            .any(|prc| g.group_claim_for(prc) == Some(gc))
+                    };
+                    // The group's only when a member names it with the group's entry.
+                    if !pods.iter().any(|p| is_member(p, g) && names(p))
+                        && !bound.iter().any(|b| names(b.pod))
+                    {
+                        continue;
+                    }
                     let u = uses.entry(key(&g.namespace, n)).or_insert(Use {
                         group: true,
                         referrers: Vec::new(),
@@ -190,11 +203,6 @@ pub(super) fn check_claims<'a>(
                     });
                     u.group = true;
                     u.referrers.push(Holder::Group(group_key.clone()));
-                    let names = |p: &Pod| {
-                        p.resource_claims
-                            .iter()
-                            .any(|prc| g.group_claim_for(prc) == Some(gc))
-                    };
                     // Its users: the members that name it (same name and source).
                     for b in bound {
                         if names(b.pod) {
@@ -202,12 +210,9 @@ pub(super) fn check_claims<'a>(
                             u.add_node(b.node);
                         }
                     }
-                    // Required when a bound member names it, or no pending member
-                    // does; otherwise it is left for the first of those to be bound.
-                    let pending_user = pods
-                        .iter()
-                        .any(|p| p.node_name.is_none() && is_member(p, g) && names(p));
-                    u.required |= u.named || !pending_user;
+                    // Required when a bound member names it; otherwise it is left for
+                    // the first pending member naming it to be bound.
+                    u.required |= u.named;
                 }
                 ClaimSource::Template(_) => {
                     template_sites.insert(Holder::Group(group_key.clone()));

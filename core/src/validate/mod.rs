@@ -70,13 +70,14 @@ use nodes::{check_node_fit, check_node_resources};
 ///    not the group's, see [`PodGroup::group_claim_for`]) has exactly one allocation,
 ///    in the binding of a pod that references it, unless it is allocated already — in
 ///    the cluster, or by its `status.allocation` — (then none); the group's claims, once any pod is bound, likewise
-///    in `group_claims`. A group claim binds only the members that name it (KEP-5729):
-///    it is required when a bound member names it or when no pending member does (the
-///    placer allocates such a claim with the first pod bound); a group claim that only
-///    pending members left unbound name may stay unallocated (the first of them to be
-///    scheduled allocates it, as upstream allocates a claim with the first pod that
-///    references it), and an allocation of it in `group_claims` is checked all the
-///    same. Every allocation is checked against the node of every pod
+///    in `group_claims`. A group claim binds only the members that name it with the
+///    group's entry (KEP-5729): it is required when a bound member names it; a group
+///    claim that only pending members left unbound name may stay unallocated (the
+///    first of them to be scheduled allocates it, as upstream allocates a claim with
+///    the first pod that references it), and an allocation of it in `group_claims` is
+///    checked all the same. A group claim no member names with the group's entry is
+///    not the group's: pods naming the same ResourceClaim under another entry use it
+///    as their own claim, allocated in one of their bindings. Every allocation is checked against the node of every pod
 ///    using the claim (for a group claim, the bound members that name it): devices reachable
 ///    ([`Cluster::devices_reachable_from`]), `nodeSelector` matching. Its results name
 ///    requests of the claim (one subrequest per `firstAvailable` request, every request
