@@ -115,6 +115,7 @@ pub(crate) fn build_options(global: &Options) -> BuildOptions {
             policy: global.policy.scoring(),
             step_budget: global.step_budget,
             allocator_step_budget: global.allocator_step_budget,
+            pod_group_preemption_policy: global.pod_group_preemption_policy,
             ..GangOptions::default()
         },
         skip_invalid: global.skip_invalid,

@@ -74,6 +74,9 @@ pub struct Options {
     pub allocator_step_budget: u64,
     /// The loader's resource limits (`--max-input-bytes`, `--max-alias-expansion`).
     pub limits: gangpack_k8s::Limits,
+    /// `--feature-gates PodGroupPreemptionPolicy=true`
+    /// ([`gangpack::GangOptions::pod_group_preemption_policy`]).
+    pub pod_group_preemption_policy: bool,
 }
 
 impl Default for Options {
@@ -87,8 +90,69 @@ impl Default for Options {
             step_budget: gangpack::DEFAULT_STEP_BUDGET,
             allocator_step_budget: gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
             limits: gangpack_k8s::Limits::default(),
+            pod_group_preemption_policy: false,
         }
     }
+}
+
+/// The feature gates `--feature-gates` knows: kube-scheduler's gates whose default
+/// gangpack can change, with their 1.37 defaults.
+pub const FEATURE_GATES: &[(&str, bool)] = &[("PodGroupPreemptionPolicy", false)];
+
+/// The gates of one `--feature-gates` value, in order (a later pair for the same gate
+/// wins).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FeatureGates(pub Vec<(String, bool)>);
+
+impl FeatureGates {
+    /// Whether gate `name` is on: its last pair, else its 1.37 default.
+    pub fn enabled(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .rev()
+            .find(|(g, _)| g == name)
+            .map(|(_, on)| *on)
+            .or_else(|| {
+                FEATURE_GATES
+                    .iter()
+                    .find(|(g, _)| *g == name)
+                    .map(|(_, d)| *d)
+            })
+            .unwrap_or(false)
+    }
+}
+
+/// `--feature-gates` as kube-scheduler reads it: `Name=true|false` pairs separated by
+/// commas (`PodGroupPreemptionPolicy=true`). Returns the pairs in order; an unknown
+/// gate or a value that is not a boolean is an error naming it.
+pub fn parse_feature_gates(s: &str) -> Result<FeatureGates, String> {
+    let mut out = Vec::new();
+    for pair in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((name, value)) = pair.split_once('=') else {
+            return Err(format!(
+                "missing bool value for feature gate {pair:?} (expected {pair}=true or {pair}=false)"
+            ));
+        };
+        let name = name.trim();
+        if !FEATURE_GATES.iter().any(|(g, _)| *g == name) {
+            let known: Vec<&str> = FEATURE_GATES.iter().map(|(g, _)| *g).collect();
+            return Err(format!(
+                "unrecognized feature gate: {name} (gangpack knows {})",
+                known.join(", ")
+            ));
+        }
+        let value = match value.trim() {
+            v if v.eq_ignore_ascii_case("true") => true,
+            v if v.eq_ignore_ascii_case("false") => false,
+            v => {
+                return Err(format!(
+                    "invalid value of {name}: {v:?}, expected true or false"
+                ));
+            }
+        };
+        out.push((name.to_owned(), value));
+    }
+    Ok(FeatureGates(out))
 }
 
 /// A count for `--max-input-bytes` and `--max-alias-expansion`: digits (`_` allowed

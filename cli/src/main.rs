@@ -156,6 +156,12 @@ pub(crate) struct Global {
     /// plan, explain, write).
     #[arg(help_heading = "Global options", long, global = true)]
     pub(crate) timings: bool,
+    /// kube-scheduler feature gates to change from their Kubernetes 1.37 defaults,
+    /// `Name=true|false` separated by commas. Known: `PodGroupPreemptionPolicy` (off by
+    /// default: a PodGroup's pods must share one preemptionPolicy, which decides; on:
+    /// the PodGroup's own preemptionPolicy decides and every pod must match it).
+    #[arg(help_heading = "Global options", long, global = true, value_name = "GATES", value_parser = gangpack_cli::parse_feature_gates)]
+    pub(crate) feature_gates: Option<gangpack_cli::FeatureGates>,
 }
 
 /// `--color`.
@@ -421,6 +427,11 @@ impl Global {
             now: self.now,
             step_budget: self.step_budget,
             allocator_step_budget: self.allocator_step_budget,
+            pod_group_preemption_policy: self
+                .feature_gates
+                .clone()
+                .unwrap_or_default()
+                .enabled("PodGroupPreemptionPolicy"),
             limits: gangpack_k8s::Limits {
                 max_input_bytes: self
                     .max_input_bytes

@@ -21,6 +21,9 @@ const FEWEST_PODS: &str = "cli/tests/fixtures/preemption/fewest-pods.yaml";
 const LOWEST_PRIORITY: &str = "cli/tests/fixtures/preemption/lowest-priority.yaml";
 const PODS_BEFORE_GROUP: &str = "cli/tests/fixtures/preemption/pods-before-group.yaml";
 const LONE_POD: &str = "cli/tests/fixtures/preemption/lone-pod.yaml";
+const MIXED_POLICY: &str = "cli/tests/fixtures/preemption/mixed-policy.yaml";
+const GROUP_NEVER: &str = "cli/tests/fixtures/preemption/group-never.yaml";
+const GATE_ON: &str = "PodGroupPreemptionPolicy=true";
 
 /// Runs `gangpack plan -f CLUSTER -f scenario <rest>`: (exit code, stdout, stderr).
 fn plan(scenario: &str, rest: &[&str]) -> (i32, String, String) {
@@ -32,8 +35,15 @@ fn plan(scenario: &str, rest: &[&str]) -> (i32, String, String) {
 
 /// The objects of a `-o json` plan, by `kind/name`.
 fn objects(scenario: &str) -> Vec<(String, Value)> {
-    let (code, out, err) = plan(scenario, &["-o", "json"]);
-    assert_eq!(code, 0, "{out}{err}");
+    objects_with(scenario, &[], 0)
+}
+
+/// [`objects`] with more arguments, expecting exit code `expect`.
+fn objects_with(scenario: &str, rest: &[&str], expect: i32) -> Vec<(String, Value)> {
+    let mut args = vec!["-o", "json"];
+    args.extend_from_slice(rest);
+    let (code, out, err) = plan(scenario, &args);
+    assert_eq!(code, expect, "{out}{err}");
     let list: Value = serde_json::from_str(&out).expect("stdout is JSON");
     list["items"]
         .as_array()
@@ -240,4 +250,133 @@ preemptions:
         "ring keeps running untouched"
     );
     assert_eq!(nominated(&objects), [("Pod/urgent-0", "gpu-n2")]);
+}
+
+/// The `(type, status, reason, message)` of object `key`'s condition `kind`.
+fn condition<'a>(
+    objects: &'a [(String, Value)],
+    key: &str,
+    kind: &str,
+) -> Option<(&'a str, &'a str, &'a str)> {
+    let (_, o) = objects.iter().find(|(k, _)| k == key)?;
+    let c = o["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)?;
+    Some((
+        c["status"].as_str()?,
+        c["reason"].as_str()?,
+        c["message"].as_str()?,
+    ))
+}
+
+// Issue 31, the gate-dependent checks. Kubernetes 1.37's kube-scheduler
+// (`validatePodGroup`) with the `PodGroupPreemptionPolicy` gate off, its default: "the
+// preemption policy is determined by the first pod in the group", and a pod that
+// differs fails the group with "all pods in a single pod group should have the same
+// preemption policy" (condition PodGroupInitiallyScheduled=False, SchedulerError).
+// With the gate on, every pod must have the PodGroup's policy, which decides.
+// `shared/spec/gang.md` 1.1: "All pods of a group must also share `spec.schedulerName`
+// and `preemptionPolicy`"; its 1.6.3: "Fail a group whose members disagree on
+// `schedulerName`, priority value or `preemptionPolicy`, as upstream does" — the spec
+// does not name the gate.
+
+#[test]
+fn pods_of_a_group_that_disagree_on_preemption_policy_fail_it_with_scheduler_error() {
+    let (code, out, err) = plan(MIXED_POLICY, &[]);
+    assert_eq!(code, 3, "an invalid unit exits 3: {out}{err}");
+    assert!(
+        out.contains(
+            "PodGroup ml/urgent: invalid: Pod \"ml/urgent-1\": spec.preemptionPolicy: \
+             invalid value \"Never\": must be the same for every pod of a PodGroup"
+        ),
+        "{out}"
+    );
+    let objects = objects_with(MIXED_POLICY, &[], 3);
+    let (status, reason, message) =
+        condition(&objects, "PodGroup/urgent", "PodGroupInitiallyScheduled").expect("condition");
+    assert_eq!((status, reason), ("False", "SchedulerError"));
+    assert!(message.contains("spec.preemptionPolicy"), "{message}");
+    assert!(
+        disruption_targets(&objects).is_empty(),
+        "nothing is evicted"
+    );
+    assert!(nominated(&objects).is_empty(), "nothing is nominated");
+    // The same with the gate on: the pods differ from each other, so one of them
+    // differs from the group's policy too.
+    let objects = objects_with(MIXED_POLICY, &["--feature-gates", GATE_ON], 3);
+    let (_, reason, message) =
+        condition(&objects, "PodGroup/urgent", "PodGroupInitiallyScheduled").expect("condition");
+    assert_eq!(reason, "SchedulerError");
+    assert!(message.contains("Pod \"ml/urgent-1\""), "{message}");
+}
+
+#[test]
+fn without_the_gate_the_pods_policy_decides_and_the_groups_is_not_read() {
+    // The PodGroup says Never, its pods PreemptLowerPriority: by default the pods'
+    // policy decides, and `urgent` preempts `whole` as in fewest-pods.yaml.
+    let (code, out, err) = plan(GROUP_NEVER, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(
+            "PodGroup ml/urgent evicts:\n    PodGroup ml/whole (2 pods, 16 devices, priority 100)"
+        ),
+        "{out}"
+    );
+    let objects = objects(GROUP_NEVER);
+    assert_eq!(
+        disruption_targets(&objects),
+        ["Pod/whole-0", "Pod/whole-1", "PodGroup/whole"]
+    );
+}
+
+#[test]
+fn with_the_gate_the_groups_policy_decides_and_every_pod_must_match_it() {
+    let (code, out, _) = plan(GROUP_NEVER, &["--feature-gates", GATE_ON]);
+    assert_eq!(code, 3, "{out}");
+    let objects = objects_with(GROUP_NEVER, &["--feature-gates", GATE_ON], 3);
+    let (status, reason, message) =
+        condition(&objects, "PodGroup/urgent", "PodGroupInitiallyScheduled").expect("condition");
+    assert_eq!((status, reason), ("False", "SchedulerError"));
+    assert!(
+        message.contains("must equal the preemptionPolicy of the pod's PodGroup"),
+        "{message}"
+    );
+    assert!(
+        disruption_targets(&objects).is_empty(),
+        "nothing is evicted"
+    );
+    // Gate on and the pods agreeing with their group's PreemptLowerPriority: the group
+    // preempts as without the gate.
+    let (code, out, err) = plan(
+        FEWEST_PODS,
+        &["--feature-gates", "PodGroupPreemptionPolicy=true"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("PodGroup ml/whole"),
+        "the group's PreemptLowerPriority: {out}"
+    );
+}
+
+#[test]
+fn feature_gates_are_read_as_kube_scheduler_reads_them() {
+    for (gates, says) in [
+        ("Foo=true", "unrecognized feature gate: Foo"),
+        ("PodGroupPreemptionPolicy", "missing bool value"),
+        ("PodGroupPreemptionPolicy=yes", "expected true or false"),
+    ] {
+        let (code, out, err) = plan(FEWEST_PODS, &["--feature-gates", gates]);
+        assert_eq!(code, 2, "{gates}: {out}{err}");
+        assert!(err.contains(says), "{gates}: {err}");
+    }
+    // A later pair wins, and false is the default.
+    let (code, out, err) = plan(
+        GROUP_NEVER,
+        &[
+            "--feature-gates",
+            "PodGroupPreemptionPolicy=true,PodGroupPreemptionPolicy=false",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
 }

@@ -132,7 +132,7 @@ pub use model::workload::{
     MAX_POD_GROUP_TEMPLATES, MAX_TOPOLOGY_CONSTRAINTS, Pod, PodGroup, PodGroupResourceClaim,
     PodGroupTemplate, PodResourceClaim, PreemptionPolicy, PriorityClass, SYSTEM_CRITICAL_PRIORITY,
     SchedulingPolicy, TopologyConstraint, Workload, WorkloadReference, check_group_members,
-    resolve_priority,
+    check_group_members_gated, resolve_priority,
 };
 
 // cel: DRA selectors.

@@ -222,6 +222,82 @@ fn preemption_policy_never_is_respected() {
     assert_eq!(bound(&s, &low), 2);
 }
 
+/// Issue 31: which `preemptionPolicy` decides for a PodGroup. Kubernetes 1.37's
+/// scheduler with its default gates (`PodGroupPreemptionPolicy` off) takes the pods'
+/// shared policy and does not read the PodGroup's; with the gate on the PodGroup's
+/// decides and every pod must have it, else the group fails (`SchedulerError`).
+/// `shared/spec/gang.md` 1.6.3: "Fail a group whose members disagree on
+/// `schedulerName`, priority value or `preemptionPolicy`, as upstream does".
+#[test]
+fn the_pods_preemption_policy_decides_unless_the_pod_group_gate_is_on() {
+    // `polite` says Never at the group, its pod PreemptLowerPriority (or Never).
+    let run = |gate: bool, pod_policy: PreemptionPolicy| {
+        let mut s = scheduler(2, 8);
+        s = Scheduler::new(
+            s.cluster().clone(),
+            GangOptions {
+                pod_group_preemption_policy: gate,
+                ..GangOptions::default()
+            },
+        );
+        let low = gang(&mut s, "low", 2, 8, 1, DisruptionMode::All);
+        s.cycle();
+        let mut g = PodGroup::new("ns", "polite", SchedulingPolicy::Gang { min_count: 1 });
+        g.priority = Some(100);
+        g.preemption_policy = Some(PreemptionPolicy::Never);
+        s.add_group(g).unwrap();
+        let mut pod = Pod::new("ns", "polite-0");
+        pod.scheduling_group = Some("polite".into());
+        pod.priority = 100;
+        pod.preemption_policy = pod_policy;
+        let mut claim = ResourceClaim::new("ns", "polite-0-gpus");
+        claim.spec.requests.push(DeviceRequest::exactly(
+            "gpus",
+            ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(8)),
+        ));
+        pod.resource_claims.push(PodResourceClaim {
+            name: "gpus".into(),
+            source: ClaimSource::ClaimName(claim.name.clone()),
+        });
+        s.add_claim(claim).unwrap();
+        s.add_pod(pod).unwrap();
+        let report = s.cycle();
+        (report.units[0].1.clone(), bound(&s, &low))
+    };
+    // Gate off: the pod's PreemptLowerPriority decides; `low` goes whole.
+    let (result, low) = run(false, PreemptionPolicy::PreemptLowerPriority);
+    assert!(matches!(result, UnitResult::Preempted(_)), "{result:?}");
+    assert_eq!(low, 0);
+    // Gate off, the pod says Never: no preemption.
+    let (result, low) = run(false, PreemptionPolicy::Never);
+    assert!(
+        matches!(
+            result,
+            UnitResult::Pending(GangOutcome::Unschedulable { .. })
+        ),
+        "{result:?}"
+    );
+    assert_eq!(low, 2);
+    // Gate on: the pod must have the group's Never; it does not, so the group fails.
+    let (result, low) = run(true, PreemptionPolicy::PreemptLowerPriority);
+    let UnitResult::Invalid(errs) = &result else {
+        panic!("{result:?}");
+    };
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].field, "spec.preemptionPolicy");
+    assert_eq!(low, 2);
+    // Gate on, both Never: a valid group that may not preempt.
+    let (result, low) = run(true, PreemptionPolicy::Never);
+    assert!(
+        matches!(
+            result,
+            UnitResult::Pending(GangOutcome::Unschedulable { .. })
+        ),
+        "{result:?}"
+    );
+    assert_eq!(low, 2);
+}
+
 #[test]
 fn single_mode_victims_above_min_count_go_first() {
     // An elastic low gang: minCount 2, 4 pods running (2 extra). A high pod needing
@@ -411,12 +487,26 @@ fn what_it_takes_without_lower_priority_victims_or_with_never() {
     let w = s.what_it_takes(&Unit::Group("ns/b".into())).unwrap();
     assert!(w.preemption.is_none());
     assert!(w.to_string().contains("would not help"), "{w}");
-    // Higher priority but Never: the preemption is reported, flagged as not taken.
+    // Higher priority but Never (the pods' policy, which decides without the
+    // PodGroupPreemptionPolicy gate): the preemption is reported, flagged as not taken.
     let mut g = PodGroup::new("ns", "c", SchedulingPolicy::Gang { min_count: 1 });
     g.priority = Some(50);
-    g.preemption_policy = Some(PreemptionPolicy::Never);
     s.add_group(g).unwrap();
-    add_gpu_pod(&mut s, "c", "c-0", 8, 50);
+    let mut pod = Pod::new("ns", "c-0");
+    pod.scheduling_group = Some("c".into());
+    pod.priority = 50;
+    pod.preemption_policy = PreemptionPolicy::Never;
+    let mut claim = ResourceClaim::new("ns", "c-0-gpus");
+    claim.spec.requests.push(DeviceRequest::exactly(
+        "gpus",
+        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(8)),
+    ));
+    pod.resource_claims.push(PodResourceClaim {
+        name: "gpus".into(),
+        source: ClaimSource::ClaimName(claim.name.clone()),
+    });
+    s.add_claim(claim).unwrap();
+    s.add_pod(pod).unwrap();
     let w = s.what_it_takes(&Unit::Group("ns/c".into())).unwrap();
     assert!(!w.may_preempt);
     assert!(w.preemption.is_some());

@@ -101,6 +101,8 @@ pub(crate) struct JsOptions {
     step_budget: Option<u64>,
     /// `--allocator-step-budget`: the most steps one claim allocator call takes.
     allocator_step_budget: Option<u64>,
+    /// `--feature-gates PodGroupPreemptionPolicy=true` (default false).
+    pod_group_preemption_policy: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -157,6 +159,7 @@ impl JsOptions {
                 gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
                 &format!("{what}.allocatorStepBudget"),
             )?,
+            pod_group_preemption_policy: self.pod_group_preemption_policy.unwrap_or(false),
             ..Options::default()
         })
     }

@@ -267,6 +267,8 @@ export interface ModelOptions {
   stepBudget?: number;
   /** The most steps one claim allocation takes (default 1000000, at least 1); see `Options.allocatorStepBudget`. */
   allocatorStepBudget?: number;
+  /** kube-scheduler's `PodGroupPreemptionPolicy` feature gate (default false); see `Options.podGroupPreemptionPolicy`. */
+  podGroupPreemptionPolicy?: boolean;
 }
 
 // ----------------------------------------------------------------------- outputs

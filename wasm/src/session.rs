@@ -88,6 +88,10 @@ struct ModelOptions {
     /// The most steps one claim allocator call takes
     /// (`GangOptions::allocator_step_budget`).
     allocator_step_budget: Option<u64>,
+    /// The `PodGroupPreemptionPolicy` feature gate
+    /// (`GangOptions::pod_group_preemption_policy`).
+    #[serde(default)]
+    pod_group_preemption_policy: bool,
 }
 
 /// gangpack's own JSON model: arrays of the core's types.
@@ -310,6 +314,7 @@ impl Scheduler {
                 gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
                 "options.allocatorStepBudget",
             )?,
+            pod_group_preemption_policy: options.pod_group_preemption_policy,
             ..GangOptions::default()
         };
         let mut state = State::new(gangpack::Scheduler::new(cluster, gang));

@@ -36,6 +36,14 @@ export interface Options {
    * runs out leaves its unit pending and undecided, this budget named.
    */
   allocatorStepBudget?: number;
+  /**
+   * kube-scheduler's `PodGroupPreemptionPolicy` feature gate (`--feature-gates
+   * PodGroupPreemptionPolicy=true`; default false, as in Kubernetes 1.37). Off: a
+   * PodGroup's pods must share one `preemptionPolicy`, which decides whether it
+   * preempts. On: the PodGroup's own `preemptionPolicy` decides and every pod must
+   * match it. A group breaking the rule fails with `SchedulerError`.
+   */
+  podGroupPreemptionPolicy?: boolean;
 }
 
 /** A Kubernetes object, in Kubernetes' own spelling. */

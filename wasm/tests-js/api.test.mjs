@@ -203,3 +203,19 @@ test('runCli: a command line never throws for bad input', () => {
   assert.equal(demoRun.code, 0);
   assert.match(demoRun.stdout, /^gangpack demo: 4 racks x 8 nodes x 8 /);
 });
+
+test('plan: podGroupPreemptionPolicy is kube-scheduler\'s PodGroupPreemptionPolicy gate', () => {
+  // Issue 31: the PodGroup says Never, its pods PreemptLowerPriority. Without the gate
+  // (Kubernetes 1.37's default) the pods' policy decides and the gang preempts; with
+  // it the PodGroup's decides and its pods must match it, so the group fails.
+  const dir = new URL('../../cli/tests/fixtures/preemption/', import.meta.url);
+  const files = ['cluster.yaml', 'group-never.yaml'].map((f) => readFileSync(new URL(f, dir), 'utf8'));
+  const text = files.join('\n---\n');
+  const off = g.plan(text);
+  assert.equal(off.exitCode, 0);
+  assert.match(off.table, /PodGroup ml\/urgent +preempted/);
+  const on = g.plan(text, { podGroupPreemptionPolicy: true });
+  assert.equal(on.exitCode, 3);
+  assert.match(on.table, /PodGroup ml\/urgent +invalid/);
+  assert.match(on.table, /must equal the preemptionPolicy of the pod's PodGroup/);
+});

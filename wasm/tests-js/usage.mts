@@ -64,6 +64,7 @@ const budgetLimit: number | undefined = budgeted.budget?.limit;
 const exhausted: 'Gang' | 'Allocator' | null = budgeted.search.exhausted;
 const searchSteps: number = budgeted.search.steps;
 plan(manifests, { stepBudget: 50_000, allocatorStepBudget: 500_000 });
+plan(manifests, { podGroupPreemptionPolicy: true });
 empty.free();
 before.free();
 session.free();
@@ -87,6 +88,8 @@ taint(manifests, { rule: 'x', effect: 'NoExecute' });
 const wrong: 2 = r.exitCode;
 // @ts-expect-error: formats are yaml and json
 formatList(t.list, 'toml');
+// @ts-expect-error: a feature gate is on or off
+plan(manifests, { podGroupPreemptionPolicy: 'on' });
 // @ts-expect-error: a step budget is a number of steps
 plan(manifests, { stepBudget: 'lots' });
 

@@ -142,6 +142,17 @@ pub struct GangOptions {
     /// given, as the topology constraints of enclosing CompositePodGroups ask of their
     /// children.
     pub within: Vec<(String, String)>,
+    /// The `PodGroupPreemptionPolicy` feature gate of kube-scheduler (off by default in
+    /// Kubernetes 1.37). Off: a PodGroup's pods must share one `preemptionPolicy`, and
+    /// theirs decides whether the group may preempt; the PodGroup's own
+    /// `spec.preemptionPolicy` is not read (the API server drops it without the gate).
+    /// On: the PodGroup's `preemptionPolicy` (its field, else its PriorityClass's)
+    /// decides, and every pod must have the same. A group breaking the rule fails with
+    /// `SchedulerError` ([`check_group_members_gated`](crate::check_group_members_gated)).
+    /// The command line sets it with `--feature-gates PodGroupPreemptionPolicy=true`,
+    /// the WebAssembly API with `podGroupPreemptionPolicy`.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub pod_group_preemption_policy: bool,
 }
 
 #[cfg(feature = "serde")]
@@ -161,6 +172,7 @@ impl Default for GangOptions {
             allocator_step_budget: crate::allocate::DEFAULT_ALLOCATOR_STEP_BUDGET,
             policy: ScoringPolicy::BestFit,
             within: Vec::new(),
+            pod_group_preemption_policy: false,
         }
     }
 }

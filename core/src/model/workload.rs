@@ -1194,8 +1194,27 @@ pub fn resolve_priority(
 ///   compared with the first pod of `pods` (an empty scheduler name reads as
 ///   [`DEFAULT_SCHEDULER_NAME`]).
 ///
-/// The group's own `preemptionPolicy` is not compared with its pods'.
+/// These are the rules of Kubernetes 1.37's default configuration, where the
+/// `PodGroupPreemptionPolicy` feature gate is off: every member must share one
+/// `preemptionPolicy`, the first pod's decides for the group (upstream's
+/// `validatePodGroup`: "all pods in a single pod group should have the same preemption
+/// policy"), and the group's own `preemptionPolicy` is not read. With the gate on, see
+/// [`check_group_members_gated`].
 pub fn check_group_members(group: &PodGroup, pods: &[&Pod]) -> Vec<ValidationError> {
+    check_group_members_gated(group, pods, false)
+}
+
+/// [`check_group_members`] with the `PodGroupPreemptionPolicy` feature gate given
+/// (`pod_group_preemption_policy`; off by default in 1.37). With the gate on, every
+/// member's `spec.preemptionPolicy` must equal the group's
+/// ([`PodGroup::effective_preemption_policy`]; upstream: "all pods in a single pod group
+/// should have the same preemption policy as the pod group's preemption policy"),
+/// which decides for the group; with it off, the members must agree with each other.
+pub fn check_group_members_gated(
+    group: &PodGroup,
+    pods: &[&Pod],
+    pod_group_preemption_policy: bool,
+) -> Vec<ValidationError> {
     let mut errs = Vec::new();
     let priority = group.effective_priority();
     let Some(first) = pods.first() else {
@@ -1225,6 +1244,19 @@ pub fn check_group_members(group: &PodGroup, pods: &[&Pod]) -> Vec<ValidationErr
                 },
             ));
         }
+        if pod_group_preemption_policy
+            && pod.preemption_policy != group.effective_preemption_policy()
+        {
+            errs.push(ValidationError::new(
+                obj.clone(),
+                "spec.preemptionPolicy",
+                Problem::Invalid {
+                    value: pod.preemption_policy.as_str().to_owned(),
+                    reason: "must equal the preemptionPolicy of the pod's PodGroup \
+                             (feature gate PodGroupPreemptionPolicy)",
+                },
+            ));
+        }
         if i == 0 {
             continue;
         }
@@ -1238,7 +1270,7 @@ pub fn check_group_members(group: &PodGroup, pods: &[&Pod]) -> Vec<ValidationErr
                 },
             ));
         }
-        if pod.preemption_policy != first.preemption_policy {
+        if !pod_group_preemption_policy && pod.preemption_policy != first.preemption_policy {
             errs.push(ValidationError::new(
                 obj,
                 "spec.preemptionPolicy",

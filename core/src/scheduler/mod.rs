@@ -36,7 +36,7 @@ use crate::model::claim::{AllocationResult, ResourceClaim};
 use crate::model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
 use crate::model::workload::{
-    ClaimSource, Pod, PodGroup, PreemptionPolicy, PriorityClass, check_group_members,
+    ClaimSource, Pod, PodGroup, PreemptionPolicy, PriorityClass, check_group_members_gated,
 };
 
 /// A unit of scheduling: a PodGroup or a pod without one.
@@ -725,16 +725,23 @@ impl Scheduler {
         }
     }
 
-    /// The priority and preemption policy of a unit.
+    /// The priority and preemption policy of a unit. A PodGroup's policy is its own
+    /// with the `PodGroupPreemptionPolicy` gate, else its pods' (they share one; the
+    /// first member's, as upstream, `PreemptLowerPriority` without members).
     fn unit_priority(&self, unit: &Unit) -> (i32, PreemptionPolicy, Time) {
         match unit {
             Unit::Group(g) => {
                 let group = &self.groups[g];
-                (
-                    group.effective_priority(),
-                    group.effective_preemption_policy(),
-                    group.creation,
-                )
+                let policy = if self.options.pod_group_preemption_policy {
+                    group.effective_preemption_policy()
+                } else {
+                    self.members
+                        .get(g)
+                        .and_then(|m| m.iter().find_map(|k| self.pods.get(k)))
+                        .map(|p| p.preemption_policy)
+                        .unwrap_or_default()
+                };
+                (group.effective_priority(), policy, group.creation)
             }
             Unit::Pod(p) => {
                 let pod = &self.pods[p];
@@ -874,7 +881,8 @@ impl Scheduler {
         let (group, pods, claims) = self.inputs(unit);
         if let Some(g) = &group {
             let members: Vec<&Pod> = pods.iter().collect();
-            let errs = check_group_members(g, &members);
+            let errs =
+                check_group_members_gated(g, &members, self.options.pod_group_preemption_policy);
             if !errs.is_empty() {
                 return Ok(UnitResult::Invalid(errs));
             }
