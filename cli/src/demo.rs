@@ -12,9 +12,9 @@
 //! Running (bound pods, allocated claims): two 8 x 8-GPU training gangs filling racks
 //! 1 and 2, a 4 x 8 and a 2 x 8 gang in rack 4, a 3 x 8 gang and eight low-priority
 //! batch-embedding pods (4 GPUs each) in rack 3. Pending: a high-priority 2 x 8 serving
-//! gang (no rack has two free healthy nodes: it preempts, and the victims are the
-//! cheapest by kube-scheduler's ranking: the 2-pod ViT sweep gang, whole, rather than
-//! four batch pods of the same priority), six high-priority chat pods (1 GPU), two more batch
+//! gang (no rack has two free healthy nodes: it preempts; at equal priority
+//! workload-aware preemption keeps a PodGroup before individual pods, so four batch
+//! pods go rather than the 2-pod ViT sweep gang), six high-priority chat pods (1 GPU), two more batch
 //! pods, and a 4 x 8 training gang that stays pending (explained). Then one
 //! GPU under the rack-2 gang fails (`--seed` picks which): the whole gang is evicted.
 

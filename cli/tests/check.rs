@@ -262,6 +262,22 @@ const COMBINED: &[&[&str]] = &[
         "cli/tests/fixtures/preemption/cluster.yaml",
         "cli/tests/fixtures/preemption/lowest-priority.yaml",
     ],
+    &[
+        "cli/tests/fixtures/preemption/cluster.yaml",
+        "cli/tests/fixtures/preemption/pods-before-group.yaml",
+    ],
+    &[
+        "cli/tests/fixtures/preemption/cluster.yaml",
+        "cli/tests/fixtures/preemption/lone-pod.yaml",
+    ],
+    &[
+        "cli/tests/fixtures/placer-limits/cluster.yaml",
+        "cli/tests/fixtures/group-claims/renamed-entry.yaml",
+    ],
+    &[
+        "cli/tests/fixtures/placer-limits/cluster.yaml",
+        "cli/tests/fixtures/group-claims/mixed-entries.yaml",
+    ],
 ];
 
 /// Every manifest set of the examples and fixtures: each file alone, each directory

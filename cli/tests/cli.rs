@@ -912,8 +912,9 @@ fn demo_runs_the_three_acts() {
         r.out
     );
     // The high-priority serving gang finds no rack with two free healthy nodes: it
-    // preempts, and the victims are the cheapest set by kube-scheduler's ranking: at
-    // equal priority, the 2-pod ViT sweep gang (whole) rather than four batch pods.
+    // preempts. At equal priority, workload-aware preemption (KEP-5710) keeps a
+    // PodGroup before individual pods, so four lone batch pods in rack 3 go rather
+    // than the 2-pod ViT sweep gang (fewer pods, but a PodGroup) in rack 4.
     let serve = r
         .rows()
         .into_iter()
@@ -921,7 +922,7 @@ fn demo_runs_the_three_acts() {
         .map(|row| row.join(" "))
         .expect("a row for the serving gang");
     assert!(
-        serve.starts_with("PodGroup inference/llama-405b-serve preempted 2 16 gpu-r4-"),
+        serve.starts_with("PodGroup inference/llama-405b-serve preempted 2 16 gpu-r3-"),
         "{serve}"
     );
     let victims: Vec<&str> = r
@@ -933,7 +934,9 @@ fn demo_runs_the_three_acts() {
         .collect();
     assert_eq!(
         victims,
-        ["    PodGroup ml-training/vit-sweep (2 pods, 16 devices, priority 1000)"],
+        (0..4)
+            .map(|i| format!("    Pod inference/embed-batch-{i} (1 pod, 4 devices, priority 1000)"))
+            .collect::<Vec<_>>(),
         "{}",
         r.out
     );

@@ -47,7 +47,12 @@ test('an interactive session on the demo cluster', () => {
   assert.deepEqual(chat0.pods, [{ pod: 'inference/chat-0', node: 'gpu-r3-n5', devices: [CHAT] }]);
   const serve = c.units.find((u) => u.name === 'inference/llama-405b-serve');
   assert.equal(serve.outcome, 'preempted');
-  assert.deepEqual(serve.victims.map((v) => v.unit), [{ group: 'ml-training/vit-sweep' }]);
+  // At equal priority a PodGroup outranks lone pods (KEP-5710): four batch pods go,
+  // not the vit-sweep gang.
+  assert.deepEqual(
+    serve.victims.map((v) => v.unit),
+    [0, 1, 2, 3].map((i) => ({ pod: `inference/embed-batch-${i}` })),
+  );
   const moe = c.units.find((u) => u.name === 'ml-training/gpt-moe-pretrain');
   assert.equal(moe.outcome, 'pending');
   assert.match(moe.reason, /^PodGroup ml-training\/gpt-moe-pretrain: 0 of 4 pods fit/);
@@ -61,8 +66,9 @@ test('an interactive session on the demo cluster', () => {
   assert.deepEqual(dev.holders.map((h) => h.pods), [['inference/chat-0']]);
   assert.equal(podOf(snap, 'inference/chat-0').node, 'gpu-r3-n5');
   assert.equal(podOf(snap, 'inference/chat-0').status, 'bound');
+  assert.equal(podOf(snap, 'inference/embed-batch-0').status, 'pending', 'a preempted pod is pending again');
   const vit = snap.groups.find((x) => x.name === 'ml-training/vit-sweep');
-  assert.deepEqual([vit.bound, vit.status], [0, 'pending'], 'the preempted group is pending again');
+  assert.equal(vit.bound, 2, 'the sweep gang keeps running');
 
   // Break the GPU: NoExecute with a key nobody tolerates evicts its pod at once.
   const report = s.taintDevice(CHAT, { key: KEY, value: 'true', effect: 'NoExecute' });
