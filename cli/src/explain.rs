@@ -7,9 +7,11 @@
 //!
 //! # Output
 //!
-//! - A unit that stays pending: the derivation tree (`gangpack::Explanation`'s
-//!   `Display`): the status (`Unschedulable (waiting or preemption may help)`,
-//!   `UnschedulableAndUnresolvable` or `Wait`), how many pods must be placed together
+//! - A unit that stays pending: the verdict (`gangpack::Verdict`'s `Display`: what
+//!   would get it placed, agreeing with the next cycle), then the derivation tree
+//!   (`gangpack::Explanation`'s `Display`): the status (`Unschedulable (capacity other
+//!   workloads hold is in the way)`, `UnschedulableAndUnresolvable`, `Undecided` or
+//!   `Wait`), how many pods must be placed together
 //!   and how many fit, per pod shape the nodes that can host it and the numbered facts
 //!   about the rest, and the minimal blocking set; then what it would take to place it
 //!   (`gangpack::WhatItTakes`'s `Display`): the least preemption of lower-priority work
@@ -243,10 +245,15 @@ pub(crate) fn explain_unit(sched: &Scheduler, report: &CycleReport, unit: &Unit)
 /// it would take to place it (`Scheduler::what_it_takes`): the least preemption and
 /// the capacity missing in the closest domains.
 fn tree(sched: &Scheduler, unit: &Unit) -> String {
-    let mut out = match sched.explain(unit) {
-        Ok(x) => x.to_string(),
+    // The verdict first: what would get it placed, agreeing with the next cycle.
+    let mut out = match sched.verdict(unit) {
+        Ok(v) => format!("{v}\n"),
         Err(e) => return format!("{unit}: cannot be explained: {e}\n"),
     };
+    match sched.explain(unit) {
+        Ok(x) => out.push_str(&x.to_string()),
+        Err(e) => return format!("{unit}: cannot be explained: {e}\n"),
+    }
     if !out.ends_with('\n') {
         out.push('\n');
     }

@@ -204,7 +204,7 @@ enum Command {
         output: Format,
     },
     /// Why a PodGroup (or a pod without one) is not placed: the facts per node, the
-    /// minimal set of them blocking it, and whether waiting or preemption could help.
+    /// minimal set of them blocking it, and a first line saying what would help (agreeing with the next cycle).
     #[command(after_help = EXIT_HELP)]
     Explain {
         #[command(flatten)]

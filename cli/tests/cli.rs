@@ -412,14 +412,27 @@ fn explain_a_pending_gang() {
     ));
     assert_eq!(r.code, 0, "{}", r.err);
     let lines: Vec<&str> = r.out.lines().collect();
+    // Issue 32's first report: the first line says what helps, and never promises
+    // preemption when none would help.
     assert_eq!(
         lines[0],
-        "PodGroup ml/llm-pretrain: Unschedulable (waiting or preemption may help)"
+        "PodGroup ml/llm-pretrain: pending; waiting helps: the room it needs is held by \
+         PodGroup ml/resnet-finetune; more capacity helps: at least 4 more free devices in \
+         domain rack-1"
     );
     assert_eq!(
         lines[1],
+        "PodGroup ml/llm-pretrain: Unschedulable (capacity other workloads hold is in the way)"
+    );
+    assert_eq!(
+        lines[2],
         "├─ needs 4 pending pods placed together (0 running); at most 3 fit"
     );
+    assert!(
+        r.out
+            .contains("preemption: evicting lower-priority units would not help")
+    );
+    assert!(!r.out.contains("preemption may help"), "{}", r.out);
     assert!(
         r.out
             .contains("4 devices on 1 node (gpu-r1-n1) are allocated to other claims"),
@@ -445,7 +458,7 @@ fn explain_a_pending_gang() {
         .iter()
         .find(|l| l.starts_with("└─ minimal blocking set: ["))
         .expect("the minimal blocking set");
-    assert!(minimal.ends_with("(waiting or preemption)"), "{minimal}");
+    assert!(minimal.ends_with("(capacity others hold)"), "{minimal}");
     // Then what it would take: no lower-priority victim helps; one 4-GPU pod is
     // missing in the closest rack.
     assert!(

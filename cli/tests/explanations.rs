@@ -108,10 +108,14 @@ fn a_selector_blocked_only_by_devices_in_use_is_resolvable() {
         "{out}"
     );
     assert!(
-        out.contains("Unschedulable (waiting or preemption may help)"),
+        out.contains("Unschedulable (capacity other workloads hold is in the way)"),
         "{out}"
     );
-    assert!(blocking(&out).ends_with("(waiting or preemption)"), "{out}");
+    assert!(
+        out.contains("Pod default/batch: pending; waiting helps: the room it needs is held by Pod default/serve"),
+        "{out}"
+    );
+    assert!(blocking(&out).ends_with("(capacity others hold)"), "{out}");
 }
 
 #[test]
@@ -155,7 +159,7 @@ fn mig_devices_whose_counters_the_full_gpu_consumes_are_resolvable() {
         ),
         "{out}"
     );
-    assert!(blocking(&out).ends_with("(waiting or preemption)"), "{out}");
+    assert!(blocking(&out).ends_with("(capacity others hold)"), "{out}");
 }
 
 #[test]

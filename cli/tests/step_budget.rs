@@ -65,11 +65,14 @@ fn a_step_budget_too_small_is_reported_as_undecided() {
 
     let r = explain(&["--step-budget", "3"]);
     assert_eq!(r.code, 0, "{}{}", r.out, r.err);
-    let head: Vec<&str> = r.out.lines().take(3).collect();
+    let head: Vec<&str> = r.out.lines().take(4).collect();
     assert_eq!(
         head,
         [
-            "PodGroup default/ring: Unschedulable (undecided: a step budget ran out)",
+            "PodGroup default/ring: pending; undecided: the gang search's step budget (3 steps) \
+             ran out before an answer was known: raise it to search further \
+             (GangOptions::step_budget, --step-budget, stepBudget)",
+            "PodGroup default/ring: Undecided (a step budget ran out)",
             "├─ needs 4 pending pods placed together (0 running); 2 placed together before the \
              budget ran out",
             "├─ undecided: the gang search's step budget (3 steps) ran out before an answer was \

@@ -234,8 +234,10 @@ fn explain_names_what_a_waiting_pod_waits_for() {
         r.out
     );
     assert!(
-        r.out
-            .contains("\nIts PodGroup default/eval, without it:\nPodGroup default/eval: Wait\n"),
+        r.out.contains(
+            "\nIts PodGroup default/eval, without it:\nPodGroup default/eval: pending; \
+                       waiting for more pods: 1 exist, minCount is 2\nPodGroup default/eval: Wait\n"
+        ),
         "{}",
         r.out
     );

@@ -171,8 +171,8 @@ pub use gang::scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 // scheduler: the lifecycle.
 pub use scheduler::{
     BrokenGroup, CycleReport, DomainGap, DryRunReport, EvictionReason, EvictionRelief,
-    EvictionReport, PodEviction, Preemption, Scheduler, SchedulerError, ShapeGap, Unit, UnitResult,
-    Victim, WhatItTakes,
+    EvictionReport, Help, PodEviction, Preemption, Scheduler, SchedulerError, ShapeGap, Unit,
+    UnitResult, Verdict, Victim, WhatItTakes,
 };
 
 /// Upstream validation limits, enforced by the model's `validate` methods.

@@ -977,7 +977,7 @@ fn a_gang_search_out_of_steps_says_so() {
         .explain_gang(Some(&g), &p.pods, &p.claims, &tight)
         .unwrap();
     assert!(ex.budget_exhausted);
-    assert_eq!(ex.status, GangStatus::Unschedulable);
+    assert_eq!(ex.status, GangStatus::Undecided);
     assert_eq!(
         ex.summary(),
         "PodGroup ns/g: undecided: the gang search's step budget (50 steps) ran out before an \

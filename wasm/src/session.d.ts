@@ -388,7 +388,7 @@ export type Fact = { [kind: string]: JsonObject | JsonValue };
 export interface Explanation {
   group: string | null;
   pod: string | null;
-  status: "Scheduled" | "Wait" | "Unschedulable" | "UnschedulableAndUnresolvable";
+  status: "Scheduled" | "Wait" | "Unschedulable" | "UnschedulableAndUnresolvable" | "Undecided";
   required: number;
   best: number;
   running: number;
@@ -430,11 +430,34 @@ export interface WhatItTakes {
 
 export interface SessionExplainResult {
   unit: UnitKey;
-  /** The explanation's text (its `Display`). */
+  /** The verdict's line (for a pending unit), then the explanation's text (its `Display`), as `gangpack explain` prints them. */
   text: string;
   summary: string;
   explanation: Explanation;
   whatItTakes: WhatItTakes;
+  /** What would get the unit placed, agreeing with the next cycle. */
+  verdict: Verdict;
+}
+
+/** One thing that would get a pending unit placed (`gangpack::Help`). */
+export type Help =
+  | { nextCycle: { pods: number } }
+  | { preemption: { victims: Victim[] } }
+  | { morePods: { present: number; minCount: number } }
+  | { waiting: { holders: UnitKey[]; ahead: boolean; neverPreempts: boolean } }
+  | { capacity: { domain: string | null; devices: number } }
+  | { change: { facts: Fact[] } }
+  | { invalid: { errors: string[] } }
+  | { undecided: { budget: { budget: StepBudget; limit: number } | null } };
+
+/** The verdict on a unit (`gangpack::Verdict`): `helps` lists exactly what holds, in order. */
+export interface Verdict {
+  unit: UnitKey;
+  /** Whether some of its pods wait to be placed. */
+  pending: boolean;
+  helps: Help[];
+  /** One line, as `gangpack explain` prints it first. */
+  text: string;
 }
 
 export interface RequestShape {

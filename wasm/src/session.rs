@@ -165,6 +165,14 @@ struct ExplainView {
     summary: String,
     explanation: gangpack::Explanation,
     what_it_takes: WhatItTakesView,
+    verdict: VerdictView,
+}
+
+#[derive(Serialize)]
+struct VerdictView {
+    #[serde(flatten)]
+    value: gangpack::Verdict,
+    text: String,
 }
 
 #[derive(Serialize)]
@@ -764,8 +772,19 @@ impl Scheduler {
         let what = sched
             .what_it_takes(&unit)
             .map_err(|e| errors::scheduler(&e))?;
+        let verdict = sched.verdict(&unit).map_err(|e| errors::scheduler(&e))?;
+        // The verdict first, as `gangpack explain` prints it: what would get it placed.
+        let text = if verdict.pending {
+            format!("{verdict}\n{explanation}")
+        } else {
+            explanation.to_string()
+        };
         to_js(&ExplainView {
-            text: explanation.to_string(),
+            text,
+            verdict: VerdictView {
+                text: verdict.to_string(),
+                value: verdict,
+            },
             summary: explanation.summary(),
             what_it_takes: WhatItTakesView {
                 text: what.to_string(),

@@ -102,6 +102,12 @@ test('an interactive session on the demo cluster', () => {
   assert.match(ex.summary, /^PodGroup ml-training\/gpt-moe-pretrain: 0 of 4 pods fit/);
   assert.equal(ex.whatItTakes.fitsNow, false);
   assert.ok(ex.whatItTakes.text.length > 0);
+  // The verdict (issue 32): what helps, first in the text, never "Scheduled".
+  assert.equal(ex.verdict.pending, true);
+  assert.ok(ex.verdict.helps.length > 0);
+  assert.ok(ex.verdict.helps.every((h) => !('nextCycle' in h)));
+  assert.equal(ex.text.split('\n')[0], ex.verdict.text);
+  assert.match(ex.verdict.text, /^PodGroup ml-training\/gpt-moe-pretrain: pending; /);
   assert.equal(s.explain('ml-training/gpt-moe-pretrain').summary, ex.summary);
 
   // Capacity per rack.

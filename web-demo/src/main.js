@@ -475,14 +475,18 @@ function selectedIn(run, kind, name) {
     // and the answer follows in the next task (a newer render cancels it).
     const tree = h('div', { class: 'explanation', 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Explaining…'));
     const what = h('pre', { class: 'what', tabindex: '0' });
-    parts.push(h('h4', {}, 'Why it is pending'), tree,
-      h('p', { class: 'hint' }, 'The minimal blocking set is lit up on the cluster; click a fact to light up its objects.'),
+    const hint = h('p', { class: 'hint' }, 'Click a fact to light up its objects.');
+    parts.push(h('h4', {}, 'Why it is pending'), tree, hint,
       h('h4', {}, 'What it would take'), what);
     app.explaining.push(() => {
       try {
         const result = run.session.explain(kind === 'PodGroup' ? { podGroup: name } : { pod: name });
         const blocking = renderExplanation(tree, result, run.cells, (id) => run.session.device(id), (t) => run.view.setHighlight(t));
         run.view.setHighlight(blocking);
+        // Only a blocking set that exists is lit up.
+        hint.textContent = result.explanation.blocking.length
+          ? 'The minimal blocking set is lit up on the cluster; click a fact to light up its objects.'
+          : 'Click a fact to light up its objects.';
         what.textContent = result.whatItTakes.text;
       } catch (e) {
         tree.replaceChildren(h('p', { class: 'error' }, message(e)));

@@ -51,10 +51,10 @@ use crate::model::claim::{
 use crate::model::class::DeviceSelector;
 use crate::model::decision::PlacementDecision;
 use crate::model::toleration::first_untolerated_taint;
-use crate::model::workload::{Pod, PodGroup};
+use crate::model::workload::{ClaimSource, Pod, PodGroup};
 use crate::{
-    DeviceTaint, DeviceToleration, DeviceTolerationOperator, Quantity, Taint, TaintEffect,
-    Toleration, TolerationOperator,
+    DeviceRef, DeviceTaint, DeviceToleration, DeviceTolerationOperator, Quantity, Taint,
+    TaintEffect, Toleration, TolerationOperator,
 };
 
 /// The outcome of a gang's scheduling attempt (KEP-6012's feasibility states).
@@ -71,6 +71,9 @@ pub enum GangStatus {
     /// Would not fit even if nothing else ran: taints, selectors, cordons, hardware or
     /// topology must change first.
     UnschedulableAndUnresolvable,
+    /// Undecided: a step budget ran out before the placement was decided (a placement
+    /// may exist); [`Explanation::budget`] says which budget and how to raise it.
+    Undecided,
 }
 
 impl GangStatus {
@@ -81,6 +84,7 @@ impl GangStatus {
             GangStatus::Wait => "Wait",
             GangStatus::Unschedulable => "Unschedulable",
             GangStatus::UnschedulableAndUnresolvable => "UnschedulableAndUnresolvable",
+            GangStatus::Undecided => "Undecided",
         }
     }
 }
@@ -156,6 +160,16 @@ pub enum Fact {
     },
     /// Devices the pods could use are allocated to other claims.
     DevicesInUse {
+        /// How many.
+        devices: u32,
+        /// The nodes.
+        nodes: Vec<String>,
+    },
+    /// Devices the pods could use are held by the unit itself: the claims of its running
+    /// members, or its allocated shared claims. Not another workload's capacity (no
+    /// preemption frees them); they free up only when those members end, so no
+    /// blocking set lifts this fact.
+    HeldByOwnMembers {
         /// How many.
         devices: u32,
         /// The nodes.
@@ -312,13 +326,15 @@ impl Fact {
         match self {
             Fact::ResourceInUse { .. }
             | Fact::DevicesInUse { .. }
+            | Fact::HeldByOwnMembers { .. }
             | Fact::CountersInUse { .. }
             | Fact::NotEnoughPods { .. } => Resolution::WaitOrPreempt,
             _ => Resolution::Unresolvable,
         }
     }
 
-    fn nodes(&self) -> &[String] {
+    /// The nodes the fact is about (empty for facts about no node).
+    pub fn nodes(&self) -> &[String] {
         match self {
             Fact::Cordoned { nodes }
             | Fact::NodeSelector { nodes }
@@ -327,6 +343,7 @@ impl Fact {
             | Fact::ResourceInUse { nodes, .. }
             | Fact::DeviceTaint { nodes, .. }
             | Fact::DevicesInUse { nodes, .. }
+            | Fact::HeldByOwnMembers { nodes, .. }
             | Fact::TooFewDevices { nodes, .. }
             | Fact::RequestSelector { nodes, .. }
             | Fact::CapacityTooSmall { nodes, .. }
@@ -348,6 +365,7 @@ impl Fact {
             | Fact::ResourceInUse { nodes, .. }
             | Fact::DeviceTaint { nodes, .. }
             | Fact::DevicesInUse { nodes, .. }
+            | Fact::HeldByOwnMembers { nodes, .. }
             | Fact::TooFewDevices { nodes, .. }
             | Fact::RequestSelector { nodes, .. }
             | Fact::CapacityTooSmall { nodes, .. }
@@ -533,6 +551,13 @@ impl fmt::Display for Fact {
             Fact::DevicesInUse { devices, nodes } => write!(
                 f,
                 "{devices} device{} on {} {} allocated to other claims",
+                if *devices == 1 { "" } else { "s" },
+                Nodes(nodes),
+                if *devices == 1 { "is" } else { "are" }
+            ),
+            Fact::HeldByOwnMembers { devices, nodes } => write!(
+                f,
+                "{devices} device{} on {} {} held by this unit's own running members",
                 if *devices == 1 { "" } else { "s" },
                 Nodes(nodes),
                 if *devices == 1 { "is" } else { "are" }
@@ -829,7 +854,8 @@ impl fmt::Display for Explanation {
             GangStatus::Scheduled => {
                 let n = self.decision.as_ref().map_or(0, |d| d.bindings.len());
                 let s = if n == 1 { "" } else { "s" };
-                return writeln!(f, "{what}: Scheduled ({n} pod{s} bound)");
+                // What-if wording: explaining places nothing.
+                return writeln!(f, "{what}: fits now ({n} pod{s} placed together)");
             }
             GangStatus::Wait => {
                 writeln!(f, "{what}: Wait")?;
@@ -838,14 +864,14 @@ impl fmt::Display for Explanation {
                 }
                 return Ok(());
             }
-            GangStatus::Unschedulable if self.budget_exhausted => {
-                writeln!(
-                    f,
-                    "{what}: Unschedulable (undecided: a step budget ran out)"
-                )?;
+            GangStatus::Undecided => {
+                writeln!(f, "{what}: Undecided (a step budget ran out)")?;
             }
             GangStatus::Unschedulable => {
-                writeln!(f, "{what}: Unschedulable (waiting or preemption may help)")?;
+                writeln!(
+                    f,
+                    "{what}: Unschedulable (capacity other workloads hold is in the way)"
+                )?;
             }
             GangStatus::UnschedulableAndUnresolvable => {
                 writeln!(f, "{what}: UnschedulableAndUnresolvable")?;
@@ -933,7 +959,7 @@ impl fmt::Display for Explanation {
             if self.minimal { "minimal" } else { "a" },
             ids.join(" "),
             if resolvable {
-                "waiting or preemption"
+                "capacity others hold"
             } else {
                 "unresolvable"
             }
@@ -1069,6 +1095,9 @@ impl Cluster {
                 });
             }
         }
+        // What the unit holds itself is never "other claims", nor freed by a relaxation.
+        let own_claims = own_claims(&gang, claims);
+        gang.own = self.devices_of(claims, &own_claims);
         // Nodes the index's counts admit but where the allocator cannot serve one pod
         // (its own selectors, constraints, capacity, counters) are diagnosed as such.
         self.refine_caps(&mut gang);
@@ -1076,7 +1105,7 @@ impl Cluster {
         if ex.budget_exhausted {
             // Undecided: the facts stand, but which of them block is not known, and
             // every relaxation trial would search again (up to the budget each).
-            ex.status = GangStatus::Unschedulable;
+            ex.status = GangStatus::Undecided;
             return Ok(ex);
         }
         // Which facts, removed, let the gang fit.
@@ -1092,7 +1121,7 @@ impl Cluster {
                 .iter()
                 .filter_map(|&i| ex.facts[i].relaxation())
                 .collect();
-            self.fits_relaxed(group, pods, claims, &trial_options, &relax)
+            self.fits_relaxed(group, pods, claims, &trial_options, &relax, &own_claims)
         };
         let resolvable: Vec<usize> = relaxable
             .iter()
@@ -1154,7 +1183,7 @@ impl Cluster {
                         .filter_map(|&i| ex.facts[i].relaxation())
                         .collect();
                     if let Some(GangOutcome::Unschedulable { best, .. }) =
-                        self.place_relaxed(group, pods, claims, &trial_options, &relax)
+                        self.place_relaxed(group, pods, claims, &trial_options, &relax, &own_claims)
                     {
                         hosts = best;
                     }
@@ -1186,15 +1215,17 @@ impl Cluster {
         claims: &[ResourceClaim],
         options: &GangOptions,
         relax: &[Relaxation],
+        own_claims: &BTreeSet<String>,
     ) -> bool {
         matches!(
-            self.place_relaxed(group, pods, claims, options, relax),
+            self.place_relaxed(group, pods, claims, options, relax, own_claims),
             Some(GangOutcome::Placed(_))
         )
     }
 
     /// The placement outcome once `relax` is applied to copies of the cluster and the
-    /// objects (`None` if the placement fails with an error).
+    /// objects (`None` if the placement fails with an error). Freeing devices never
+    /// frees the unit's own (`own_claims`).
     fn place_relaxed(
         &self,
         group: Option<&PodGroup>,
@@ -1202,6 +1233,7 @@ impl Cluster {
         claims: &[ResourceClaim],
         options: &GangOptions,
         relax: &[Relaxation],
+        own_claims: &BTreeSet<String>,
     ) -> Option<GangOutcome> {
         let mut cluster = self.clone();
         let mut pods = pods.to_vec();
@@ -1316,6 +1348,7 @@ impl Cluster {
                                 .allocations(&r)
                                 .iter()
                                 .map(|a| a.consumer.clone())
+                                .filter(|c| !own_claims.contains(c))
                                 .collect();
                             for h in holders {
                                 let _ = cluster.release(&r, &h);
@@ -1371,6 +1404,10 @@ impl Cluster {
                     | (
                         Fact::DevicesInUse { devices: a, .. },
                         Fact::DevicesInUse { devices: b, .. },
+                    )
+                    | (
+                        Fact::HeldByOwnMembers { devices: a, .. },
+                        Fact::HeldByOwnMembers { devices: b, .. },
                     )
                     | (
                         Fact::CountersInUse { devices: a, .. },
@@ -1712,6 +1749,7 @@ impl Cluster {
         let devices = self.reach(id);
         // The most held of one requested kind, with its network-attached part.
         let mut in_use: (u32, Option<DeviceSet>) = (0, None);
+        let mut own_use: (u32, Option<DeviceSet>) = (0, None);
         let mut tainted: Vec<(DeviceTaint, u32, Option<DeviceSet>)> = Vec::new();
         for spec in shape_claims(gang, si).into_iter().map(|(_, s)| s) {
             for r in &spec.requests {
@@ -1721,9 +1759,14 @@ impl Cluster {
                         present.intersect_with(self.usable_devices());
                         let mut held = present.clone();
                         held.difference_with(self.free_devices());
+                        let (held, own) = split_own(held, &gang.own);
                         let n = devices.count(&held);
                         if n > in_use.0 {
                             in_use = (n, devices.net_part(&held));
+                        }
+                        let n = devices.count(&own);
+                        if n > own_use.0 {
+                            own_use = (n, devices.net_part(&own));
                         }
                         for (taint, members) in self.untolerated_taints(view.tolerations) {
                             let mut hit = present.clone();
@@ -1757,6 +1800,15 @@ impl Cluster {
                     nodes: vec![name.to_owned()],
                 },
                 in_use.1,
+            );
+        }
+        if own_use.0 > 0 && short {
+            add(
+                Fact::HeldByOwnMembers {
+                    devices: own_use.0,
+                    nodes: vec![name.to_owned()],
+                },
+                own_use.1,
             );
         }
     }
@@ -1894,8 +1946,11 @@ impl Cluster {
                         usable.difference_with(&census.counters_held);
                         let free = devices.count(&usable);
                         let ok = free.min(census.counters_now);
-                        let in_use = devices.count(&census.held);
-                        let held_net = devices.net_part(&census.held);
+                        let (others, own) = split_own(census.held.clone(), &gang.own);
+                        let in_use = devices.count(&others);
+                        let held_net = devices.net_part(&others);
+                        let own_in_use = devices.count(&own);
+                        let own_net = devices.net_part(&own);
                         let counters_in_use = devices.count(&census.counters_held);
                         let counters_net = devices.net_part(&census.counters_held);
                         alts.push((reference.clone(), usable, present.clone(), need));
@@ -1949,6 +2004,13 @@ impl Cluster {
                                 };
                                 why.push((f, held_net));
                             }
+                            if own_in_use > 0 {
+                                let f = Fact::HeldByOwnMembers {
+                                    devices: own_in_use,
+                                    nodes: node(),
+                                };
+                                why.push((f, own_net));
+                            }
                             if counters_in_use > 0 || (free >= need && census.counters_now < need) {
                                 let f = Fact::CountersInUse {
                                     devices: counters_in_use.max(1),
@@ -1972,7 +2034,7 @@ impl Cluster {
                     }
                 }
             }
-            found |= self.diagnose_constraints(claim, spec, &scopes, name, add);
+            found |= self.diagnose_constraints(claim, spec, &scopes, name, &gang.own, add);
         }
         found
     }
@@ -1988,6 +2050,7 @@ impl Cluster {
         spec: &ResourceClaimSpec,
         scopes: &[Vec<(String, DeviceSet, DeviceSet, u32)>],
         name: &str,
+        own: &DeviceSet,
         add: &mut dyn FnMut(Fact, Option<DeviceSet>),
     ) -> bool {
         let mut found = false;
@@ -2050,6 +2113,7 @@ impl Cluster {
                     }
                 }
                 held.difference_with(self.free_devices());
+                let (held, own) = split_own(held, own);
                 let devices = u32::try_from(held.len()).unwrap_or(u32::MAX);
                 if devices > 0 {
                     found = true;
@@ -2061,10 +2125,77 @@ impl Cluster {
                         None,
                     );
                 }
+                let devices = u32::try_from(own.len()).unwrap_or(u32::MAX);
+                if devices > 0 {
+                    found = true;
+                    add(
+                        Fact::HeldByOwnMembers {
+                            devices,
+                            nodes: vec![name.to_owned()],
+                        },
+                        None,
+                    );
+                }
             }
         }
         found
     }
+}
+
+/// The claims (`namespace/name`) the unit holds already: the allocated claims its
+/// running members name, and its allocated shared claims.
+fn own_claims(gang: &Gang<'_>, claims: &[ResourceClaim]) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = gang
+        .shared
+        .iter()
+        .filter(|s| s.allocated.is_some() && (s.used || s.group))
+        .map(|s| s.name.clone())
+        .collect();
+    for p in &gang.running {
+        for c in &p.resource_claims {
+            if let ClaimSource::ClaimName(n) = &c.source
+                && claims
+                    .iter()
+                    .any(|x| x.namespace == p.namespace && x.name == *n && x.allocation.is_some())
+            {
+                out.insert(format!("{}/{n}", p.namespace));
+            }
+        }
+    }
+    out
+}
+
+impl Cluster {
+    /// The devices of the allocations of `names` among `claims`.
+    fn devices_of(&self, claims: &[ResourceClaim], names: &BTreeSet<String>) -> DeviceSet {
+        let mut out = DeviceSet::new();
+        for c in claims {
+            let Some(result) = &c.allocation else {
+                continue;
+            };
+            if !names.contains(&format!("{}/{}", c.namespace, c.name)) {
+                continue;
+            }
+            for d in &result.devices {
+                if let Some(id) = self.device_id(&DeviceRef::new(&d.driver, &d.pool, &d.device)) {
+                    out.insert(id);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `held` split into what other workloads hold and what the unit itself holds
+/// (`own`: its running members' and shared claims' devices).
+fn split_own(mut held: DeviceSet, own: &DeviceSet) -> (DeviceSet, DeviceSet) {
+    if own.is_empty() {
+        return (held, DeviceSet::new());
+    }
+    let mut mine = held.clone();
+    mine.intersect_with(own);
+    held.difference_with(own);
+    (held, mine)
 }
 
 /// The devices a pod on one node can reach: its node-local devices, and the

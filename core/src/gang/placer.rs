@@ -422,6 +422,11 @@ pub(crate) struct Gang<'a> {
     pub(crate) most: usize,
     /// Per shape, per domain: the range of `candidates` in that domain.
     ranges: Vec<Vec<(u32, u32)>>,
+    /// Devices the unit itself holds: those of the allocated claims its running members
+    /// name and of its allocated shared claims. Not free, but not other workloads'
+    /// either: the explanation never reports them as "allocated to other claims". Filled
+    /// by the explanation only (placing does not need it).
+    pub(crate) own: DeviceSet,
 }
 
 impl Cluster {
@@ -810,6 +815,7 @@ impl Cluster {
             order: Vec::new(),
             most: 0,
             ranges: Vec::new(),
+            own: DeviceSet::new(),
         };
         self.count_candidates(&mut gang, options);
         gang.order_domains(self, &options.policy);

@@ -23,9 +23,11 @@ use core::fmt;
 
 mod evict;
 mod preempt;
+mod verdict;
 mod whatif;
 
 pub use evict::{BrokenGroup, DryRunReport};
+pub use verdict::{Help, Verdict};
 pub use whatif::{DomainGap, EvictionRelief, ShapeGap, WhatItTakes};
 
 use crate::Time;
@@ -842,7 +844,24 @@ impl Scheduler {
     /// current state. Changes nothing.
     pub fn explain(&self, unit: &Unit) -> Result<crate::Explanation, SchedulerError> {
         self.check_unit(unit)?;
-        let (group, pods, claims) = self.inputs(unit);
+        let (group, pods, mut claims) = self.inputs(unit);
+        // The running members' claims too: what the unit holds itself is not "other
+        // claims" in the explanation.
+        for p in pods.iter().filter(|p| p.node_name.is_some()) {
+            for c in &p.resource_claims {
+                let ClaimSource::ClaimName(n) = &c.source else {
+                    continue;
+                };
+                let k = key(&p.namespace, n);
+                if let Some(claim) = self.claims.get(&k)
+                    && !claims
+                        .iter()
+                        .any(|x| x.namespace == claim.namespace && x.name == claim.name)
+                {
+                    claims.push(claim.clone());
+                }
+            }
+        }
         Ok(self
             .cluster
             .explain_gang(group.as_ref(), &pods, &claims, &self.options)?)
