@@ -43,6 +43,7 @@ use crate::allocate::Skip;
 use crate::cel::Selector;
 use crate::cluster::Cluster;
 use crate::cluster::bits::{DeviceSet, SparseDeviceSet};
+use crate::gang::filter::{Rejection, ShapeFilter};
 use crate::gang::placer::{Gang, GangError, GangOptions, GangOutcome, SearchStats, StepBudget};
 use crate::model::claim::{
     AllocationMode, ConstraintKind, DeviceRequestKind, ResourceClaim, ResourceClaimSpec,
@@ -50,11 +51,10 @@ use crate::model::claim::{
 };
 use crate::model::class::DeviceSelector;
 use crate::model::decision::PlacementDecision;
-use crate::model::toleration::first_untolerated_taint;
 use crate::model::workload::{ClaimSource, Pod, PodGroup};
 use crate::{
     DeviceRef, DeviceTaint, DeviceToleration, DeviceTolerationOperator, Quantity, Taint,
-    TaintEffect, Toleration, TolerationOperator,
+    Toleration, TolerationOperator,
 };
 
 /// The outcome of a gang's scheduling attempt (KEP-6012's feasibility states).
@@ -1508,7 +1508,7 @@ impl Cluster {
             for f in tainted {
                 add(f, None, &mut shape_facts);
             }
-            let pod = shape.rep;
+            let filter = ShapeFilter::new(self, shape.rep, &shape.requests, &options.within, key);
             let mut counted = BTreeSet::new();
             for c in shape.candidates.iter().filter(|c| c.cap > 0) {
                 counted.insert(c.node);
@@ -1547,46 +1547,49 @@ impl Cluster {
                     continue;
                 }
                 let name = node.name.clone();
-                // Nodes outside the restriction or the running members' domain are
-                // not the gang's to use.
-                if !options
-                    .within
-                    .iter()
-                    .all(|(k, v)| node.labels.get(k) == Some(v))
-                {
-                    continue;
-                }
-                if let Some(k) = key {
-                    match node.labels.get(k) {
-                        None => continue,
-                        Some(v) if !gang.domains.contains(v) => continue,
-                        Some(_) => {}
+                // The node filter the placer's counting asks too: the first rejection is
+                // the node's fact. Nodes outside the restriction or the running members'
+                // domain are not the gang's to use.
+                let in_domain = |v: &str| gang.domains.iter().any(|d| d == v);
+                match self.filter_node(id, node, &filter, in_domain, 1).verdict {
+                    Err(Rejection::OutOfScope) => continue,
+                    Err(Rejection::Cordoned) => {
+                        add(Fact::Cordoned { nodes: vec![name] }, None, &mut shape_facts);
+                        continue;
                     }
-                }
-                if node.unschedulable {
-                    add(Fact::Cordoned { nodes: vec![name] }, None, &mut shape_facts);
-                    continue;
-                }
-                if !pod.fits_node(node) {
-                    add(
-                        Fact::NodeSelector { nodes: vec![name] },
-                        None,
-                        &mut shape_facts,
-                    );
-                    continue;
-                }
-                if let Some(t) = first_untolerated_taint(&node.taints, &pod.tolerations, |e| {
-                    matches!(e, TaintEffect::NoSchedule | TaintEffect::NoExecute)
-                }) {
-                    add(
-                        Fact::NodeTaint {
-                            taint: t.clone(),
-                            nodes: vec![name],
-                        },
-                        None,
-                        &mut shape_facts,
-                    );
-                    continue;
+                    Err(Rejection::NodeSelector) => {
+                        add(
+                            Fact::NodeSelector { nodes: vec![name] },
+                            None,
+                            &mut shape_facts,
+                        );
+                        continue;
+                    }
+                    Err(Rejection::NodeTaint(t)) => {
+                        add(
+                            Fact::NodeTaint {
+                                taint: t.clone(),
+                                nodes: vec![name],
+                            },
+                            None,
+                            &mut shape_facts,
+                        );
+                        continue;
+                    }
+                    Err(Rejection::ResourceTooSmall(resource)) => {
+                        add(
+                            Fact::ResourceTooSmall {
+                                resource,
+                                nodes: vec![name],
+                            },
+                            None,
+                            &mut shape_facts,
+                        );
+                        continue;
+                    }
+                    // In use, or admitted by the scalars: what others hold (every
+                    // resource and device) and what the devices lack, below.
+                    Err(Rejection::ResourceInUse(_)) | Ok(_) => {}
                 }
                 let mut requests: Vec<(&str, Quantity)> = shape
                     .rep
@@ -1597,21 +1600,6 @@ impl Cluster {
                     .collect();
                 if node.allocatable.contains_key("pods") {
                     requests.push(("pods", Quantity::from_int(1)));
-                }
-                // A resource too small rejects the node for good.
-                if let Some((r, _)) = requests
-                    .iter()
-                    .find(|(r, q)| node.allocatable.get(*r).copied().unwrap_or(Quantity::ZERO) < *q)
-                {
-                    add(
-                        Fact::ResourceTooSmall {
-                            resource: (*r).to_owned(),
-                            nodes: vec![name.clone()],
-                        },
-                        None,
-                        &mut shape_facts,
-                    );
-                    continue;
                 }
                 // What others hold is reported in full, resources and devices alike:
                 // freeing only part of it would not let a pod in.

@@ -19,6 +19,7 @@ pub(crate) mod apply;
 pub(crate) mod capacity_report;
 pub(crate) mod composite;
 pub(crate) mod explain;
+pub(crate) mod filter;
 pub(crate) mod placer;
 pub(crate) mod scoring;
 mod search;

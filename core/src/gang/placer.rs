@@ -93,10 +93,10 @@ use crate::cluster::{Cluster, DeviceCounts};
 use crate::gang::scoring::{ScoringPolicy, WorkloadMix};
 use crate::model::claim::{AllocationMode, ResourceClaim, ResourceClaimSpec};
 use crate::model::decision::PlacementDecision;
-use crate::model::toleration::first_untolerated_taint;
 use crate::model::workload::{ClaimSource, Pod, PodGroup};
-use crate::{DeviceRef, DeviceTaint, Quantity, TaintEffect};
+use crate::{DeviceRef, DeviceTaint, Quantity};
 
+use super::filter::{Rejection, ShapeFilter};
 use super::search::Search;
 
 /// The default [`GangOptions::step_budget`].
@@ -946,16 +946,9 @@ impl Cluster {
             }
             let pod = shape.rep;
             let bounds = self.device_bounds(&shape.own_specs);
-            let requests: Vec<_> = shape
-                .requests
-                .iter()
-                .filter(|(_, q)| q.is_positive())
-                .map(|(r, q)| (self.symbol(r), *q))
-                .collect();
-            let pods_symbol = self.symbol("pods");
+            let filter = ShapeFilter::new(self, pod, &shape.requests, &options.within, key);
             // More devices than all of the shape's pods need do not raise a cap.
             let pods_cap = u32::try_from(shape.pods).unwrap_or(u32::MAX);
-            let any_node = pod.node_selector.is_empty() && pod.required_node_affinity.is_none();
             let mut out = Vec::with_capacity(self.node_slots());
             // Without a topology key, a node with fewer free devices than one of the
             // pod's requests needs at least cannot host it: its counts say so without
@@ -1004,63 +997,40 @@ impl Cluster {
                 if device_cap == 0 && key.is_none() {
                     continue;
                 }
-                let (cordoned, hard_taints) = self.node_flags(id);
-                if cordoned
-                    || !options
-                        .within
-                        .iter()
-                        .all(|(k, v)| node.labels.get(k) == Some(v))
-                {
-                    continue;
-                }
-                let domain = match key {
-                    None => 0,
-                    Some(k) => {
-                        let Some(v) = node.labels.get(k) else {
-                            continue;
-                        };
-                        if !fixed.is_empty() && !fixed.contains(v.as_str()) {
-                            continue;
-                        }
-                        match last {
-                            Some((value, d)) if value == v.as_str() => d,
-                            _ => {
-                                let d = if let Some(&d) = domain_of.get(v.as_str()) {
-                                    d
-                                } else {
-                                    let d = domains.len() as u32;
-                                    domains.push(v.clone());
-                                    domain_of.insert(v.as_str(), d);
-                                    d
-                                };
-                                last = Some((v.as_str(), d));
-                                d
-                            }
-                        }
-                    }
-                };
-                if !(any_node || pod.fits_node(node))
-                    || (hard_taints
-                        && first_untolerated_taint(&node.taints, &pod.tolerations, |e| {
-                            matches!(e, TaintEffect::NoSchedule | TaintEffect::NoExecute)
-                        })
-                        .is_some())
-                {
-                    continue;
-                }
-                let mut cap = u32::try_from(shape.pods)
+                // The node filter (scope, cordon, selector and affinity, node taints,
+                // scalar resources): the same function the explanation asks.
+                let most = u32::try_from(shape.pods)
                     .unwrap_or(u32::MAX)
                     .min(device_cap);
-                for (r, q) in &requests {
-                    cap = cap_by(cap, self.node_free_by_symbol(id, *r), *q);
-                    if cap == 0 {
-                        break;
-                    }
+                let in_fixed = |v: &str| fixed.is_empty() || fixed.contains(v);
+                let filtered = self.filter_node(id, node, &filter, in_fixed, most);
+                if matches!(
+                    filtered.verdict,
+                    Err(Rejection::OutOfScope | Rejection::Cordoned)
+                ) {
+                    continue;
                 }
-                if cap > 0 && self.node_has_pod_limit(id) {
-                    let free = self.node_free_by_symbol(id, pods_symbol);
-                    cap = cap_by(cap, free, Quantity::from_int(1));
-                }
+                let domain = match filtered.domain {
+                    None => 0,
+                    Some(v) => match last {
+                        Some((value, d)) if value == v => d,
+                        _ => {
+                            let d = if let Some(&d) = domain_of.get(v) {
+                                d
+                            } else {
+                                let d = domains.len() as u32;
+                                domains.push(v.to_owned());
+                                domain_of.insert(v, d);
+                                d
+                            };
+                            last = Some((v, d));
+                            d
+                        }
+                    },
+                };
+                let Ok(cap) = filtered.verdict else {
+                    continue;
+                };
                 if bounds
                     .iter()
                     .all(|alts| alts.iter().any(|b| b.share.is_some()))
@@ -1190,18 +1160,6 @@ impl Cluster {
             }
         }
         out
-    }
-}
-
-/// `cap` lowered to how many times `per` (positive) fits in `free`. Dividing (128-bit)
-/// only when more than one may fit: the placer does this for every node it counts.
-fn cap_by(cap: u32, free: Quantity, per: Quantity) -> u32 {
-    if free < per {
-        0
-    } else if cap <= 1 {
-        cap
-    } else {
-        cap.min(u32::try_from(free.as_nano() / per.as_nano()).unwrap_or(u32::MAX))
     }
 }
 
