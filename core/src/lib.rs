@@ -163,7 +163,7 @@ pub use gang::capacity_report::{
 };
 pub use gang::composite::{CompositeError, CompositeOutcome, CompositeStats};
 pub use gang::explain::{BudgetExhaustion, Explanation, Fact, GangStatus, Resolution, ShapeReport};
-pub use gang::placer::{
+pub use gang::options::{
     DEFAULT_STEP_BUDGET, GangError, GangOptions, GangOutcome, SearchStats, StepBudget,
 };
 pub use gang::scoring::{MixEntry, ScoringPolicy, WorkloadMix};

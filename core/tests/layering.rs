@@ -505,6 +505,182 @@ fn lower_layers_never_use_higher_ones() {
     assert!(checked > 100, "only {checked} cross-layer paths found");
 }
 
+// --------------------------------------------------------------------- the gang's stages
+
+/// The gang layer's stages (`core/src/gang/mod.rs`), bottom up: a file (or folder) may
+/// use the gang modules of its own stage or below, never above.
+const GANG_STAGES: &[(&str, u8)] = &[
+    ("options", 0),
+    ("scoring", 0),
+    ("apply", 0),
+    ("intake", 1),
+    ("filter", 2),
+    ("counts", 3),
+    ("search", 4),
+    ("placer", 5),
+    ("explain", 6),
+    ("composite", 7),
+    ("capacity_report", 7),
+];
+
+fn gang_stage(module: &str) -> Option<u8> {
+    GANG_STAGES
+        .iter()
+        .find(|(m, _)| *m == module)
+        .map(|(_, s)| *s)
+}
+
+/// The gang module (`intake`, `explain`, ...) `path`, written in a file of module
+/// `module`, names: through `crate::gang::…`, `super::…`, or a name the crate root
+/// re-exports from the gang layer (`crate::GangOptions`: `roots`).
+fn gang_target(
+    module: &[String],
+    path: &[String],
+    roots: &BTreeMap<String, String>,
+) -> Option<String> {
+    let (first, rest) = path.split_first()?;
+    let absolute: Vec<String> = if first == "crate" {
+        rest.to_vec()
+    } else {
+        let mut at = module.to_vec();
+        let mut rest = path;
+        while rest.first().is_some_and(|s| s == "super") {
+            at.pop()?;
+            rest = &rest[1..];
+        }
+        at.extend(rest.iter().cloned());
+        at
+    };
+    match absolute.as_slice() {
+        [g, m, ..] if g == "gang" => Some(m.clone()),
+        [name, ..] => roots.get(name).cloned(),
+        [] => None,
+    }
+}
+
+/// The gang module each name `lib.rs` re-exports from the gang layer comes from
+/// (`GangOptions` → `placer`, as `pub use gang::placer::{…}` says).
+fn gang_roots(lib: &str) -> BTreeMap<String, String> {
+    let code = code_only(lib);
+    let toks = tokens(&code);
+    let mut out = BTreeMap::new();
+    for w in 1..toks.len() {
+        let is_use = matches!(&toks[w].1, Tok::Ident(s) if s == "use")
+            && matches!(&toks[w - 1].1, Tok::Ident(s) if s == "pub");
+        if !is_use {
+            continue;
+        }
+        let mut found = Vec::new();
+        tree(&toks, w + 1, Vec::new(), &mut found);
+        for path in found {
+            if let [g, m, .., name] = path.as_slice()
+                && g == "gang"
+            {
+                out.insert(name.clone(), m.clone());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_gang_stages_point_down() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).expect("core/src/lib.rs");
+    let roots = gang_roots(&lib);
+    let mut files = Vec::new();
+    source_files(&src.join("gang"), &mut files);
+    let mut report = String::new();
+    let mut checked = 0;
+    for file in &files {
+        let rel = file.strip_prefix(&src).expect("below src");
+        let module = module_of(rel);
+        let Some(own) = module.get(1) else {
+            continue; // gang/mod.rs declares the stages
+        };
+        let stage = gang_stage(own).unwrap_or_else(|| {
+            panic!(
+                "core/src/{}: `{own}` has no gang stage; add it to GANG_STAGES (and to the \
+                 table in core/src/gang/mod.rs)",
+                rel.display()
+            )
+        });
+        let text = std::fs::read_to_string(file).expect("readable source");
+        for (line, path) in paths(&code_only(&text)) {
+            let Some(target) = gang_target(&module, &path, &roots) else {
+                continue;
+            };
+            if &target == own {
+                continue;
+            }
+            checked += 1;
+            let Some(at) = gang_stage(&target) else {
+                continue;
+            };
+            if at > stage {
+                writeln!(
+                    report,
+                    "core/src/{}:{line}: {own} (stage {stage}) uses {target} (stage {at}) \
+                     through `{}`",
+                    rel.display(),
+                    path.join("::")
+                )
+                .unwrap();
+            }
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "a gang stage uses a later one (see GANG_STAGES in core/tests/layering.rs):\n{report}"
+    );
+    assert!(
+        checked > 20,
+        "only {checked} paths between gang stages found"
+    );
+    // Every gang file is under 1,000 lines (issue 32).
+    for file in &files {
+        let lines = std::fs::read_to_string(file).unwrap().lines().count();
+        assert!(
+            lines <= 1000,
+            "{}: {lines} lines; split it along its stage",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn the_stage_check_resolves_paths() {
+    let roots: BTreeMap<String, String> = [("GangOptions".to_owned(), "placer".to_owned())]
+        .into_iter()
+        .collect();
+    let m = |s: &str| -> Vec<String> { s.split('/').map(str::to_owned).collect() };
+    let p = |s: &str| -> Vec<String> { s.split("::").map(str::to_owned).collect() };
+    assert_eq!(
+        gang_target(
+            &m("gang/explain/diagnose"),
+            &p("super::facts::Fact"),
+            &roots
+        ),
+        Some("explain".to_owned())
+    );
+    assert_eq!(
+        gang_target(&m("gang/intake"), &p("super::counts::X"), &roots),
+        Some("counts".to_owned())
+    );
+    assert_eq!(
+        gang_target(&m("gang/intake"), &p("crate::gang::search::Search"), &roots),
+        Some("search".to_owned())
+    );
+    assert_eq!(
+        gang_target(&m("gang/intake"), &p("crate::GangOptions"), &roots),
+        Some("placer".to_owned())
+    );
+    assert_eq!(
+        gang_target(&m("gang/intake"), &p("crate::Quantity"), &roots),
+        None
+    );
+}
+
 // --------------------------------------------------------------------- the checker itself
 
 fn names_for_tests() -> BTreeMap<String, String> {

@@ -42,7 +42,7 @@ use core::fmt;
 
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
-use crate::gang::placer::{GangError, GangOptions, GangOutcome, StepBudget};
+use crate::gang::options::{GangError, GangOptions, GangOutcome, StepBudget};
 use crate::model::claim::ResourceClaim;
 use crate::model::decision::PlacementDecision;
 use crate::model::workload::{

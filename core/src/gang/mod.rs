@@ -5,21 +5,31 @@
 //! Layer: above claim allocation (every step of the search is one allocator call for
 //! one pod on one node); the scheduler is its user above.
 //!
-//! | file | what it holds |
-//! | --- | --- |
-//! | `placer.rs` | `place_gang`: intake (shapes, shared and group claims), per-node caps from the index, domain pruning and order |
-//! | `search.rs` | the depth-first, all-or-nothing search over pods and candidate nodes, with its scratch state and exact undo |
-//! | `scoring.rs` | `ScoringPolicy` (BestFit, Spread, FragmentationAware) and `WorkloadMix` |
-//! | `composite.rs` | `place_composite`: CompositePodGroups (KEP-6012), child by child with backtracking |
-//! | `explain.rs` | `explain_gang`: the gang's status, per-shape reports, facts and the minimal blocking set |
-//! | `capacity_report.rs` | `capacity_report`: per domain, how many copies of each shape the free capacity hosts |
-//! | `apply.rs` | `apply_decision` / `revert_decision`: a decision recorded on the cluster, all or nothing |
+//! The gang placement runs in stages, each file using only the stages before it
+//! (`core/tests/layering.rs` checks it):
+//!
+//! | stage | file | what it holds |
+//! | --- | --- | --- |
+//! | 0 | `options.rs` | `GangOptions`, `GangOutcome`, `GangError`, `SearchStats`, `StepBudget` |
+//! | 0 | `scoring.rs` | `ScoringPolicy` (BestFit, Spread, FragmentationAware) and `WorkloadMix` |
+//! | 1 | `intake.rs` | the gang: pending pods resolved and grouped into shapes, shared and group claims |
+//! | 2 | `filter.rs` | the node filter: why a node cannot host a pod of a shape (one rejection, one fact) |
+//! | 3 | `counts.rs` | per-node caps (the filter, scalars, devices by count), domains and their order |
+//! | 4 | `search.rs` | the depth-first, all-or-nothing search over pods and candidate nodes, with exact undo |
+//! | 5 | `placer.rs` | `place_gang`: the stages in order |
+//! | 6 | `explain/` | `explain_gang`: facts as data and their wording, the per-node diagnosis, relaxing facts, the minimal blocking set |
+//! | 7 | `composite.rs` | `place_composite`: CompositePodGroups (KEP-6012), child by child with backtracking |
+//! | 7 | `capacity_report.rs` | `capacity_report`: per domain, how many copies of each shape the free capacity hosts |
+//! | 0 | `apply.rs` | `apply_decision` / `revert_decision`: a decision recorded on the cluster, all or nothing |
 
 pub(crate) mod apply;
 pub(crate) mod capacity_report;
 pub(crate) mod composite;
+pub(crate) mod counts;
 pub(crate) mod explain;
 pub(crate) mod filter;
+pub(crate) mod intake;
+pub(crate) mod options;
 pub(crate) mod placer;
 pub(crate) mod scoring;
 mod search;

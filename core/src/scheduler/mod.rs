@@ -33,7 +33,7 @@ pub use whatif::{DomainGap, EvictionRelief, ShapeGap, WhatItTakes};
 use crate::Time;
 use crate::alloc_prelude::*;
 use crate::cluster::{Cluster, ClusterError};
-use crate::gang::placer::{GangError, GangOptions, GangOutcome};
+use crate::gang::options::{GangError, GangOptions, GangOutcome};
 use crate::model::claim::{AllocationResult, ResourceClaim};
 use crate::model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};

@@ -87,7 +87,7 @@ use super::{Preemption, Scheduler, SchedulerError, Unit, Victim};
 use crate::Time;
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
-use crate::gang::placer::{GangOptions, GangOutcome};
+use crate::gang::options::{GangOptions, GangOutcome};
 use crate::model::claim::{DeviceRequestKind, ResourceClaim};
 use crate::model::workload::{ClaimSource, DisruptionMode, Pod, PodGroup};
 

@@ -14,7 +14,7 @@ use core::fmt;
 use super::{PodEviction, Preemption, Scheduler, SchedulerError, Unit, UnitResult};
 use crate::Time;
 use crate::alloc_prelude::*;
-use crate::gang::placer::GangOutcome;
+use crate::gang::options::GangOutcome;
 use crate::model::workload::PreemptionPolicy;
 
 /// What it would take to place a pending unit now (see [`Scheduler::what_it_takes`]).
@@ -131,7 +131,7 @@ impl Scheduler {
         }
         let mut gang = self
             .cluster
-            .gang_intake(group.as_ref(), &pods, &claims, &self.options)?;
+            .gang_counted(group.as_ref(), &pods, &claims, &self.options)?;
         // Counts that include the requests' own selectors, constraints, capacity and
         // counters (the index's counts do not).
         self.cluster.refine_caps(&mut gang);

@@ -1,0 +1,229 @@
+//! Why a gang is pending: a structured explanation in the style of pubgrub's
+//! derivation trees.
+//!
+//! [`Cluster::explain_gang`] places the gang like [`Cluster::place_gang`]; when it does
+//! not fit, it diagnoses every node for every pod shape (the first filter that rejects
+//! it, as kube-scheduler reports per node; but capacity others hold — scalars and
+//! devices — is reported in full, since freeing only part of it may not help) against
+//! every claim a pod may have to allocate there (its own and the shared claims it
+//! uses; node-local and network-attached devices alike),
+//! and turns the rejections into **facts**:
+//! leaf statements such as "12 devices on nodes n3, n7 carry
+//! `gpu.example.com/ecc=fatal:NoSchedule`, not tolerated" or "rack r2 can host 7 of the
+//! 8 pods". Each fact is classed as *resolvable* (capacity held by other workloads:
+//! waiting or preemption may free it) or *unresolvable* (taints, selectors, cordons,
+//! hardware that is too small, topology).
+//!
+//! A node the index's counts admit (class bits, free, tolerated) is first tried with
+//! the allocator for one pod of the shape; where even that fails, the node is diagnosed
+//! like a rejected one. Per (sub)request, the census of the node (`allocate/census.rs`,
+//! explanations only) follows its devices through the class, each of the request's own
+//! selectors, its capacity demand and the shared counters (MIG-style partitions of one
+//! device), counted on the hardware whatever others hold: the first stage that leaves
+//! too few is a fact naming the request and its selector, capacity or counters, with
+//! counts; the census is repeated with that stage lifted, so every stage that blocks
+//! is a fact. Then taints and what others hold (devices, consumed counters) among the
+//! survivors, and the claim's `matchAttribute` / `distinctAttribute` constraints over
+//! them. A `firstAvailable` request none of whose subrequests can be served reports
+//! each of them.
+//!
+//! The **minimal blocking set** is the smallest set of facts whose removal lets the gang
+//! fit: every fact that can be relaxed is undone on a scratch copy (tolerate the taint,
+//! free the devices in use, uncordon the nodes, ...) one subset at a time, smallest
+//! subsets first, and the placement is tried again. The outcome uses the vocabulary of
+//! KEP-6012 and the PodGroup scheduling cycle: [`GangStatus::Scheduled`], `Wait`
+//! (fewer pods exist than `minCount`), `Unschedulable` (freeing capacity — waiting or
+//! preemption — would let it fit) and `UnschedulableAndUnresolvable` (it would not fit
+//! even on a cluster where nothing else runs).
+
+use crate::alloc_prelude::*;
+use crate::cluster::Cluster;
+use crate::gang::options::{GangError, GangOptions, GangOutcome};
+use crate::model::claim::ResourceClaim;
+use crate::model::workload::{Pod, PodGroup};
+
+mod diagnose;
+mod facts;
+mod relax;
+mod render;
+
+pub use facts::{Fact, GangStatus, Resolution};
+pub use render::{BudgetExhaustion, Explanation, ShapeReport};
+
+use diagnose::own_claims;
+use relax::{Relaxation, choose};
+
+/// Most subsets of facts tried for the minimal blocking set.
+const MAX_TRIALS: usize = 64;
+
+impl Cluster {
+    /// Places the gang like [`place_gang`](Self::place_gang) and explains the outcome:
+    /// for a gang that does not fit, the facts, the minimal blocking set and the status
+    /// (see the module docs). Does not change the cluster.
+    pub fn explain_gang(
+        &self,
+        group: Option<&PodGroup>,
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+        options: &GangOptions,
+    ) -> Result<Explanation, GangError> {
+        let (outcome, search) = self.place_gang_with_stats(group, pods, claims, options)?;
+        let mut gang = self.gang_counted(group, pods, claims, options)?;
+        let mut ex = Explanation {
+            group: group.map(|g| format!("{}/{}", g.namespace, g.name)),
+            pod: match pods {
+                [p] if group.is_none() => Some(format!("{}/{}", p.namespace, p.name)),
+                _ => None,
+            },
+            status: GangStatus::Unschedulable,
+            required: gang.required,
+            best: 0,
+            running: gang.running.len(),
+            decision: None,
+            shapes: Vec::new(),
+            facts: Vec::new(),
+            blocking: Vec::new(),
+            minimal: false,
+            budget_exhausted: false,
+            budget: None,
+            search,
+        };
+        match outcome {
+            GangOutcome::Placed(d) => {
+                ex.status = GangStatus::Scheduled;
+                ex.best = d.bindings.len();
+                ex.decision = Some(d);
+                return Ok(ex);
+            }
+            GangOutcome::WaitingForPods { present, min_count } => {
+                ex.status = GangStatus::Wait;
+                ex.facts.push(Fact::NotEnoughPods { present, min_count });
+                ex.blocking.push(0);
+                ex.minimal = true;
+                return Ok(ex);
+            }
+            GangOutcome::Unschedulable { best, required } => {
+                // Without a gang, `required` is the one pod that would make progress.
+                ex.best = best;
+                ex.required = required;
+            }
+            GangOutcome::BudgetExhausted { .. } => {
+                ex.best = search.best;
+                ex.budget_exhausted = true;
+                ex.budget = search.exhausted.map(|budget| BudgetExhaustion {
+                    budget,
+                    limit: budget.value(options),
+                });
+            }
+        }
+        // What the unit holds itself is never "other claims", nor freed by a relaxation.
+        let own_claims = own_claims(&gang, claims);
+        gang.own = self.devices_of(claims, &own_claims);
+        // Nodes the index's counts admit but where the allocator cannot serve one pod
+        // (its own selectors, constraints, capacity, counters) are diagnosed as such.
+        self.refine_caps(&mut gang);
+        self.diagnose(&gang, options, &mut ex);
+        if ex.budget_exhausted {
+            // Undecided: the facts stand, but which of them block is not known, and
+            // every relaxation trial would search again (up to the budget each).
+            ex.status = GangStatus::Undecided;
+            return Ok(ex);
+        }
+        // Which facts, removed, let the gang fit.
+        let trial_options = GangOptions {
+            step_budget: (options.step_budget / 4).max(1_000),
+            ..options.clone()
+        };
+        let relaxable: Vec<usize> = (0..ex.facts.len())
+            .filter(|&i| ex.facts[i].relaxation().is_some())
+            .collect();
+        let fits = |set: &[usize]| -> bool {
+            let relax: Vec<Relaxation> = set
+                .iter()
+                .filter_map(|&i| ex.facts[i].relaxation())
+                .collect();
+            self.fits_relaxed(group, pods, claims, &trial_options, &relax, &own_claims)
+        };
+        let resolvable: Vec<usize> = relaxable
+            .iter()
+            .copied()
+            .filter(|&i| ex.facts[i].resolution() == Resolution::WaitOrPreempt)
+            .collect();
+        ex.status = if !resolvable.is_empty() && fits(&resolvable) {
+            GangStatus::Unschedulable
+        } else {
+            GangStatus::UnschedulableAndUnresolvable
+        };
+        // Smallest subsets first; at equal size, fewer unresolvable facts first.
+        let mut trials = 0;
+        'sizes: for size in 1..=relaxable.len().min(3) {
+            let mut subsets = Vec::new();
+            choose(&relaxable, size, &mut Vec::new(), &mut subsets);
+            subsets.sort_by_key(|s: &Vec<usize>| {
+                s.iter()
+                    .filter(|&&i| ex.facts[i].resolution() == Resolution::Unresolvable)
+                    .count()
+            });
+            for s in subsets {
+                if trials == MAX_TRIALS {
+                    break 'sizes;
+                }
+                trials += 1;
+                if fits(&s) {
+                    ex.blocking = s;
+                    ex.minimal = true;
+                    break 'sizes;
+                }
+            }
+        }
+        if ex.blocking.is_empty() {
+            let hard: Vec<usize> = (0..ex.facts.len())
+                .filter(|i| !relaxable.contains(i))
+                .collect();
+            if relaxable.len() > 3 && fits(&relaxable) {
+                ex.blocking = relaxable;
+            } else if hard.is_empty() {
+                // Nothing rejects enough nodes on its own: the pods crowd each other out.
+                let mut nodes: Vec<String> = gang
+                    .shapes
+                    .iter()
+                    .flat_map(|s| &s.candidates)
+                    .filter(|c| c.cap > 0)
+                    .filter_map(|c| self.node_by_id(c.node).map(|n| n.name.clone()))
+                    .collect();
+                let mut hosts = ex.best;
+                if nodes.is_empty() && !relaxable.is_empty() {
+                    // No node hosts a pod now, and lifting every fact that stops them
+                    // still leaves too few: say how few, on those nodes.
+                    nodes = relaxable
+                        .iter()
+                        .flat_map(|&i| ex.facts[i].nodes().iter().cloned())
+                        .collect();
+                    let relax: Vec<Relaxation> = relaxable
+                        .iter()
+                        .filter_map(|&i| ex.facts[i].relaxation())
+                        .collect();
+                    if let Some(GangOutcome::Unschedulable { best, .. }) =
+                        self.place_relaxed(group, pods, claims, &trial_options, &relax, &own_claims)
+                    {
+                        hosts = best;
+                    }
+                }
+                nodes.sort();
+                nodes.dedup();
+                ex.facts.push(Fact::NotEnoughRoom {
+                    nodes,
+                    needed: ex.required,
+                    hosts,
+                });
+                ex.blocking = vec![ex.facts.len() - 1];
+                ex.minimal = true;
+            } else {
+                // Nothing the scheduler can relax suffices: the hard facts block.
+                ex.minimal = hard.len() == 1;
+                ex.blocking = hard;
+            }
+        }
+        Ok(ex)
+    }
+}
