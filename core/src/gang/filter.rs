@@ -135,24 +135,44 @@ impl Cluster {
         let slot =
             self.node_has_pod_limit(id)
                 .then_some(("pods", f.pods_symbol, Quantity::from_int(1)));
-        // Too small whatever runs comes before in use, over every request.
         let mut cap = most;
-        let mut short: Option<&str> = None;
-        for (r, sym, q) in f.requests.iter().copied().chain(slot) {
+        let mut short = false;
+        for (_, sym, q) in f.requests.iter().copied().chain(slot) {
             let free = self.node_free_by_symbol(id, sym);
             if free < q {
-                if node.allocatable.get(r).copied().unwrap_or(Quantity::ZERO) < q {
-                    return Err(Rejection::ResourceTooSmall(r.to_owned()));
-                }
-                short = short.or(Some(r));
+                short = true;
                 cap = 0;
             } else if cap > 1 {
                 cap = cap.min(u32::try_from(free.as_nano() / q.as_nano()).unwrap_or(u32::MAX));
             }
         }
-        match short {
-            Some(r) => Err(Rejection::ResourceInUse(r.to_owned())),
-            None => Ok(cap),
+        if short {
+            return Err(shortfall(self, id, node, f, slot));
+        }
+        Ok(cap)
+    }
+}
+
+/// Why a node short of a scalar resource rejects the pod: too small whatever runs
+/// comes before in use, over every request. Out of line: only a rejected node pays for
+/// reading its node object (the counting loop over every node must not touch them).
+#[cold]
+#[inline(never)]
+fn shortfall<'n>(
+    cluster: &Cluster,
+    id: NodeId,
+    node: &Node,
+    f: &ShapeFilter<'_>,
+    slot: Option<(&str, Option<Symbol>, Quantity)>,
+) -> Rejection<'n> {
+    let wanted = || f.requests.iter().copied().chain(slot);
+    for (r, _, q) in wanted() {
+        if node.allocatable.get(r).copied().unwrap_or(Quantity::ZERO) < q {
+            return Rejection::ResourceTooSmall(r.to_owned());
         }
     }
+    let short = wanted()
+        .find(|(_, sym, q)| cluster.node_free_by_symbol(id, *sym) < *q)
+        .map_or("", |(r, _, _)| r);
+    Rejection::ResourceInUse(short.to_owned())
 }
