@@ -14,9 +14,29 @@ use gangpack::{
 /// Adds pod `ns/<pod_name>` of group `group` at `priority` with its own claim for
 /// `gpus` GPUs; returns its key.
 fn add_gpu_pod(s: &mut Scheduler, group: &str, pod_name: &str, gpus: u32, priority: i32) -> String {
+    add_gpu_pod_with(
+        s,
+        group,
+        pod_name,
+        gpus,
+        priority,
+        PreemptionPolicy::PreemptLowerPriority,
+    )
+}
+
+/// [`add_gpu_pod`] with the pod's `preemptionPolicy`.
+fn add_gpu_pod_with(
+    s: &mut Scheduler,
+    group: &str,
+    pod_name: &str,
+    gpus: u32,
+    priority: i32,
+    policy: PreemptionPolicy,
+) -> String {
     let mut pod = Pod::new("ns", pod_name);
     pod.scheduling_group = Some(group.into());
     pod.priority = priority;
+    pod.preemption_policy = policy;
     let mut claim = ResourceClaim::new("ns", format!("{pod_name}-gpus"));
     claim.spec.requests.push(DeviceRequest::exactly(
         "gpus",
@@ -199,21 +219,14 @@ fn preemption_policy_never_is_respected() {
     g.priority = Some(100);
     g.preemption_policy = Some(PreemptionPolicy::Never);
     s.add_group(g).unwrap();
-    let mut pod = Pod::new("ns", "polite-0");
-    pod.scheduling_group = Some("polite".into());
-    pod.priority = 100;
-    pod.preemption_policy = PreemptionPolicy::Never;
-    let mut claim = ResourceClaim::new("ns", "polite-0-gpus");
-    claim.spec.requests.push(DeviceRequest::exactly(
-        "gpus",
-        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(8)),
-    ));
-    pod.resource_claims.push(PodResourceClaim {
-        name: "gpus".into(),
-        source: ClaimSource::ClaimName(claim.name.clone()),
-    });
-    s.add_claim(claim).unwrap();
-    s.add_pod(pod).unwrap();
+    add_gpu_pod_with(
+        &mut s,
+        "polite",
+        "polite-0",
+        8,
+        100,
+        PreemptionPolicy::Never,
+    );
     let report = s.cycle();
     assert!(matches!(
         &report.units[0].1,
@@ -246,21 +259,7 @@ fn the_pods_preemption_policy_decides_unless_the_pod_group_gate_is_on() {
         g.priority = Some(100);
         g.preemption_policy = Some(PreemptionPolicy::Never);
         s.add_group(g).unwrap();
-        let mut pod = Pod::new("ns", "polite-0");
-        pod.scheduling_group = Some("polite".into());
-        pod.priority = 100;
-        pod.preemption_policy = pod_policy;
-        let mut claim = ResourceClaim::new("ns", "polite-0-gpus");
-        claim.spec.requests.push(DeviceRequest::exactly(
-            "gpus",
-            ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(8)),
-        ));
-        pod.resource_claims.push(PodResourceClaim {
-            name: "gpus".into(),
-            source: ClaimSource::ClaimName(claim.name.clone()),
-        });
-        s.add_claim(claim).unwrap();
-        s.add_pod(pod).unwrap();
+        add_gpu_pod_with(&mut s, "polite", "polite-0", 8, 100, pod_policy);
         let report = s.cycle();
         (report.units[0].1.clone(), bound(&s, &low))
     };
@@ -492,21 +491,7 @@ fn what_it_takes_without_lower_priority_victims_or_with_never() {
     let mut g = PodGroup::new("ns", "c", SchedulingPolicy::Gang { min_count: 1 });
     g.priority = Some(50);
     s.add_group(g).unwrap();
-    let mut pod = Pod::new("ns", "c-0");
-    pod.scheduling_group = Some("c".into());
-    pod.priority = 50;
-    pod.preemption_policy = PreemptionPolicy::Never;
-    let mut claim = ResourceClaim::new("ns", "c-0-gpus");
-    claim.spec.requests.push(DeviceRequest::exactly(
-        "gpus",
-        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(8)),
-    ));
-    pod.resource_claims.push(PodResourceClaim {
-        name: "gpus".into(),
-        source: ClaimSource::ClaimName(claim.name.clone()),
-    });
-    s.add_claim(claim).unwrap();
-    s.add_pod(pod).unwrap();
+    add_gpu_pod_with(&mut s, "c", "c-0", 8, 50, PreemptionPolicy::Never);
     let w = s.what_it_takes(&Unit::Group("ns/c".into())).unwrap();
     assert!(!w.may_preempt);
     assert!(w.preemption.is_some());
