@@ -134,7 +134,8 @@ test('arguments of the wrong shape are InvalidArgument naming the field', () => 
 
 test('explain: one unit, a pod, every pending unit, and NotFound', () => {
   const group = g.explain(demo, 'ml-training/gpt-moe-pretrain');
-  assert.match(group.text, /^PodGroup ml-training\/gpt-moe-pretrain: Unschedulable/);
+  assert.match(group.text, /^PodGroup ml-training\/gpt-moe-pretrain: pending; waiting helps: /);
+  assert.match(group.text, /\nPodGroup ml-training\/gpt-moe-pretrain: Unschedulable \(capacity/);
   assert.equal(g.explain(demo, { podGroup: 'ml-training/gpt-moe-pretrain' }).text, group.text);
   const all = g.explain(demo, null);
   assert.equal(all.text, group.text, 'the only pending unit is explained');

@@ -19,8 +19,13 @@ fn plans_explains_and_taints_the_demo_in_the_browser() {
     let unit = JsValue::from_str("ml-training/gpt-moe-pretrain");
     let e = gangpack_wasm::explain(JsValue::from_str(&demo), Some(unit), None).expect("explains");
     let text = get(&e, "text").as_string().expect("text");
+    // The verdict first (what helps, agreeing with the next cycle), then the tree.
     assert!(
-        text.starts_with("PodGroup ml-training/gpt-moe-pretrain: Unschedulable"),
+        text.starts_with("PodGroup ml-training/gpt-moe-pretrain: pending; waiting helps: "),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nPodGroup ml-training/gpt-moe-pretrain: Unschedulable (capacity"),
         "{text}"
     );
     let spec = js_sys::Object::new();
