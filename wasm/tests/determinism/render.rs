@@ -306,7 +306,8 @@ fn state(out: &mut String, sched: &Scheduler, capacity: bool) {
     }
 }
 
-/// The explanation and what-it-takes of every pending unit.
+/// The verdict, explanation and what-it-takes of every pending unit (the verdict line
+/// first, as `explain` prints it).
 fn explain(out: &mut String, sched: &Scheduler) {
     let pending = sched.pending_units();
     if pending.is_empty() {
@@ -314,6 +315,10 @@ fn explain(out: &mut String, sched: &Scheduler) {
     }
     for unit in pending {
         let _ = writeln!(out, "## explain {unit}");
+        // An error here is the explanation's too, printed below.
+        if let Ok(v) = sched.verdict(&unit) {
+            let _ = writeln!(out, "{v}");
+        }
         match sched.explain(&unit) {
             Ok(e) => {
                 let _ = writeln!(out, "{e}");
