@@ -315,12 +315,12 @@ fn explain(out: &mut String, sched: &Scheduler) {
     }
     for unit in pending {
         let _ = writeln!(out, "## explain {unit}");
-        // An error here is the explanation's too, printed below.
-        if let Ok(v) = sched.verdict(&unit) {
-            let _ = writeln!(out, "{v}");
-        }
         match sched.explain(&unit) {
             Ok(e) => {
+                // The session's explain text: the verdict, then the explanation.
+                if let Ok(v) = sched.verdict(&unit) {
+                    let _ = writeln!(out, "{v}");
+                }
                 let _ = writeln!(out, "{e}");
                 let _ = writeln!(out, "summary: {}", e.summary());
             }
