@@ -245,19 +245,26 @@ pub(crate) fn explain_unit(sched: &Scheduler, report: &CycleReport, unit: &Unit)
 /// it would take to place it (`Scheduler::what_it_takes`): the least preemption and
 /// the capacity missing in the closest domains.
 fn tree(sched: &Scheduler, unit: &Unit) -> String {
-    // The verdict first: what would get it placed, agreeing with the next cycle.
-    let mut out = match sched.verdict(unit) {
+    let explanation = match sched.explain(unit) {
+        Ok(x) => x,
+        Err(e) => return format!("{unit}: cannot be explained: {e}\n"),
+    };
+    let what = sched.what_it_takes(unit);
+    // The verdict first: what would get it placed, agreeing with the next cycle (from
+    // the explanation and what-it-takes computed here, not again).
+    let verdict = match &what {
+        Ok(w) => sched.verdict_with(unit, &explanation, w),
+        Err(_) => sched.verdict(unit),
+    };
+    let mut out = match verdict {
         Ok(v) => format!("{v}\n"),
         Err(e) => return format!("{unit}: cannot be explained: {e}\n"),
     };
-    match sched.explain(unit) {
-        Ok(x) => out.push_str(&x.to_string()),
-        Err(e) => return format!("{unit}: cannot be explained: {e}\n"),
-    }
+    out.push_str(&explanation.to_string());
     if !out.ends_with('\n') {
         out.push('\n');
     }
-    match sched.what_it_takes(unit) {
+    match what {
         Ok(w) if !w.fits_now => {
             let _ = writeln!(out, "{w}");
         }

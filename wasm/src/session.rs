@@ -772,7 +772,9 @@ impl Scheduler {
         let what = sched
             .what_it_takes(&unit)
             .map_err(|e| errors::scheduler(&e))?;
-        let verdict = sched.verdict(&unit).map_err(|e| errors::scheduler(&e))?;
+        let verdict = sched
+            .verdict_with(&unit, &explanation, &what)
+            .map_err(|e| errors::scheduler(&e))?;
         // The verdict first, as `gangpack explain` prints it: what would get it placed.
         let text = if verdict.pending {
             format!("{verdict}\n{explanation}")

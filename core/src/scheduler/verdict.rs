@@ -29,10 +29,9 @@
 
 use core::fmt;
 
-use super::{Scheduler, SchedulerError, Unit, UnitResult, Victim, key};
+use super::{Scheduler, SchedulerError, Unit, UnitResult, Victim, WhatItTakes, key};
 use crate::alloc_prelude::*;
-use crate::gang::explain::{BudgetExhaustion, Fact, GangStatus, Resolution};
-use crate::model::workload::PreemptionPolicy;
+use crate::gang::explain::{BudgetExhaustion, Explanation, Fact, GangStatus, Resolution};
 
 /// Most holders a [`Help::Waiting`] names in its text (the data lists them all).
 const SHOWN_HOLDERS: usize = 5;
@@ -113,6 +112,28 @@ impl Scheduler {
     /// The verdict on `unit` (see the module docs): what the next cycle does with it,
     /// and, when that leaves it pending, what would help. Changes nothing.
     pub fn verdict(&self, unit: &Unit) -> Result<Verdict, SchedulerError> {
+        self.verdict_from(unit, None)
+    }
+
+    /// [`verdict`](Self::verdict) reusing the [`explain`](Self::explain) and
+    /// [`what_it_takes`](Self::what_it_takes) of `unit` already computed against this
+    /// state (as `gangpack explain` prints all three), instead of computing them again.
+    pub fn verdict_with(
+        &self,
+        unit: &Unit,
+        explanation: &Explanation,
+        what: &WhatItTakes,
+    ) -> Result<Verdict, SchedulerError> {
+        self.verdict_from(unit, Some((explanation, what)))
+    }
+
+    /// The verdict, with the explanation and what-it-takes given or computed when
+    /// needed.
+    fn verdict_from(
+        &self,
+        unit: &Unit,
+        known: Option<(&Explanation, &WhatItTakes)>,
+    ) -> Result<Verdict, SchedulerError> {
         self.check_unit(unit)?;
         let pending = self.pending_units().contains(unit);
         let mut out = Verdict {
@@ -154,7 +175,13 @@ impl Scheduler {
             }
             Some(UnitResult::Pending(_)) | None => {}
         }
-        let ex = self.explain(unit)?;
+        let computed;
+        let ex = if let Some((ex, _)) = known {
+            ex
+        } else {
+            computed = self.explain(unit)?;
+            &computed
+        };
         match ex.status {
             GangStatus::Wait => {
                 if let Some(Fact::NotEnoughPods { present, min_count }) = ex.facts.first() {
@@ -190,21 +217,25 @@ impl Scheduler {
             }
             GangStatus::Unschedulable | GangStatus::UnschedulableAndUnresolvable => {}
         }
+        let computed_what;
+        let what = if let Some((_, what)) = known {
+            what
+        } else {
+            computed_what = self.what_it_takes(unit)?;
+            &computed_what
+        };
         // Waiting: the other units running where its blocking facts are, if removing
-        // them lets it fit.
-        let (_, policy, _) = self.unit_priority(unit);
-        let holders = self.holders_blocking(unit, &ex);
+        // them lets it fit. (What-it-takes' preemption is computed whatever the policy.)
+        let holders = self.holders_blocking(unit, ex);
         if !holders.is_empty() && self.fits_without(unit, &holders)? {
             out.helps.push(Help::Waiting {
                 holders,
                 ahead: false,
-                never_preempts: policy == PreemptionPolicy::Never
-                    && self.clone().preempt(unit)?.is_some(),
+                never_preempts: !what.may_preempt && what.preemption.is_some(),
             });
         }
         // More capacity of the kind it can use: only when nothing unresolvable blocks
         // it (more of the hardware it cannot use would not help).
-        let what = self.what_it_takes(unit)?;
         if ex.status == GangStatus::Unschedulable
             && what.unresolvable.is_empty()
             && let Some(d) = what.domains.first()
@@ -233,7 +264,7 @@ impl Scheduler {
 
     /// The other units with pods bound on the nodes of the explanation's resolvable
     /// blocking facts (capacity held there), sorted.
-    fn holders_blocking(&self, unit: &Unit, ex: &crate::Explanation) -> Vec<Unit> {
+    fn holders_blocking(&self, unit: &Unit, ex: &Explanation) -> Vec<Unit> {
         let nodes: BTreeSet<&str> = ex
             .blocking
             .iter()
