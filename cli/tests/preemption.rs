@@ -126,7 +126,14 @@ preemptions:
 fn a_lower_highest_victim_priority_comes_before_fewer_pods() {
     // `whole` runs at priority 200, the shards at 100: evicting the eight shards keeps
     // the highest victim priority at 100, which decides before the number of pods.
-    let (code, out, err) = plan(LOWEST_PRIORITY, &[]);
+    urgent_evicts_the_eight_shard_pods(LOWEST_PRIORITY);
+}
+
+/// The plan of `scenario` on the full cluster: `urgent` preempts the eight shard pods
+/// (gpu-n3 and gpu-n4) and leaves `whole` running; the table, the `DisruptionTarget`
+/// marks and the nominated nodes, exactly.
+fn urgent_evicts_the_eight_shard_pods(scenario: &str) {
+    let (code, out, err) = plan(scenario, &[]);
     assert_eq!(code, 0, "a preemptor counts as placed: {out}{err}");
     assert_eq!(err, "");
     assert_eq!(
@@ -153,7 +160,7 @@ preemptions:
 1 unit: 0 placed, 1 preempted, 0 pending, 0 invalid, 0 failed; 0 pods bound, 2 nominated, 0 devices allocated
 "
     );
-    let objects = objects(LOWEST_PRIORITY);
+    let objects = objects(scenario);
     assert_eq!(disruption_targets(&objects), shard_pods());
     assert!(
         objects.iter().all(|(k, _)| !k.contains("whole")),
@@ -179,43 +186,7 @@ fn at_equal_priority_eight_single_mode_pods_go_before_an_all_mode_group() {
     // a victim of its own. By cost `whole` (2 pods) would go; upstream reprieves the
     // PodGroup first because it outranks individual pods of the same priority, and the
     // preemptor fits without evicting it.
-    let (code, out, err) = plan(PODS_BEFORE_GROUP, &[]);
-    assert_eq!(code, 0, "a preemptor counts as placed: {out}{err}");
-    assert_eq!(err, "");
-    assert_eq!(
-        out,
-        "\
-UNIT                OUTCOME    PODS  DEVICES  NODES
-PodGroup ml/urgent  preempted  2     16       gpu-n3 gpu-n4
-
-POD          NODE    COUNT  DEVICES
-ml/urgent-0  gpu-n3  8      gpu.example.com/gpu-n3: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
-ml/urgent-1  gpu-n4  8      gpu.example.com/gpu-n4: gpu-0 gpu-1 gpu-2 gpu-3 gpu-4 gpu-5 gpu-6 gpu-7
-
-preemptions:
-  PodGroup ml/urgent evicts:
-    Pod ml/shards-a-0 (1 pod, 2 devices, priority 100)
-    Pod ml/shards-a-1 (1 pod, 2 devices, priority 100)
-    Pod ml/shards-a-2 (1 pod, 2 devices, priority 100)
-    Pod ml/shards-a-3 (1 pod, 2 devices, priority 100)
-    Pod ml/shards-b-0 (1 pod, 2 devices, priority 100)
-    Pod ml/shards-b-1 (1 pod, 2 devices, priority 100)
-    Pod ml/shards-b-2 (1 pod, 2 devices, priority 100)
-    Pod ml/shards-b-3 (1 pod, 2 devices, priority 100)
-
-1 unit: 0 placed, 1 preempted, 0 pending, 0 invalid, 0 failed; 0 pods bound, 2 nominated, 0 devices allocated
-"
-    );
-    let objects = objects(PODS_BEFORE_GROUP);
-    assert_eq!(disruption_targets(&objects), shard_pods());
-    assert!(
-        objects.iter().all(|(k, _)| !k.contains("whole")),
-        "whole keeps running untouched"
-    );
-    assert_eq!(
-        nominated(&objects),
-        [("Pod/urgent-0", "gpu-n3"), ("Pod/urgent-1", "gpu-n4")]
-    );
+    urgent_evicts_the_eight_shard_pods(PODS_BEFORE_GROUP);
 }
 
 #[test]
