@@ -25,14 +25,16 @@ use crate::model::workload::PreemptionPolicy;
 pub struct WhatItTakes {
     /// The unit asked about.
     pub unit: Unit,
-    /// It fits as things are: nothing else is needed.
+    /// It fits as things are at its turn in the next cycle (after the units ahead of
+    /// it): the next cycle places it, nothing else is needed.
     pub fits_now: bool,
     /// It waits for more members to exist (`minCount` not reached): no capacity helps.
     pub waiting_for_pods: bool,
     /// The least preemption of strictly lower-priority units that would make it fit
-    /// (victims chosen as [`Scheduler::cycle`] would choose them, and the placement
-    /// that would follow), if there is one. Computed whatever the unit's
-    /// `preemptionPolicy`; see [`may_preempt`](Self::may_preempt).
+    /// at its turn (victims chosen as [`Scheduler::cycle`] chooses them: with
+    /// [`may_preempt`](Self::may_preempt), exactly those the next cycle evicts for it),
+    /// and the placement that would follow, if there is one. Computed whatever the
+    /// unit's `preemptionPolicy`.
     pub preemption: Option<Preemption>,
     /// Its `preemptionPolicy` lets the scheduler preempt (`PreemptLowerPriority`).
     pub may_preempt: bool,
@@ -96,12 +98,43 @@ pub struct ShapeGap {
 }
 
 impl Scheduler {
-    /// What it would take to place `unit` now, without changing anything: whether it
-    /// fits as is, the least preemption that would make room (simulated on a copy of
-    /// the scheduler, exactly as a cycle would preempt), and per topology domain how
-    /// many of its pods the free capacity cannot host and how many devices they need.
+    /// What it would take to place `unit` in the next cycle, without changing
+    /// anything: whether it fits as is, the least preemption that would make room
+    /// (simulated on a copy of the scheduler, exactly as a cycle would preempt), and
+    /// per topology domain how many of its pods the free capacity cannot host and how
+    /// many devices they need.
+    ///
+    /// All of it is taken at the unit's turn: on a copy where the units ahead of it in
+    /// the next cycle (higher priority, or earlier) have been scheduled first, as
+    /// [`cycle`](Self::cycle) would. So a unit whose room those units take does not
+    /// "fit now", and its preemption is the one the cycle carries out (the same as
+    /// [`verdict`](Self::verdict) names). A cost: the units ahead are scheduled on the
+    /// copy.
     pub fn what_it_takes(&self, unit: &Unit) -> Result<WhatItTakes, SchedulerError> {
         self.check_unit(unit)?;
+        if self.pending_units().first().is_some_and(|u| u != unit)
+            && self.pending_units().contains(unit)
+        {
+            return self.before_turn_of(unit).what_it_takes_at_turn(unit);
+        }
+        self.what_it_takes_at_turn(unit)
+    }
+
+    /// The scheduler as the next cycle leaves it just before `unit`'s turn: every
+    /// pending unit ahead of it scheduled (placed, preempting, or left pending).
+    pub(super) fn before_turn_of(&self, unit: &Unit) -> Scheduler {
+        let mut s = self.clone();
+        for u in self.pending_units() {
+            if &u == unit {
+                break;
+            }
+            let _ = s.schedule_unit(&u);
+        }
+        s
+    }
+
+    /// [`what_it_takes`](Self::what_it_takes) against this state, `unit` first.
+    fn what_it_takes_at_turn(&self, unit: &Unit) -> Result<WhatItTakes, SchedulerError> {
         let (group, pods, claims) = self.inputs(unit);
         let (_, policy, _) = self.unit_priority(unit);
         let mut out = WhatItTakes {

@@ -515,12 +515,21 @@ impl fmt::Display for Fact {
                 class,
                 needed,
                 nodes,
+            } if *needed == 1 => write!(
+                f,
+                "{} {} no device of class {class}",
+                Nodes(nodes),
+                verb(nodes, "has", "have")
+            ),
+            Fact::TooFewDevices {
+                class,
+                needed,
+                nodes,
             } => write!(
                 f,
-                "{} {} fewer than {needed} device{} of class {class}",
+                "{} {} fewer than {needed} devices of class {class}",
                 Nodes(nodes),
-                verb(nodes, "has", "have"),
-                if *needed == 1 { "" } else { "s" }
+                verb(nodes, "has", "have")
             ),
             Fact::NoDeviceOfClass {
                 claim,
