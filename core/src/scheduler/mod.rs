@@ -23,10 +23,12 @@ use core::fmt;
 
 mod evict;
 mod preempt;
+mod row;
 mod verdict;
 mod whatif;
 
 pub use evict::{BrokenGroup, DryRunReport};
+pub use row::{PodRow, UnitOutcome, UnitRow, preemption_message};
 pub use verdict::{Help, Verdict};
 pub use whatif::{DomainGap, EvictionRelief, ShapeGap, WhatItTakes};
 

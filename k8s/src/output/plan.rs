@@ -1,7 +1,6 @@
 //! One scheduling cycle written back as the objects kube-scheduler would change.
 
 use std::collections::BTreeSet;
-use std::fmt;
 
 use gangpack::{
     ClaimAllocation, ClaimSource, CycleReport, GangOutcome, PlacementDecision, Pod,
@@ -21,40 +20,8 @@ use crate::{Kind, Snapshot};
 /// The finalizer kube-scheduler puts on every claim it allocates.
 pub const DELETE_PROTECTION_FINALIZER: &str = "resource.kubernetes.io/delete-protection";
 
-/// What happened to a unit, for a table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// Placed: pods bound, claims allocated.
-    Placed,
-    /// Placed after preempting lower-priority victims (pods nominated, not bound yet).
-    Preempted,
-    /// Not placed; the reason says why.
-    Pending,
-    /// The group's members disagree (priority, scheduler, preemption policy).
-    Invalid,
-    /// The unit's inputs cannot be placed (a missing claim, ...).
-    Failed,
-}
-
-impl Outcome {
-    /// `placed`, `preempted`, `pending`, `invalid` or `failed`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Placed => "placed",
-            Outcome::Preempted => "preempted",
-            Outcome::Pending => "pending",
-            Outcome::Invalid => "invalid",
-            Outcome::Failed => "failed",
-        }
-    }
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// What a cycle did with a unit (the core's [`UnitOutcome`]).
+pub use gangpack::UnitOutcome as Outcome;
 
 /// One pod of a row and where it goes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -247,54 +214,28 @@ pub fn plan(snapshot: &mut Snapshot) -> Plan {
 
 // ------------------------------------------------------------------------------- rows
 
-/// The table row of a unit's result, explained against `sched` (after the cycle).
+/// The table row of a unit's result, explained against `sched` (after the cycle): the
+/// core's [`UnitRow`](gangpack::UnitRow), as the table and JSON show it.
 pub(crate) fn row(sched: &Scheduler, unit: &Unit, result: &UnitResult) -> PlanRow {
-    let (kind, name) = match unit {
-        Unit::Group(g) => ("PodGroup", g.clone()),
-        Unit::Pod(p) => ("Pod", p.clone()),
-    };
-    let mut row = PlanRow {
-        kind,
-        name,
-        outcome: Outcome::Pending,
-        pods: Vec::new(),
-        devices: Vec::new(),
-        device_count: 0,
-        victims: Vec::new(),
-        reason: String::new(),
-    };
-    match result {
-        UnitResult::Scheduled(d) => {
-            row.outcome = Outcome::Placed;
-            fill_placement(&mut row, d);
-        }
-        UnitResult::Preempted(p) => {
-            row.outcome = Outcome::Preempted;
-            fill_placement(&mut row, &p.decision);
-            row.victims = p.victims.iter().map(|v| v.unit.to_string()).collect();
-            row.reason = preemption_message(unit, p);
-        }
-        UnitResult::Pending(outcome) => {
-            row.outcome = Outcome::Pending;
-            row.pods = pending_placements(sched, unit);
-            row.reason = pending_reason(sched, unit, outcome);
-        }
-        UnitResult::Invalid(errs) => {
-            row.outcome = Outcome::Invalid;
-            row.pods = pending_placements(sched, unit);
-            row.reason = errs
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ");
-        }
-        UnitResult::Failed(e) => {
-            row.outcome = Outcome::Failed;
-            row.pods = pending_placements(sched, unit);
-            row.reason = e.to_string();
-        }
+    let r = sched.unit_row(unit, result);
+    let devices: Vec<String> = r.devices().cloned().collect();
+    PlanRow {
+        kind: r.kind(),
+        name: r.name().to_owned(),
+        outcome: r.outcome,
+        pods: r
+            .pods
+            .into_iter()
+            .map(|p| PodPlacement {
+                pod: p.pod,
+                node: p.node,
+            })
+            .collect(),
+        device_count: devices.len(),
+        devices,
+        victims: r.victims.iter().map(|v| v.unit.to_string()).collect(),
+        reason: r.reason,
     }
-    row
 }
 
 /// The rows of the units held back ([`Snapshot::waiting`]): a waiting PodGroup or pod
@@ -417,34 +358,11 @@ pub(crate) fn untried_row(sched: &Scheduler, unit: &Unit) -> PlanRow {
     )
 }
 
-fn fill_placement(row: &mut PlanRow, d: &PlacementDecision) {
-    row.pods = d
-        .bindings
-        .iter()
-        .map(|b| PodPlacement {
-            pod: b.pod.clone(),
-            node: Some(b.node.clone()),
-        })
-        .collect();
-    row.devices = allocations(d)
-        .flat_map(|c| &c.result.devices)
-        .map(|r| format!("{}/{}/{}", r.driver, r.pool, r.device))
-        .collect();
-    row.device_count = row.devices.len();
-}
-
 fn allocations(d: &PlacementDecision) -> impl Iterator<Item = &ClaimAllocation> {
     d.bindings
         .iter()
         .flat_map(|b| &b.claims)
         .chain(&d.group_claims)
-}
-
-fn pending_placements(sched: &Scheduler, unit: &Unit) -> Vec<PodPlacement> {
-    pending_pods(sched, unit)
-        .into_iter()
-        .map(|pod| PodPlacement { pod, node: None })
-        .collect()
 }
 
 /// The unit's pods (a group's members), bound or not, sorted.
@@ -470,29 +388,6 @@ fn pending_pods(sched: &Scheduler, unit: &Unit) -> Vec<String> {
         .into_iter()
         .filter(|p| sched.pod(p).is_some_and(|p| p.node_name.is_none()))
         .collect()
-}
-
-/// The explanation's summary, or a line from the placement outcome when the unit
-/// cannot be explained.
-pub(crate) fn pending_reason(sched: &Scheduler, unit: &Unit, outcome: &GangOutcome) -> String {
-    let explained = match unit {
-        Unit::Pod(_) | Unit::Group(_) => sched.explain(unit).ok(),
-    };
-    if let Some(x) = explained {
-        return x.summary();
-    }
-    match outcome {
-        GangOutcome::Unschedulable { required, best } => {
-            format!("{unit}: {best} of {required} pods fit")
-        }
-        GangOutcome::WaitingForPods { present, min_count } => {
-            format!("{unit}: waiting for pods: {present} of minCount {min_count} exist")
-        }
-        GangOutcome::BudgetExhausted { steps } => {
-            format!("{unit}: search budget exhausted after {steps} steps")
-        }
-        GangOutcome::Placed(_) => format!("{unit}: placed"),
-    }
 }
 
 /// The owner of a claim generated from a template names it in
@@ -534,23 +429,6 @@ fn record_generated_claim(changes: &mut Changes<'_>, g: &crate::GeneratedClaim) 
     match list.iter_mut().find(|e| e["name"] == **entry) {
         Some(e) => *e = record,
         None => list.push(record),
-    }
-}
-
-/// Upstream's preemption status message (kube-scheduler `DefaultPreemption` for a pod,
-/// `PodGroupPreemption` for a group, as prefixed by the framework).
-fn preemption_message(unit: &Unit, p: &Preemption) -> String {
-    let victims: usize = p.victims.iter().map(|v| v.pods.len()).sum();
-    match unit {
-        Unit::Pod(_) => {
-            let node = p.decision.bindings.first().map_or("", |b| b.node.as_str());
-            format!(
-                "preemption: found a potential placement for pod on node {node}, preempting {victims} victims"
-            )
-        }
-        Unit::Group(_) => format!(
-            "pod group preemption: found a placement for podgroup, preempting {victims} victims"
-        ),
     }
 }
 
@@ -832,7 +710,7 @@ pub(crate) fn units_of(sched: &Scheduler, pods: &[String]) -> Vec<Unit> {
 mod tests {
     use gangpack::{PlacementDecision, PodBinding, Preemption, Unit, Victim};
 
-    use super::preemption_message;
+    use gangpack::preemption_message;
 
     fn preemption(victim_pods: &[&[&str]]) -> Preemption {
         Preemption {

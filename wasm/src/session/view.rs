@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gangpack::{
     BrokenGroup, ClaimSource, DeviceRef, DeviceTaintRule, DryRunReport, EvictionReason,
-    EvictionReport, PlacementDecision, PodEviction, Quantity, Scheduler, SchedulingPolicy, Time,
-    Unit, UnitResult, Victim,
+    EvictionReport, PodEviction, Quantity, Scheduler, SchedulingPolicy, Time, Unit, UnitResult,
+    Victim,
 };
 use serde::Serialize;
 
@@ -134,116 +134,43 @@ pub(crate) struct PodPlacementView {
     devices: Vec<String>,
 }
 
-fn unit_name(unit: &Unit) -> (&'static str, String) {
-    match unit {
-        Unit::Group(g) => ("PodGroup", g.clone()),
-        Unit::Pod(p) => ("Pod", p.clone()),
-    }
-}
-
-fn devices_of(claims: &[gangpack::ClaimAllocation]) -> Vec<String> {
-    claims
-        .iter()
-        .flat_map(|c| &c.result.devices)
-        .map(|d| format!("{}/{}/{}", d.driver, d.pool, d.device))
-        .collect()
-}
-
-fn placed_pods(d: &PlacementDecision) -> Vec<PodPlacementView> {
-    d.bindings
-        .iter()
-        .map(|b| PodPlacementView {
-            pod: b.pod.clone(),
-            node: Some(b.node.clone()),
-            devices: devices_of(&b.claims),
-        })
-        .collect()
-}
-
-/// The unit's pods that are not bound.
-fn pending_pods(sched: &Scheduler, unit: &Unit) -> Vec<PodPlacementView> {
-    let pending = |p: &str| PodPlacementView {
-        pod: p.to_owned(),
-        node: None,
-        devices: Vec::new(),
-    };
-    match unit {
-        Unit::Pod(p) => vec![pending(p)],
-        Unit::Group(g) => sched
-            .pods()
-            .filter(|p| p.node_name.is_none())
-            .filter(|p| {
-                p.scheduling_group
-                    .as_ref()
-                    .is_some_and(|n| format!("{}/{n}", p.namespace) == *g)
-            })
-            .map(|p| pending(&format!("{}/{}", p.namespace, p.name)))
-            .collect(),
-    }
-}
-
-/// A unit's outcome; `reason` is the pending reason (the explanation's summary, as
-/// `gangpack plan` prints it) when the caller has it, else computed here from the core.
+/// A unit's outcome: the core's [`UnitRow`](gangpack::UnitRow) (the same row
+/// `gangpack plan` prints); `reason`, when the caller has one (the plan table's, with
+/// what the manifests hold back), replaces the row's.
 pub(crate) fn unit(
     sched: &Scheduler,
     unit: &Unit,
     result: &UnitResult,
-    mut reason: Option<String>,
+    reason: Option<String>,
 ) -> UnitView {
-    let (kind, name) = unit_name(unit);
-    let mut v = UnitView {
-        kind,
-        name,
-        outcome: "pending",
-        pods: Vec::new(),
-        group_devices: Vec::new(),
-        victims: Vec::new(),
-        reason: String::new(),
-        problems: Vec::new(),
+    let row = sched.unit_row(unit, result);
+    let problems = match result {
+        UnitResult::Invalid(_) => row
+            .errors
+            .iter()
+            .map(|e| Problem::field(e.field.clone(), e.to_string()))
+            .collect(),
+        UnitResult::Failed(_) => vec![Problem::message(row.reason.clone())],
+        _ => Vec::new(),
     };
-    match result {
-        UnitResult::Scheduled(d) => {
-            v.outcome = "placed";
-            v.pods = placed_pods(d);
-            v.group_devices = devices_of(&d.group_claims);
-        }
-        UnitResult::Preempted(p) => {
-            v.outcome = "preempted";
-            v.pods = placed_pods(&p.decision);
-            v.group_devices = devices_of(&p.decision.group_claims);
-            v.victims.clone_from(&p.victims);
-        }
-        UnitResult::Pending(_) => {
-            v.pods = pending_pods(sched, unit);
-            v.reason = reason
-                .take()
-                .unwrap_or_else(|| sched.explain(unit).map(|e| e.summary()).unwrap_or_default());
-        }
-        UnitResult::Invalid(errs) => {
-            v.outcome = "invalid";
-            v.pods = pending_pods(sched, unit);
-            v.problems = errs
-                .iter()
-                .map(|e| Problem::field(e.field.clone(), e.to_string()))
-                .collect();
-            v.reason = errs
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ");
-        }
-        UnitResult::Failed(e) => {
-            v.outcome = "failed";
-            v.pods = pending_pods(sched, unit);
-            v.reason = e.to_string();
-            v.problems = vec![Problem::message(v.reason.clone())];
-        }
+    UnitView {
+        kind: row.kind(),
+        name: row.name().to_owned(),
+        outcome: row.outcome.as_str(),
+        pods: row
+            .pods
+            .into_iter()
+            .map(|p| PodPlacementView {
+                pod: p.pod,
+                node: p.node,
+                devices: p.devices,
+            })
+            .collect(),
+        group_devices: row.group_devices,
+        victims: row.victims,
+        reason: reason.unwrap_or(row.reason),
+        problems,
     }
-    // The caller's reason for the other outcomes too (the preemption message).
-    if let Some(r) = reason {
-        v.reason = r;
-    }
-    v
 }
 
 /// A unit held back (manifests naming an object that is not there).
