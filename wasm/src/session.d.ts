@@ -458,6 +458,8 @@ export interface Verdict {
   helps: Help[];
   /** One line, as `gangpack explain` prints it first. */
   text: string;
+  /** Each of `helps` in the words of `text` (what the playground lists under its verdict). */
+  lines: string[];
 }
 
 export interface RequestShape {

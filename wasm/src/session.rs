@@ -173,6 +173,8 @@ struct VerdictView {
     #[serde(flatten)]
     value: gangpack::Verdict,
     text: String,
+    /// Each help's words, as in `text`.
+    lines: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -785,6 +787,7 @@ impl Scheduler {
             text,
             verdict: VerdictView {
                 text: verdict.to_string(),
+                lines: verdict.helps.iter().map(ToString::to_string).collect(),
                 value: verdict,
             },
             summary: explanation.summary(),

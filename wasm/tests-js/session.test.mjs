@@ -107,6 +107,8 @@ test('an interactive session on the demo cluster', () => {
   assert.ok(ex.verdict.helps.length > 0);
   assert.ok(ex.verdict.helps.every((h) => !('nextCycle' in h)));
   assert.equal(ex.text.split('\n')[0], ex.verdict.text);
+  assert.equal(ex.verdict.lines.length, ex.verdict.helps.length);
+  assert.equal(ex.verdict.text, `${ex.verdict.unit.group ? 'PodGroup' : 'Pod'} ${ex.verdict.unit.group ?? ex.verdict.unit.pod}: pending; ${ex.verdict.lines.join('; ')}`);
   assert.match(ex.verdict.text, /^PodGroup ml-training\/gpt-moe-pretrain: pending; /);
   assert.equal(s.explain('ml-training/gpt-moe-pretrain').summary, ex.summary);
 

@@ -55,6 +55,7 @@ session.advance(1_800_000_000);
 const view: ClusterSnapshot = session.snapshot({ topologyKey: 'topology.kubernetes.io/zone' });
 const state: DeviceStateName | undefined = view.domains[0]?.nodes[0]?.devices[0]?.state;
 const why: string = session.explain({ podGroup: 'ml-training/gpt-moe-pretrain' }).text;
+const helps: string[] = session.explain({ podGroup: 'ml-training/gpt-moe-pretrain' }).verdict.lines;
 session.restore(before);
 const yamlOut: string = session.toManifests();
 const model: Model = { nodes: [], slices: [] };
@@ -93,4 +94,4 @@ plan(manifests, { podGroupPreemptionPolicy: 'on' });
 // @ts-expect-error: a step budget is a number of steps
 plan(manifests, { stepBudget: 'lots' });
 
-void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, yamlOut, badState, budgetLimit, exhausted, searchSteps];
+void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, helps, yamlOut, badState, budgetLimit, exhausted, searchSteps];

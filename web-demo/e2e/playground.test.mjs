@@ -213,6 +213,10 @@ test('a pasted cluster loads with its node and GPU counts; a gang that cannot fi
     const why = await page.locator('#selected').innerText();
     assert.match(why, /PodGroup default\/big/);
     assert.match(why, /gpu\.nvidia\.com\/ecc=correctable-threshold:NoSchedule, not tolerated/);
+    // The verdict is its own list, in the core's words, above the tree (issue 32).
+    const helps = await page.locator('#selected .verdict li').allInnerTexts();
+    assert.deepEqual(helps, ['the request or the cluster must change: 1 device on 1 node (gpu-r2-n2) carries gpu.nvidia.com/ecc=correctable-threshold:NoSchedule, not tolerated']);
+    assert.doesNotMatch(await page.locator('#selected .explanation').innerText(), /pending;/, 'the verdict line is not repeated in the tree');
     const blocking = page.locator('#selected .fact.blocking');
     assert.equal(await blocking.count(), 1);
     assert.match(await blocking.innerText(), /NoSchedule/);

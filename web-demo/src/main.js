@@ -7,7 +7,7 @@
 import init, { Scheduler, demoManifests, version } from '../pkg/gangpack_wasm.js';
 import { apply, UNIT_DEFAULTS } from './actions.js';
 import { ClusterView, describeDevice, duration, PALETTE } from './cluster-view.js';
-import { h, metrics, renderCapacity, renderChart, renderExplanation, renderMetrics, renderTimeline } from './panel.js';
+import { h, metrics, renderCapacity, renderChart, renderExplanation, renderMetrics, renderTimeline, renderVerdict } from './panel.js';
 import { SCENARIOS, scenarioById } from './scenarios/index.js';
 import { decode, encode } from './url.js';
 
@@ -474,13 +474,16 @@ function selectedIn(run, kind, name) {
     // Explaining a big gang on a big cluster takes a while: the map is drawn first
     // and the answer follows in the next task (a newer render cancels it).
     const tree = h('div', { class: 'explanation', 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Explaining…'));
+    const verdict = h('div', { class: 'verdict', 'aria-live': 'polite' });
     const what = h('pre', { class: 'what', tabindex: '0' });
     const hint = h('p', { class: 'hint' }, 'Click a fact to light up its objects.');
-    parts.push(h('h4', {}, 'Why it is pending'), tree, hint,
+    parts.push(h('h4', {}, 'What would get it placed'), verdict,
+      h('h4', {}, 'Why it is pending'), tree, hint,
       h('h4', {}, 'What it would take'), what);
     app.explaining.push(() => {
       try {
         const result = run.session.explain(kind === 'PodGroup' ? { podGroup: name } : { pod: name });
+        renderVerdict(verdict, result.verdict);
         const blocking = renderExplanation(tree, result, run.cells, (id) => run.session.device(id), (t) => run.view.setHighlight(t));
         run.view.setHighlight(blocking);
         // Only a blocking set that exists is lit up.

@@ -153,7 +153,11 @@ export function mergeTargets(list) {
 export function renderExplanation(el, result, cells, device, onHighlight) {
   const e = result.explanation;
   const blocking = new Set(e.blocking.map((i) => i + 1));
-  const lines = result.text.split('\n').filter((l) => l.trim());
+  // The verdict's line leads the text; it is drawn on its own (renderVerdict).
+  const text = result.verdict?.pending && result.text.startsWith(`${result.verdict.text}\n`)
+    ? result.text.slice(result.verdict.text.length + 1)
+    : result.text;
+  const lines = text.split('\n').filter((l) => l.trim());
   const root = h('ul', { class: 'tree', role: 'tree', 'aria-label': 'Explanation' });
   const stack = [{ depth: -1, list: root }];
   for (const line of lines) {
@@ -187,6 +191,22 @@ export function renderExplanation(el, result, cells, device, onHighlight) {
   for (const u of root.querySelectorAll('ul')) if (!u.children.length) u.remove();
   el.replaceChildren(root);
   return mergeTargets(e.blocking.map((i) => factTargets(e.facts[i] ?? {}, cells, device)));
+}
+
+/**
+ * The verdict: what would get the unit placed, one item per help, in the core's words
+ * (the same as the first line of `gangpack explain`).
+ */
+export function renderVerdict(el, verdict) {
+  if (!verdict.pending) {
+    el.replaceChildren(h('p', {}, 'Nothing of it is pending.'));
+    return;
+  }
+  if (!verdict.lines.length) {
+    el.replaceChildren(h('p', {}, 'Nothing found that would help.'));
+    return;
+  }
+  el.replaceChildren(h('ul', { class: 'helps' }, ...verdict.lines.map((l) => h('li', {}, l))));
 }
 
 /** The capacity report as a table: one row per domain, one column per shape. */

@@ -119,7 +119,7 @@ impl Explanation {
     pub fn summary(&self) -> String {
         let what = self.subject();
         match self.status {
-            GangStatus::Scheduled => format!("{what}: scheduled"),
+            GangStatus::Scheduled => format!("{what}: fits now"),
             GangStatus::Wait => match self.facts.first() {
                 Some(f) => format!("{what}: waiting: {f}"),
                 None => format!("{what}: waiting"),
