@@ -248,10 +248,12 @@ test('deadlock: one gang whole, the other holds nothing and explains why, then s
   const firstCycle = stepIndex(s, 'cycle');
   let mid;
   let explanation;
+  let before;
   const { session } = play(s, {
     after(i, session) {
       // Never a partly bound gang.
       for (const x of session.snapshot().groups) assert.notEqual(x.status, 'partial', `${x.name} at step ${i}`);
+      if (i === firstCycle - 1) before = session.explain({ podGroup: 'ml/mixtral-pretrain' });
       if (i === firstCycle) {
         mid = session.snapshot();
         explanation = session.explain({ podGroup: 'ml/mixtral-pretrain' });
@@ -264,6 +266,16 @@ test('deadlock: one gang whole, the other holds nothing and explains why, then s
   assert.match(explanation.summary, /ml\/mixtral-pretrain/);
   assert.match(explanation.summary, /2 of 6 pods fit/);
   assert.equal(explanation.explanation.status, 'Unschedulable');
+  // Issue 32's third report: before the cycle both fit alone, yet only llama-pretrain
+  // is placed by it. mixtral-pretrain's verdict says so, and nothing reads "Scheduled".
+  assert.deepEqual(before.verdict.lines, ['waiting helps: it fits now, but the next cycle places PodGroup ml/llama-pretrain first']);
+  assert.doesNotMatch(before.text, /Scheduled|scheduled/);
+  // After the cycle: llama-pretrain holds the room.
+  assert.deepEqual(explanation.verdict.lines, [
+    'waiting helps: the room it needs is held by PodGroup ml/llama-pretrain',
+    'more capacity helps: at least 32 more free devices in the cluster',
+  ]);
+  assert.equal(explanation.explanation.blocking.length, 1);
   // After llama-pretrain finishes, mixtral-pretrain runs.
   assert.equal(group(session.snapshot(), 'ml/mixtral-pretrain').bound, 6);
   assertFocus(s, session);
