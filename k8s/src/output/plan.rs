@@ -20,7 +20,7 @@ use crate::{Kind, Snapshot};
 /// The finalizer kube-scheduler puts on every claim it allocates.
 pub const DELETE_PROTECTION_FINALIZER: &str = "resource.kubernetes.io/delete-protection";
 
-/// What a cycle did with a unit (the core's [`UnitOutcome`]).
+/// What a cycle did with a unit (the core's [`UnitOutcome`](gangpack::UnitOutcome)).
 pub use gangpack::UnitOutcome as Outcome;
 
 /// One pod of a row and where it goes.
