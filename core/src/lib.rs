@@ -171,8 +171,9 @@ pub use gang::scoring::{MixEntry, ScoringPolicy, WorkloadMix};
 // scheduler: the lifecycle.
 pub use scheduler::{
     BrokenGroup, CycleReport, DomainGap, DryRunReport, EvictionReason, EvictionRelief,
-    EvictionReport, Help, PodEviction, PodRow, Preemption, Scheduler, SchedulerError, ShapeGap,
-    Unit, UnitOutcome, UnitResult, UnitRow, Verdict, Victim, WhatItTakes, preemption_message,
+    EvictionReport, Help, NodeRemoval, PodEviction, PodRow, Preemption, Scheduler, SchedulerError,
+    ShapeGap, Unit, UnitOutcome, UnitResult, UnitRow, Verdict, Victim, WhatItTakes,
+    preemption_message,
 };
 
 /// Upstream validation limits, enforced by the model's `validate` methods.

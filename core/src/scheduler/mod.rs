@@ -22,12 +22,14 @@ use alloc::sync::Arc;
 use core::fmt;
 
 mod evict;
+mod live;
 mod preempt;
 mod row;
 mod verdict;
 mod whatif;
 
 pub use evict::{BrokenGroup, DryRunReport};
+pub use live::NodeRemoval;
 pub use row::{PodRow, UnitOutcome, UnitRow, preemption_message};
 pub use verdict::{Help, Verdict};
 pub use whatif::{DomainGap, EvictionRelief, ShapeGap, WhatItTakes};
