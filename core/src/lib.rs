@@ -45,6 +45,57 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## The scheduler
+//!
+//! A [`Scheduler`] owns a cluster and the workload objects (pods, PodGroups, claims,
+//! PriorityClasses) and follows the live cluster: every object kind can be added,
+//! changed and removed as a controller's informers report it, each change refused
+//! whole or applied whole. [`Scheduler::cycle`] places the pending units (PodGroups
+//! all or nothing, preempting lower-priority ones as a unit when that makes room);
+//! [`Scheduler::advance`] moves the logical clock and carries out `NoExecute`
+//! evictions; [`Scheduler::verdict`], [`Scheduler::explain`] and
+//! [`Scheduler::what_it_takes`] say why a unit is pending and what would help. A
+//! controller loop:
+//!
+//! ```
+//! use gangpack::prelude::*;
+//!
+//! let mut cluster = Cluster::new();
+//! cluster.put_class(DeviceClass::with_cel("gpu", "device.driver == \"gpu.example.com\""))?;
+//! let mut sched = Scheduler::new(cluster, GangOptions::default());
+//! sched.advance(Time(1_767_225_600)); // the clock starts at the epoch: set "now"
+//!
+//! // Events as the informers deliver them: a node joins with its GPUs, a pod asks
+//! // for two of them.
+//! sched.add_node(Node::new("node-a"))?;
+//! let mut gpus = ResourceSlice::node_local("node-a-gpus", "gpu.example.com", "node-a", "node-a");
+//! for i in 0..8 {
+//!     gpus.devices.push(Device::new(format!("gpu-{i}")));
+//! }
+//! sched.add_slice(gpus)?;
+//! let mut claim = ResourceClaim::new("ml", "train-gpus");
+//! claim.spec.requests.push(DeviceRequest::exactly(
+//!     "gpus",
+//!     ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(2)),
+//! ));
+//! sched.add_claim(claim)?;
+//! let mut pod = Pod::new("ml", "train");
+//! pod.resource_claims.push(PodResourceClaim {
+//!     name: "gpus".into(),
+//!     source: ClaimSource::ClaimName("train-gpus".into()),
+//! });
+//! sched.add_pod(pod)?;
+//!
+//! // The loop: a cycle when the input is quiet; its report is the log line.
+//! let report = sched.cycle();
+//! assert_eq!(report.to_string(), "Pod ml/train: placed: ml/train -> node-a (2 devices)");
+//!
+//! // The node goes away: its pods are deleted with it, their claims released.
+//! let gone = sched.remove_node("node-a")?;
+//! assert_eq!(gone.deleted_pods, ["ml/train"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## Feature flags
 //!
 //! - `std` (default): std-only conveniences; today it only forwards `serde?/std`. The
@@ -209,6 +260,10 @@ pub mod prelude {
         DeviceFilter, DeviceRef, DeviceSet, DeviceTaint, DeviceTaintEffect, DeviceTaintRule,
         DeviceTaintSelector, DeviceToleration, DeviceTolerationOperator, Node, Quantity,
         ResourceSlice, Taint, TaintEffect, Time, Toleration, TolerationOperator,
+    };
+    pub use crate::{
+        CycleReport, EvictionReport, Help, NodeRemoval, PodEviction, PriorityClass, Scheduler,
+        SchedulerError, Unit, UnitResult, Verdict, WhatItTakes,
     };
 }
 

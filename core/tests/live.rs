@@ -131,6 +131,10 @@ fn relabelled_cordoned_and_tainted_nodes_are_followed() {
         .push(Taint::new("maintenance", "true", TaintEffect::NoExecute));
     let report = s.update_node(n1).unwrap();
     assert_eq!(report.started.len(), 1, "{report:?}");
+    assert_eq!(
+        report.to_string(),
+        "eviction started: ns/p at 1970-01-01T00:00:00Z: node taint on n1"
+    );
     assert_eq!(s.scheduled_evictions()[0].pod, pod);
     // A node that is not there cannot be changed.
     refused(&mut s, |s| s.update_node(new_node("n9", "r0")));

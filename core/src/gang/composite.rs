@@ -677,7 +677,10 @@ impl Cluster {
     /// - Budget: each `place_gang` call takes one unit of `options.step_budget` at this
     ///   level (and gets the whole `step_budget` for its own search).
     ///
-    /// The module docs (`composite.rs`) say what the search does and does not try. The
+    /// The search is exhaustive over *which* children are placed (subsets tried
+    /// depth-first in child order, earlier children preferred, backtracking undoing a
+    /// placed child), not over *where* each goes: a child takes the first placement
+    /// [`place_gang`](Self::place_gang) finds given the children placed before it. The
     /// same input gives the same output.
     ///
     /// The root's `minGroupCount` not reached gives [`CompositeOutcome::Unschedulable`];

@@ -22,7 +22,7 @@ pub struct GangOptions {
     /// A step is one pod tried on one candidate node (one claim allocator call for its
     /// claims there, jointly with the gang's pods already on it), or one revisit of a
     /// device choice other nodes see (the same binding tried again with one device
-    /// fewer of a class it took; see the module docs). Checks that answer before any
+    /// fewer of a class it took, when a later pod finds too few left). Checks that answer before any
     /// search take none: pods too few for `minCount`, nodes and domains counting rules
     /// out, and the node-by-node bounds the search learns as it goes. Pods placed
     /// beyond `minCount` spend what is left, without making the outcome undecided.
@@ -156,7 +156,7 @@ pub enum GangOutcome {
     Placed(PlacementDecision),
     /// No placement of the required pods exists. Exact below the step budget, but
     /// for picks of shareable devices and admin-access picks, which the search does not
-    /// revisit (see the module docs).
+    /// revisit (another choice of shared or admin-access devices is not tried).
     Unschedulable {
         /// Pending pods that must be placed together.
         required: usize,

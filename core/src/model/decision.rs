@@ -43,3 +43,32 @@ pub struct ClaimAllocation {
     /// Its `status.allocation`.
     pub result: AllocationResult,
 }
+
+impl core::fmt::Display for PlacementDecision {
+    /// `ns/a -> node-1 (3 devices), ns/b -> node-2; group claims: 1 device`, the
+    /// bindings in order.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let devices = |claims: &[ClaimAllocation]| -> usize {
+            claims.iter().map(|c| c.result.devices.len()).sum()
+        };
+        if self.bindings.is_empty() {
+            f.write_str("no pods")?;
+        }
+        for (i, b) in self.bindings.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{} -> {}", b.pod, b.node)?;
+            match devices(&b.claims) {
+                0 => {}
+                1 => f.write_str(" (1 device)")?,
+                n => write!(f, " ({n} devices)")?,
+            }
+        }
+        match devices(&self.group_claims) {
+            0 => Ok(()),
+            1 => f.write_str("; group claims: 1 device"),
+            n => write!(f, "; group claims: {n} devices"),
+        }
+    }
+}

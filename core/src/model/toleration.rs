@@ -416,7 +416,8 @@ impl Toleration {
     /// with the comparison operators enabled).
     ///
     /// For `Lt` / `Gt` both values must be canonical decimal integers that fit in an `i64`
-    /// (see the module docs), otherwise there is no match; `Gt` matches when the taint's value
+    /// (`0`, or an optional `-` and digits without leading zeros), otherwise there is no
+    /// match; `Gt` matches when the taint's value
     /// is greater than the toleration's, `Lt` when it is less.
     pub fn tolerates(&self, taint: &Taint) -> bool {
         if self.effect.is_some_and(|e| e != taint.effect) {

@@ -1,37 +1,4 @@
-//! NoExecute eviction on the logical clock (`shared/spec/dra.md` sections 2.4 to 2.6):
-//! device taints (slice taints and DeviceTaintRules), node taints, PodGroups with
-//! `disruptionMode: All` evicted whole, and the dry run of a DeviceTaintRule with its
-//! blast radius.
-//!
-//! The schedule is recomputed from the state after every change made through the
-//! scheduler that can affect it (device taints, rules, slices, node taints) and at every
-//! [`Scheduler::advance`]:
-//!
-//! * **Claims.** [`Cluster::pending_evictions`](crate::Cluster::pending_evictions) gives,
-//!   for every allocated claim, one notice per (allocated device, `NoExecute` taint) that
-//!   the tolerations copied into its allocation result do not tolerate forever, due at
-//!   `timeAdded` + the least `tolerationSeconds` of the matching tolerations whose effect
-//!   is explicitly `NoExecute`. QUIRK (upstream device-taint-eviction controller): a
-//!   toleration with an empty effect lets the device be allocated but is not consulted
-//!   for eviction, so such a claim goes at `timeAdded`. A claim's time is the earliest
-//!   over its devices and their taints.
-//! * **Pods.** A bound pod is evicted when it names an evicting claim in its own
-//!   `spec.resourceClaims` (by name, or through a template entry resolved to the claim
-//!   generated for it); its time is the earliest over its claims. A PodGroup member that
-//!   does not itself name the group's claim is not evicted by it (upstream test
-//!   `no-evict-pod-in-podgroup-without-claim`).
-//! * **Node taints** (core/v1, [`node_eviction`]): the timer starts when the scheduler
-//!   first observes the pod on a node whose `NoExecute` taints it does not tolerate
-//!   forever (not at the taint's `timeAdded`) and runs while that stays so; the pod goes
-//!   at that start + the least `tolerationSeconds` of the tolerations used, or at once
-//!   when a taint is not tolerated at all.
-//! * **`disruptionMode: All`.** One member's eviction takes every bound member of the
-//!   group, at the earliest member time.
-//! * An eviction that is no longer computed is **cancelled** (upstream "Cancelling
-//!   deletion"): the taint or rule went away, a toleration now covers it, the pod left.
-//!   Evictions are carried out (pods deleted, their claims released) only by
-//!   [`Scheduler::advance`], for every eviction whose time is at or before the new
-//!   clock: one already due when a taint arrives happens at the next `advance`.
+//! NoExecute eviction on the logical clock (see [`Scheduler::refresh_evictions`]).
 
 use core::fmt;
 
@@ -394,13 +361,48 @@ impl Scheduler {
     }
 
     /// Recomputes the NoExecute eviction schedule from the cluster's taints and the bound
-    /// pods (see the module docs) and reports the difference from the previous one.
+    /// pods and reports the difference from the previous one.
     ///
     /// Every taint, rule, slice and node-taint change made through the scheduler calls
     /// this, and so does [`advance`](Self::advance); call it after other changes (a
     /// cycle that bound pods to devices whose taints their claims tolerate only for a
     /// while, pods removed) to see their evictions in
     /// [`scheduled_evictions`](Self::scheduled_evictions) at once.
+    ///
+    /// NoExecute eviction on the logical clock (`shared/spec/dra.md` sections 2.4 to 2.6):
+    /// device taints (slice taints and DeviceTaintRules), node taints, PodGroups with
+    /// `disruptionMode: All` evicted whole, and the dry run of a DeviceTaintRule with its
+    /// blast radius.
+    ///
+    /// The schedule is recomputed from the state after every change made through the
+    /// scheduler that can affect it (device taints, rules, slices, node taints) and at every
+    /// [`Scheduler::advance`]:
+    ///
+    /// * **Claims.** [`Cluster::pending_evictions`](crate::Cluster::pending_evictions) gives,
+    ///   for every allocated claim, one notice per (allocated device, `NoExecute` taint) that
+    ///   the tolerations copied into its allocation result do not tolerate forever, due at
+    ///   `timeAdded` + the least `tolerationSeconds` of the matching tolerations whose effect
+    ///   is explicitly `NoExecute`. QUIRK (upstream device-taint-eviction controller): a
+    ///   toleration with an empty effect lets the device be allocated but is not consulted
+    ///   for eviction, so such a claim goes at `timeAdded`. A claim's time is the earliest
+    ///   over its devices and their taints.
+    /// * **Pods.** A bound pod is evicted when it names an evicting claim in its own
+    ///   `spec.resourceClaims` (by name, or through a template entry resolved to the claim
+    ///   generated for it); its time is the earliest over its claims. A PodGroup member that
+    ///   does not itself name the group's claim is not evicted by it (upstream test
+    ///   `no-evict-pod-in-podgroup-without-claim`).
+    /// * **Node taints** (core/v1, [`node_eviction`]): the timer starts when the scheduler
+    ///   first observes the pod on a node whose `NoExecute` taints it does not tolerate
+    ///   forever (not at the taint's `timeAdded`) and runs while that stays so; the pod goes
+    ///   at that start + the least `tolerationSeconds` of the tolerations used, or at once
+    ///   when a taint is not tolerated at all.
+    /// * **`disruptionMode: All`.** One member's eviction takes every bound member of the
+    ///   group, at the earliest member time.
+    /// * An eviction that is no longer computed is **cancelled** (upstream "Cancelling
+    ///   deletion"): the taint or rule went away, a toleration now covers it, the pod left.
+    ///   Evictions are carried out (pods deleted, their claims released) only by
+    ///   [`Scheduler::advance`], for every eviction whose time is at or before the new
+    ///   clock: one already due when a taint arrives happens at the next `advance`.
     pub fn refresh_evictions(&mut self) -> EvictionReport {
         let now = self.now();
         let mut next = BTreeMap::new();

@@ -1,26 +1,9 @@
-//! The scheduling lifecycle over one cluster snapshot: a queue of pending PodGroups and
-//! pods, cycles that place each whole or not at all, workload-aware preemption,
-//! completion, and NoExecute eviction on a logical clock.
-//!
-//! [`Scheduler`] owns a [`Cluster`] and the workload objects (pods, PodGroups, claims,
-//! PriorityClasses). Bound pods (`spec.nodeName`) and the claims allocated for them are
-//! part of its state; everything else is pending. [`Scheduler::cycle`] takes the pending
-//! units — PodGroups with pending members, and pods without a group — in priority
-//! order (then creation time, then name) and, for each, commits a whole placement or
-//! records why not. A unit is placed in one step against one state, so a partial gang
-//! never holds resources.
-//!
-//! Time is an input ([`Scheduler::advance`]); nothing reads a system clock, so the same
-//! sequence of calls gives the same state.
-//!
-//! Layer: the top of the core. It uses the gang placer for every placement and
-//! `Cluster::apply_decision` to commit; `preempt.rs` searches for victims,
-//! `evict.rs` keeps the `NoExecute` eviction schedule, `whatif.rs` answers what it would
-//! take.
+//! The scheduling lifecycle (see [`Scheduler`], whose docs are the overview).
 
 use alloc::sync::Arc;
 use core::fmt;
 
+mod display;
 mod evict;
 mod live;
 mod preempt;
@@ -234,7 +217,28 @@ pub struct EvictionReport {
     pub broken_groups: Vec<BrokenGroup>,
 }
 
-/// The scheduler state machine (see the module docs).
+/// The scheduler state machine: the lifecycle of pods, PodGroups and claims over
+/// one cluster.
+///
+/// The scheduling lifecycle over one cluster snapshot: a queue of pending PodGroups and
+/// pods, cycles that place each whole or not at all, workload-aware preemption,
+/// completion, and NoExecute eviction on a logical clock.
+///
+/// [`Scheduler`] owns a [`Cluster`] and the workload objects (pods, PodGroups, claims,
+/// PriorityClasses). Bound pods (`spec.nodeName`) and the claims allocated for them are
+/// part of its state; everything else is pending. [`Scheduler::cycle`] takes the pending
+/// units — PodGroups with pending members, and pods without a group — in priority
+/// order (then creation time, then name) and, for each, commits a whole placement or
+/// records why not. A unit is placed in one step against one state, so a partial gang
+/// never holds resources.
+///
+/// Time is an input ([`Scheduler::advance`]); nothing reads a system clock, so the same
+/// sequence of calls gives the same state.
+///
+/// Layer: the top of the core. It uses the gang placer for every placement and
+/// `Cluster::apply_decision` to commit; `preempt.rs` searches for victims,
+/// `evict.rs` keeps the `NoExecute` eviction schedule, `whatif.rs` answers what it would
+/// take.
 #[derive(Clone, Debug)]
 pub struct Scheduler {
     cluster: Cluster,
@@ -303,6 +307,10 @@ fn key(namespace: &str, name: &str) -> String {
 impl Scheduler {
     /// A scheduler over `cluster` with no workloads, placing with `options` (its step
     /// budgets bound every placement, what-if and explanation it makes).
+    ///
+    /// Its clock is the cluster's ([`Cluster::set_clock`]), at the epoch unless set:
+    /// a controller calls [`advance`](Self::advance) with the current time first, so
+    /// that taints stamped `timeAdded` now and `tolerationSeconds` count from then.
     pub fn new(cluster: Cluster, options: GangOptions) -> Scheduler {
         let mut s = Scheduler {
             cluster,
@@ -885,7 +893,7 @@ impl Scheduler {
         }
     }
 
-    /// Runs one scheduling cycle (see the module docs). A unit whose inputs are
+    /// Runs one scheduling cycle (see [`Scheduler`]). A unit whose inputs are
     /// invalid (a claim that does not exist, a selector that does not compile, ...) is
     /// reported as [`UnitResult::Failed`] with nothing of it applied; the other units
     /// are scheduled as usual.

@@ -1,31 +1,4 @@
-//! The verdict on a pending unit: what would get it placed, in one statement that
-//! agrees with what the next cycle does and with [`Scheduler::what_it_takes`].
-//!
-//! The explanation ([`Scheduler::explain`]) says why the unit does not fit *alone*,
-//! against the current state. That is not always what the scheduler will do: units of
-//! higher priority are taken first in the next cycle (and may take the room it fits
-//! in now), and a unit that does not fit may preempt. So the verdict first runs the
-//! next cycle on a copy of the scheduler (a copy is cheap: the heavy parts are shared)
-//! and reads the unit's result there; only for a unit that the next cycle leaves
-//! pending does it say what would help, each claim checked on a copy:
-//!
-//! * [`Help::NextCycle`]: the next cycle places it; nothing blocks it now.
-//! * [`Help::Preemption`]: the next cycle preempts these victims and nominates it (the
-//!   same set [`Scheduler::cycle`] evicts).
-//! * [`Help::MorePods`]: fewer members exist than `minCount`.
-//! * [`Help::Waiting`]: the capacity it needs is held by these units (none of which the
-//!   scheduler will preempt for it), or taken first by the units ahead of it in the
-//!   next cycle: removing them lets it be placed (checked on a copy).
-//! * [`Help::Capacity`]: more free devices in a domain (by count: the fewest missing
-//!   devices of the closest domain, as `what_it_takes` reports).
-//! * [`Help::Change`]: only a change to the workload or the cluster helps: the
-//!   unresolvable facts of the explanation's blocking set.
-//! * [`Help::Invalid`]: the cycle fails the unit (its members disagree, or an input
-//!   is invalid): the error, which no capacity fixes.
-//! * [`Help::Undecided`]: a step budget ran out: which, its value, how to raise it.
-//!
-//! Several may hold at once (waiting and more capacity, say); the verdict lists exactly
-//! those that hold, in that order.
+//! The verdict on a pending unit (see [`Verdict`]).
 
 use core::fmt;
 
@@ -36,7 +9,7 @@ use crate::gang::explain::{BudgetExhaustion, Explanation, Fact, GangStatus, Reso
 /// Most holders a [`Help::Waiting`] names in its text (the data lists them all).
 const SHOWN_HOLDERS: usize = 5;
 
-/// One thing that would get a pending unit placed (see the module docs).
+/// One thing that would get a pending unit placed (see [`Verdict`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
@@ -95,6 +68,35 @@ pub enum Help {
 }
 
 /// What would get a unit placed ([`Scheduler::verdict`]).
+///
+/// The verdict on a pending unit: what would get it placed, in one statement that
+/// agrees with what the next cycle does and with [`Scheduler::what_it_takes`].
+///
+/// The explanation ([`Scheduler::explain`]) says why the unit does not fit *alone*,
+/// against the current state. That is not always what the scheduler will do: units of
+/// higher priority are taken first in the next cycle (and may take the room it fits
+/// in now), and a unit that does not fit may preempt. So the verdict first runs the
+/// next cycle on a copy of the scheduler (a copy is cheap: the heavy parts are shared)
+/// and reads the unit's result there; only for a unit that the next cycle leaves
+/// pending does it say what would help, each claim checked on a copy:
+///
+/// * [`Help::NextCycle`]: the next cycle places it; nothing blocks it now.
+/// * [`Help::Preemption`]: the next cycle preempts these victims and nominates it (the
+///   same set [`Scheduler::cycle`] evicts).
+/// * [`Help::MorePods`]: fewer members exist than `minCount`.
+/// * [`Help::Waiting`]: the capacity it needs is held by these units (none of which the
+///   scheduler will preempt for it), or taken first by the units ahead of it in the
+///   next cycle: removing them lets it be placed (checked on a copy).
+/// * [`Help::Capacity`]: more free devices in a domain (by count: the fewest missing
+///   devices of the closest domain, as `what_it_takes` reports).
+/// * [`Help::Change`]: only a change to the workload or the cluster helps: the
+///   unresolvable facts of the explanation's blocking set.
+/// * [`Help::Invalid`]: the cycle fails the unit (its members disagree, or an input
+///   is invalid): the error, which no capacity fixes.
+/// * [`Help::Undecided`]: a step budget ran out: which, its value, how to raise it.
+///
+/// Several may hold at once (waiting and more capacity, say); the verdict lists exactly
+/// those that hold, in that order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
@@ -109,7 +111,7 @@ pub struct Verdict {
 }
 
 impl Scheduler {
-    /// The verdict on `unit` (see the module docs): what the next cycle does with it,
+    /// The verdict on `unit` (see [`Verdict`]): what the next cycle does with it,
     /// and, when that leaves it pending, what would help. Changes nothing.
     pub fn verdict(&self, unit: &Unit) -> Result<Verdict, SchedulerError> {
         self.verdict_from(unit, None)

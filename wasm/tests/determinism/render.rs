@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use gangpack::{
     AllocationResult, DeviceRef, DeviceTaint, DeviceTaintEffect, EvictionReport, GangOutcome,
-    PlacementDecision, PodEviction, RequestShape, Scheduler, Taint, TaintEffect, Time, Unit,
-    UnitResult, WorkloadMix,
+    PlacementDecision, RequestShape, Scheduler, Taint, TaintEffect, Time, Unit, UnitResult,
+    WorkloadMix,
 };
 
 use crate::{Step, TaintSpec};
@@ -115,7 +115,7 @@ pub(crate) fn trace(
                     out.push_str("no eviction due\n");
                 }
                 for e in &done {
-                    let _ = writeln!(out, "evicted {}", eviction(e));
+                    let _ = writeln!(out, "evicted {e}");
                 }
                 state(out, sched, false);
             }
@@ -243,26 +243,11 @@ fn allocation(out: &mut String, indent: &str, claim: &str, result: &AllocationRe
     }
 }
 
-fn eviction(e: &PodEviction) -> String {
-    let why = match &e.reason {
-        gangpack::EvictionReason::DeviceTaint { claim, taint } => {
-            format!("device taint {taint} (claim {claim})")
-        }
-        gangpack::EvictionReason::NodeTaint { node } => format!("node taint on {node}"),
-        gangpack::EvictionReason::GroupMember { group } => format!("member of {group}"),
-    };
-    format!("{} at {}: {why}", e.pod, time(e.at))
-}
-
+/// The core's own words for an eviction report (its `Display`), one line each.
 fn evictions(out: &mut String, r: &EvictionReport) {
-    for e in &r.started {
-        let _ = writeln!(out, "eviction started: {}", eviction(e));
-    }
-    for e in &r.cancelled {
-        let _ = writeln!(out, "eviction cancelled: {}", eviction(e));
-    }
-    for g in &r.broken_groups {
-        let _ = writeln!(out, "broken: {g}");
+    let text = r.to_string();
+    if !text.is_empty() {
+        let _ = writeln!(out, "{text}");
     }
 }
 
@@ -292,7 +277,7 @@ fn state(out: &mut String, sched: &Scheduler, capacity: bool) {
     }
     let _ = writeln!(out, "fragmentation {}", mix.fragmentation(&free));
     for e in sched.scheduled_evictions() {
-        let _ = writeln!(out, "scheduled eviction: {}", eviction(&e));
+        let _ = writeln!(out, "scheduled eviction: {e}");
     }
     if capacity {
         match cluster.capacity_report(&RequestShape::standard(2), None) {

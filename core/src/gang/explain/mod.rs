@@ -1,40 +1,4 @@
-//! Why a gang is pending: a structured explanation in the style of pubgrub's
-//! derivation trees.
-//!
-//! [`Cluster::explain_gang`] places the gang like [`Cluster::place_gang`]; when it does
-//! not fit, it diagnoses every node for every pod shape (the first filter that rejects
-//! it, as kube-scheduler reports per node; but capacity others hold — scalars and
-//! devices — is reported in full, since freeing only part of it may not help) against
-//! every claim a pod may have to allocate there (its own and the shared claims it
-//! uses; node-local and network-attached devices alike),
-//! and turns the rejections into **facts**:
-//! leaf statements such as "12 devices on nodes n3, n7 carry
-//! `gpu.example.com/ecc=fatal:NoSchedule`, not tolerated" or "rack r2 can host 7 of the
-//! 8 pods". Each fact is classed as *resolvable* (capacity held by other workloads:
-//! waiting or preemption may free it) or *unresolvable* (taints, selectors, cordons,
-//! hardware that is too small, topology).
-//!
-//! A node the index's counts admit (class bits, free, tolerated) is first tried with
-//! the allocator for one pod of the shape; where even that fails, the node is diagnosed
-//! like a rejected one. Per (sub)request, the census of the node (`allocate/census.rs`,
-//! explanations only) follows its devices through the class, each of the request's own
-//! selectors, its capacity demand and the shared counters (MIG-style partitions of one
-//! device), counted on the hardware whatever others hold: the first stage that leaves
-//! too few is a fact naming the request and its selector, capacity or counters, with
-//! counts; the census is repeated with that stage lifted, so every stage that blocks
-//! is a fact. Then taints and what others hold (devices, consumed counters) among the
-//! survivors, and the claim's `matchAttribute` / `distinctAttribute` constraints over
-//! them. A `firstAvailable` request none of whose subrequests can be served reports
-//! each of them.
-//!
-//! The **minimal blocking set** is the smallest set of facts whose removal lets the gang
-//! fit: every fact that can be relaxed is undone on a scratch copy (tolerate the taint,
-//! free the devices in use, uncordon the nodes, ...) one subset at a time, smallest
-//! subsets first, and the placement is tried again. The outcome uses the vocabulary of
-//! KEP-6012 and the PodGroup scheduling cycle: [`GangStatus::Scheduled`], `Wait`
-//! (fewer pods exist than `minCount`), `Unschedulable` (freeing capacity — waiting or
-//! preemption — would let it fit) and `UnschedulableAndUnresolvable` (it would not fit
-//! even on a cluster where nothing else runs).
+//! Why a gang is pending (see [`Explanation`], whose docs say how it is built).
 
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
@@ -59,7 +23,7 @@ const MAX_TRIALS: usize = 64;
 impl Cluster {
     /// Places the gang like [`place_gang`](Self::place_gang) and explains the outcome:
     /// for a gang that does not fit, the facts, the minimal blocking set and the status
-    /// (see the module docs). Does not change the cluster.
+    /// (see [`Explanation`]). Does not change the cluster.
     pub fn explain_gang(
         &self,
         group: Option<&PodGroup>,
