@@ -305,6 +305,14 @@ export interface EvictionReport {
   brokenGroups: BrokenGroup[];
 }
 
+/** What removing a node did (`removeNode`): the pods bound to it were deleted with it. */
+export interface NodeRemoval {
+  node: Node;
+  /** The pods that were bound to it (`namespace/name`, sorted). */
+  deletedPods: string[];
+  evictions: EvictionReport;
+}
+
 /** A DeviceTaintRule's dry run: what effect `NoExecute` would do. */
 export interface DryRunResult {
   rule: string;

@@ -358,28 +358,84 @@ impl Scheduler {
 
     // ------------------------------------------------------------- cluster objects
 
-    /// Adds a node (`Node`). Nodes and DeviceClasses change only while the session
-    /// has no pods, claims or PodGroups (the core takes them before the workloads);
-    /// later, this throws `Conflict`.
-    #[wasm_bindgen(js_name = addNode)]
+    /// Adds a node (`Node`: a machine joining); returns how the eviction schedule
+    /// moved (its `NoExecute` taints apply to pods bound to it later).
+    #[wasm_bindgen(js_name = addNode, unchecked_return_type = "EvictionReport")]
     pub fn add_node(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "Node")] node: JsValue,
-    ) -> Result<(), JsValue> {
+    ) -> Result<JsValue, JsValue> {
         let node: Node = from_js(node, "node")?;
         let what = format!("addNode {}", node.name);
-        self.change_cluster(&what, |c| c.add_node(node).map(|_| ()))
+        let report = self
+            .state
+            .sched
+            .add_node(node)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        to_js(&view::EvictionReportView::from(&report))
     }
 
-    /// Removes a node (only before workloads are added).
-    #[wasm_bindgen(js_name = removeNode)]
-    pub fn remove_node(&mut self, name: &str) -> Result<(), JsValue> {
-        self.change_cluster(&format!("removeNode {name}"), |c| {
-            c.remove_node(name).map(|_| ())
-        })
+    /// Replaces a node: labels, taints, allocatable, `unschedulable`. Pods bound to it
+    /// stay; a new `NoExecute` taint schedules the eviction of those not tolerating it
+    /// (the report says when).
+    #[wasm_bindgen(js_name = updateNode, unchecked_return_type = "EvictionReport")]
+    pub fn update_node(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Node")] node: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let node: Node = from_js(node, "node")?;
+        let what = format!("updateNode {}", node.name);
+        let report = self
+            .state
+            .sched
+            .update_node(node)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        to_js(&view::EvictionReportView::from(&report))
     }
 
-    /// Adds or replaces a DeviceClass (only before workloads are added).
+    /// The node object `name` as the scheduler holds it (labels, allocatable, taints,
+    /// `unschedulable`), or `null`: what `updateNode` takes back, changed.
+    #[wasm_bindgen(unchecked_return_type = "Node | null")]
+    pub fn node(&self, name: &str) -> Result<JsValue, JsValue> {
+        to_js(&self.state.sched.cluster().node(name))
+    }
+
+    /// Cordons (`true`) or uncordons a node, as `kubectl cordon` / `uncordon`.
+    #[wasm_bindgen(js_name = cordonNode)]
+    pub fn cordon_node(&mut self, name: &str, cordoned: bool) -> Result<(), JsValue> {
+        self.state
+            .sched
+            .cordon_node(name, cordoned)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(format!(
+            "{} {name}",
+            if cordoned {
+                "cordonNode"
+            } else {
+                "uncordonNode"
+            }
+        ));
+        Ok(())
+    }
+
+    /// Removes a node. The pods bound to it are deleted with it (pod garbage
+    /// collection), their claims released when no user is left; returns the node, the
+    /// pods deleted and how the eviction schedule moved.
+    #[wasm_bindgen(js_name = removeNode, unchecked_return_type = "NodeRemoval")]
+    pub fn remove_node(&mut self, name: &str) -> Result<JsValue, JsValue> {
+        let removal = self
+            .state
+            .sched
+            .remove_node(name)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(format!("removeNode {name}"));
+        to_js(&view::NodeRemovalView::from(&removal))
+    }
+
+    /// Adds or replaces a DeviceClass (selectors compiled; claims allocated already
+    /// keep their devices).
     #[wasm_bindgen(js_name = putDeviceClass)]
     pub fn put_device_class(
         &mut self,
@@ -387,15 +443,24 @@ impl Scheduler {
     ) -> Result<(), JsValue> {
         let class: DeviceClass = from_js(class, "class")?;
         let what = format!("putDeviceClass {}", class.name);
-        self.change_cluster(&what, |c| c.put_class(class))
+        self.state
+            .sched
+            .put_device_class(class)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        Ok(())
     }
 
-    /// Removes a DeviceClass (only before workloads are added).
+    /// Removes a DeviceClass (claims allocated already keep their devices; pending
+    /// ones naming it wait for it).
     #[wasm_bindgen(js_name = removeDeviceClass)]
     pub fn remove_device_class(&mut self, name: &str) -> Result<(), JsValue> {
-        self.change_cluster(&format!("removeDeviceClass {name}"), |c| {
-            c.remove_class(name).map(|_| ())
-        })
+        self.state
+            .sched
+            .remove_device_class(name)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(format!("removeDeviceClass {name}"));
+        Ok(())
     }
 
     /// Adds a ResourceSlice; returns how the eviction schedule moved (its taints apply
@@ -614,6 +679,75 @@ impl Scheduler {
         s.priority_classes.retain(|c| c.name != class.name);
         s.priority_classes.push(class);
         Ok(())
+    }
+
+    /// Removes a PriorityClass; the priorities already resolved stay (returns it).
+    #[wasm_bindgen(js_name = removePriorityClass, unchecked_return_type = "PriorityClass")]
+    pub fn remove_priority_class(&mut self, name: &str) -> Result<JsValue, JsValue> {
+        let removed = self
+            .state
+            .sched
+            .remove_priority_class(name)
+            .map_err(|e| errors::scheduler(&e))?;
+        let s = &mut self.state;
+        s.journal.push(format!("removePriorityClass {name}"));
+        s.priority_classes.retain(|c| c.name != name);
+        to_js(&removed)
+    }
+
+    /// Replaces a ResourceClaim with a newer version: its spec is immutable; its
+    /// `allocation` may be set (allocated by someone else: the devices are held from
+    /// now on) or cleared (only when no bound pod or PodGroup uses it).
+    #[wasm_bindgen(js_name = updateClaim)]
+    pub fn update_claim(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "ResourceClaim")] claim: JsValue,
+    ) -> Result<(), JsValue> {
+        let claim: ResourceClaim = from_js(claim, "claim")?;
+        let what = format!("updateClaim {}/{}", claim.namespace, claim.name);
+        self.state
+            .sched
+            .update_claim(claim)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        Ok(())
+    }
+
+    /// Replaces a PodGroup with a newer version (`minCount` is mutable; it applies
+    /// from the next cycle; its members and what they hold stay).
+    #[wasm_bindgen(js_name = updatePodGroup)]
+    pub fn update_pod_group(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "PodGroup")] group: JsValue,
+    ) -> Result<(), JsValue> {
+        let group: PodGroup = from_js(group, "group")?;
+        let what = format!("updatePodGroup {}/{}", group.namespace, group.name);
+        self.state
+            .sched
+            .update_group(group)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        Ok(())
+    }
+
+    /// Replaces a pod with a newer version: a pending pod bound by another scheduler
+    /// (`nodeName` set: its requests reserved, its allocated claims adopted), or other
+    /// fields changed; `nodeName` and `schedulingGroup` are immutable once set. Returns
+    /// how the eviction schedule moved.
+    #[wasm_bindgen(js_name = updatePod, unchecked_return_type = "EvictionReport")]
+    pub fn update_pod(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Pod")] pod: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let pod: Pod = from_js(pod, "pod")?;
+        let what = format!("updatePod {}/{}", pod.namespace, pod.name);
+        let report = self
+            .state
+            .sched
+            .update_pod(pod)
+            .map_err(|e| errors::scheduler(&e))?;
+        self.state.journal.push(what);
+        to_js(&view::EvictionReportView::from(&report))
     }
 
     /// Adds a ResourceClaim (pending until a pod using it is placed).
@@ -944,42 +1078,6 @@ fn compile_selectors(claim: &ResourceClaim) -> Result<(), JsValue> {
         Ok(())
     } else {
         Err(errors::invalid(&errs))
-    }
-}
-
-impl Scheduler {
-    /// Changes the cluster's nodes or DeviceClasses. The core sets those before the
-    /// workloads (`gangpack::Scheduler::new`), so this works while the session has no
-    /// pods, claims or PodGroups, and throws `Conflict` otherwise.
-    fn change_cluster(
-        &mut self,
-        what: &str,
-        change: impl FnOnce(&mut Cluster) -> Result<(), gangpack::ClusterError>,
-    ) -> Result<(), JsValue> {
-        let s = &self.state;
-        if s.sched.pods().next().is_some()
-            || s.sched.claims().next().is_some()
-            || !s.groups.is_empty()
-        {
-            return Err(js::error_message(
-                js::CONFLICT,
-                format!(
-                    "{what}: nodes and DeviceClasses can only change before pods, claims and \
-                     PodGroups are added (gangpack::Scheduler has no API to change them later)"
-                ),
-            ));
-        }
-        let mut cluster = s.sched.cluster().clone();
-        change(&mut cluster).map_err(|e| errors::cluster(&e))?;
-        let mut sched = gangpack::Scheduler::new(cluster, s.sched.options().clone());
-        for c in &s.priority_classes {
-            sched
-                .put_priority_class(c.clone())
-                .map_err(|e| errors::scheduler(&e))?;
-        }
-        self.state.sched = sched;
-        self.state.journal.push(what.to_owned());
-        Ok(())
     }
 }
 

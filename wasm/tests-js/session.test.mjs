@@ -258,8 +258,8 @@ test('errors: kinds, field paths, and the state unchanged', () => {
   assert.equal(thrown(() => s.addPod({ namespace: 'default', name: 'w-0' })).name, 'AlreadyExists');
   assert.equal(thrown(() => s.addTaintRule({ name: 'r', taint: { key: '', effect: 'NoExecute' } })).name, 'InvalidInput');
 
-  // Nodes change only before workloads: Conflict now.
-  assert.equal(thrown(() => s.addNode({ name: 'n3' })).name, 'Conflict');
+  assert.equal(thrown(() => s.addNode({ name: nodesOf(s.snapshot())[0].name })).name, 'AlreadyExists');
+  assert.equal(thrown(() => s.removeNode('no-such-node')).name, 'NotFound');
 
   assert.equal(JSON.stringify(s.snapshot()), before, 'failed calls changed nothing');
 
@@ -332,4 +332,36 @@ test('cells() and device(id) agree with snapshot(), through taints, evictions an
   assert.equal(thrown(() => s.device('gpu.nvidia.com/nowhere/gpu-0')).name, 'NotFound');
   assert.equal(thrown(() => s.device('no-slashes')).name, 'NotFound');
   assert.equal(thrown(() => s.cells({ topologyKey: 1 })).name, 'InvalidArgument');
+});
+
+test('nodes join, change and leave a running session (issue 33)', () => {
+  const s = g.Scheduler.fromManifests(g.demoManifests(0));
+  s.cycle();
+  const victim = nodesOf(s.snapshot()).find((n) => n.devices.some((d) => d.state === 'allocated'));
+  const onIt = s.snapshot().pods.filter((p) => p.node === victim.name).map((p) => p.name).sort();
+  assert.ok(onIt.length > 0);
+  // Removed: its pods are deleted with it (pod garbage collection).
+  const removal = s.removeNode(victim.name);
+  assert.equal(removal.node.name, victim.name);
+  assert.deepEqual(removal.deletedPods, onIt);
+  const after = s.snapshot();
+  assert.ok(!nodesOf(after).some((n) => n.name === victim.name));
+  for (const p of onIt) assert.ok(!after.pods.some((x) => x.name === p), `${p} is gone`);
+  // Back, cordoned: the next cycle puts nothing there; uncordoned, it may.
+  s.addNode({ ...removal.node, unschedulable: false });
+  s.cordonNode(victim.name, true);
+  s.cycle();
+  assert.ok(!s.snapshot().pods.some((p) => p.node === victim.name), 'nothing lands on a cordoned node');
+  const relabelled = { ...removal.node, labels: { ...removal.node.labels, 'example.com/pool': 'spare' } };
+  s.updateNode(relabelled);
+  assert.equal(s.snapshot().domains.flatMap((d) => d.nodes).find((n) => n.name === victim.name).unschedulable, false,
+    'an update replaces the node: unschedulable comes from the object');
+  // A NoExecute taint through updateNode schedules evictions like taintNode.
+  const busy = nodesOf(s.snapshot()).find((n) => s.snapshot().pods.some((p) => p.node === n.name));
+  const node = s.node(busy.name);
+  assert.equal(node.name, busy.name);
+  assert.equal(s.node('no-such-node'), null);
+  const report = s.updateNode({ ...node, taints: [{ key: 'example.com/maintenance', value: 'now', effect: 'NoExecute' }] });
+  assert.ok(report.started.length > 0, 'the pods on it are scheduled for eviction');
+  s.free();
 });

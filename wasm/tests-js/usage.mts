@@ -6,7 +6,7 @@ import {
   plan, explain, taint, formatList, runCli, demoManifests, version, Scheduler,
   type ClusterSnapshot, type CycleResult, type DeviceStateName, type EvictionReport, type Model,
   type PlanResult, type ExplainResult, type TaintResult, type CliResult, type Options,
-  type GangpackError, type Problem, type KubeObject,
+  type GangpackError, type Problem, type KubeObject, type Node, type NodeRemoval,
 } from 'gangpack';
 import init, { plan as webPlan } from 'gangpack/web';
 
@@ -56,6 +56,12 @@ const view: ClusterSnapshot = session.snapshot({ topologyKey: 'topology.kubernet
 const state: DeviceStateName | undefined = view.domains[0]?.nodes[0]?.devices[0]?.state;
 const why: string = session.explain({ podGroup: 'ml-training/gpt-moe-pretrain' }).text;
 const helps: string[] = session.explain({ podGroup: 'ml-training/gpt-moe-pretrain' }).verdict.lines;
+const someNode: Node | null = session.node('gpu-r1-n1');
+if (someNode) session.updateNode({ ...someNode, unschedulable: true });
+session.cordonNode('gpu-r1-n1', false);
+const removal: NodeRemoval = session.removeNode('gpu-r1-n1');
+const deleted: string[] = removal.deletedPods;
+const joined: EvictionReport = session.addNode(removal.node);
 session.restore(before);
 const yamlOut: string = session.toManifests();
 const model: Model = { nodes: [], slices: [] };
@@ -94,4 +100,4 @@ plan(manifests, { podGroupPreemptionPolicy: 'on' });
 // @ts-expect-error: a step budget is a number of steps
 plan(manifests, { stepBudget: 'lots' });
 
-void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, helps, yamlOut, badState, budgetLimit, exhausted, searchSteps];
+void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, helps, deleted, joined, yamlOut, badState, budgetLimit, exhausted, searchSteps];

@@ -60,6 +60,25 @@ impl From<&EvictionReport> for EvictionReportView {
     }
 }
 
+/// What removing a node did.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NodeRemovalView {
+    node: gangpack::Node,
+    deleted_pods: Vec<String>,
+    evictions: EvictionReportView,
+}
+
+impl From<&gangpack::NodeRemoval> for NodeRemovalView {
+    fn from(r: &gangpack::NodeRemoval) -> NodeRemovalView {
+        NodeRemovalView {
+            node: r.node.clone(),
+            deleted_pods: r.deleted_pods.clone(),
+            evictions: EvictionReportView::from(&r.evictions),
+        }
+    }
+}
+
 /// A DeviceTaintRule's dry run, with upstream's message.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
