@@ -1,6 +1,8 @@
 //! The `gangpack` command's logic as a library: `plan`, `explain`, `taint` and `demo`
 //! over manifests, producing exactly the bytes the command prints (and, with the `cli`
-//! feature, `generate`: `gangpack gen`'s generated scenarios as manifests).
+//! feature, `generate`: `gangpack gen`'s generated scenarios as manifests), and
+//! `watch`, which follows kubectl's watch streams and writes as it goes ([`Watch`] is
+//! its engine, for callers that feed events themselves).
 //!
 //! The `gangpack` binary (`src/main.rs`, feature `cli`) is a thin shell over this
 //! library: it parses flags with clap, decides on colour from the terminal and writes
@@ -28,6 +30,7 @@ mod plan;
 mod render;
 mod taint;
 mod time;
+mod watch;
 
 pub use capacity::CapacityKey;
 #[cfg(feature = "cli")]
@@ -41,6 +44,10 @@ pub use input::{Input, InputFile, Problem};
 pub use render::Style;
 pub use taint::{DEFAULT_KEY, TaintRequest, TaintTargetSpec};
 pub use time::{parse_rfc3339, parse_rfc3339_arg};
+pub use watch::{
+    Change, Collected, Cycle, EXIT_WATCH_ENDED, Flow, Message as WatchMessage, Trigger, Watch,
+    WatchOptions, WatchSink, WatchSource,
+};
 
 /// Exit status: success.
 pub const EXIT_OK: u8 = 0;
@@ -561,6 +568,25 @@ pub fn generate(seed: u64, size: Size, kind: WorkloadKind, format: Format) -> Ru
 pub fn generate_fleet(nodes: u32, seed: u64, format: Format) -> (Run, FleetSummary) {
     let (result, summary) = fleet::run(nodes, seed, format);
     (Run::finish(result, input::Messages::default()), summary)
+}
+
+/// `gangpack watch`: follows the event streams of `sources` (what `kubectl get KIND -A
+/// --watch --output-watch-events -o json` prints), after the starting dump `initial`
+/// if any, running a cycle whenever the input goes quiet, every N events and at its
+/// end, and writing to `sink` what changed at each (see [`Watch`], [`WatchOptions`],
+/// and `cli/README.md`). Returns the exit status: 0, 1 (a source could not be read),
+/// 2 (invalid input: an error was said), 3 ([`EXIT_WATCH_ENDED`]: an `ERROR` event, the
+/// watch expired), 4 (`--audit`: a rule is broken at the last cycle).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn watch(
+    initial: Option<&Input>,
+    sources: &[WatchSource],
+    options: &Options,
+    watch: &WatchOptions,
+    style: Style,
+    sink: &mut dyn WatchSink,
+) -> u8 {
+    watch::watch(initial, sources, options, watch, style, sink)
 }
 
 /// The demo cluster's manifests (multi-document YAML, with comments), for `seed`.

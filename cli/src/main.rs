@@ -11,6 +11,7 @@
 //! gangpack diff    -f PATH... --ours PATH... --theirs PATH... [-o table|yaml|json]
 //! gangpack gen     [--seed N] [--size small|medium|large] [--kind gangs|pods|mixed] [-o yaml|json]
 //! gangpack gen     --fleet NODES [--seed N] [-o yaml|json]
+//! gangpack watch   -f STREAM... [--initial PATH...] [--quiet-ms MS] [--every N] [--audit] [-o table|json]
 //! ```
 //!
 //! Global flags (before or after the command): `--policy best-fit|spread|fragmentation-aware`,
@@ -40,6 +41,8 @@
 //! | 2 | invalid input or usage: every input problem is printed to stderr, one per line |
 //! | 3 | `plan`: at least one pod or PodGroup stays pending (or is refused as invalid / failed) |
 //! | 4 | `check`, `diff`: a rule is broken (the findings are on stdout) |
+//!
+//! `watch` has its own meaning for 3 and 4 (`gangpack watch --help`).
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -322,6 +325,12 @@ enum Command {
         #[arg(short = 'o', long = "output", value_enum, default_value_t = ManifestFormat::Yaml)]
         output: ManifestFormat,
     },
+    /// Follow a cluster through kubectl's watch streams (`kubectl get KIND -A --watch
+    /// --output-watch-events -o json`, one per kind) and, after each scheduling cycle,
+    /// print what changed: units bound, evicted, placed, preempted, newly pending with
+    /// their verdict. Nothing is sent to the cluster.
+    #[command(after_help = WATCH_HELP, after_long_help = WATCH_HELP)]
+    Watch(WatchArgs),
     /// Replay a GPU cluster trace (Alibaba openb, the FGD paper's protocol) through the
     /// engine: per seed the pods shuffled and inflated to 1.3x capacity, scheduled one
     /// at a time; prints unallocated GPU % at 100 % arrived per policy.
@@ -413,6 +422,100 @@ impl TaintArgs {
         TaintRequest {
             target,
             after_plan: self.after_plan,
+        }
+    }
+}
+
+/// `gangpack watch` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct WatchArgs {
+    /// A watch stream: what `kubectl get KIND -A --watch --output-watch-events -o json`
+    /// prints (JSON events one after another). A regular file (a recorded stream), a
+    /// FIFO or pipe (`<(kubectl ...)`), or `-` for stdin. Repeat the flag for more, or
+    /// separate paths with commas.
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "STREAM",
+        required = true,
+        value_delimiter = ','
+    )]
+    streams: Vec<String>,
+    /// A starting dump (`kubectl get -o yaml|json`, read as `plan` reads its input):
+    /// the objects before the first event. A stream's own listing of an object
+    /// replaces it.
+    #[arg(long, value_name = "PATH", value_delimiter = ',')]
+    initial: Vec<String>,
+    /// Run a cycle once the live sources (FIFOs, pipes, stdin) have been quiet this
+    /// many milliseconds after a change; 0: never on quiet.
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    quiet_ms: u64,
+    /// Also run a cycle after every N events applied.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    every: Option<u64>,
+    /// Also judge the cluster's own decisions with the rules of `gangpack check`:
+    /// print each finding when it first holds, and when it clears.
+    #[arg(long)]
+    audit: bool,
+    /// `table`: a header and one line per change, per cycle; `json`: one JSON object
+    /// per cycle, on one line.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = WatchFormat::Table)]
+    output: WatchFormat,
+}
+
+/// `gangpack watch -o`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum WatchFormat {
+    Table,
+    Json,
+}
+
+const WATCH_HELP: &str = "\
+Following a cluster (one stream per kind; kubectl watches one kind at a time):
+  gangpack watch -f <(kubectl get nodes -A --watch --output-watch-events -o json) \\
+                 -f <(kubectl get resourceslices -A --watch --output-watch-events -o json) \\
+                 -f <(kubectl get pods -A --watch --output-watch-events -o json) ...
+
+Order: --initial first; then regular files, each whole, in the order given; then live
+sources (FIFOs, pipes, stdin) as events arrive. A cycle runs on quiet (--quiet-ms, live
+sources), every N events (--every) and at the end of the input, after changes. Each
+cycle is `gangpack plan` on the current objects; nothing is written to the cluster.
+
+Bad streams: the event changes nothing; messages name the source, the event
+(FILE event N) and the object. Warnings (the objects still match the cluster): an
+object of a kind gangpack does not read, DELETED of an object never added. Errors
+(exit 2 at the end; the watch goes on): ADDED of an object already added, MODIFIED of
+an object never added, a malformed or invalid object (a warning with --skip-invalid),
+JSON that is not a watch event or does not parse; bytes that cannot start an object,
+an object over --max-input-bytes, or a stream cut inside an object (the byte offset is
+given) end that source. An ERROR event (410 Gone: the watch expired; list again)
+stops every source; a last cycle runs.
+
+Exit status:
+  0  every source ended; no error
+  1  a source or the output could not be read or written
+  2  invalid input or usage: an error was printed (the watch went on)
+  3  an ERROR event ended the watch (410 Gone: list again and restart)
+  4  --audit: a rule of `gangpack check` is broken at the last cycle";
+
+/// Where `gangpack watch` writes: stdout as each cycle comes, messages on stderr.
+struct Terminal {
+    style: Style,
+}
+
+impl gangpack_cli::WatchSink for Terminal {
+    /// Each cycle as it comes; a closed pipe (`gangpack watch ... | head`) ends the
+    /// watch quietly.
+    fn output(&mut self, text: &str) -> std::io::Result<()> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes()).and_then(|()| out.flush())
+    }
+
+    fn message(&mut self, m: &gangpack_cli::WatchMessage) {
+        if m.is_error() {
+            message(self.style, "error:", "31", m.text());
+        } else {
+            message(self.style, "warning:", "33", m.text());
         }
     }
 }
@@ -565,6 +668,30 @@ fn main() -> ExitCode {
         Command::Gen {
             size, kind, output, ..
         } => gangpack_cli::generate(cli.global.seed, *size, *kind, output.format()),
+        Command::Watch(args) => {
+            let initial = (!args.initial.is_empty()).then(|| Input::Paths(args.initial.clone()));
+            let sources: Vec<gangpack_cli::WatchSource> = args
+                .streams
+                .iter()
+                .map(|p| gangpack_cli::WatchSource::Path(p.clone()))
+                .collect();
+            let watch = gangpack_cli::WatchOptions {
+                quiet_ms: args.quiet_ms,
+                every: args.every.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+                audit: args.audit,
+                json: args.output == WatchFormat::Json,
+            };
+            let code = gangpack_cli::watch(
+                initial.as_ref(),
+                &sources,
+                &options,
+                &watch,
+                out_style,
+                &mut Terminal { style: err_style },
+            );
+            timings::finish();
+            return ExitCode::from(code);
+        }
         Command::Simulate(args) => match simulate::simulate(args, cli.global.policy) {
             Ok(stdout) => Run {
                 stdout,

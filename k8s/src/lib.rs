@@ -16,6 +16,8 @@
 //!   DeviceTaintRule status.
 //!   [`output::scenario_manifests`] writes a [`gangpack::testing::Scenario`] as the
 //!   Kubernetes objects it stands for, which load back into the same model objects.
+//! - [`watch`] reads the event streams of `kubectl get --watch --output-watch-events -o
+//!   json` and keeps the objects they describe: `gangpack watch`.
 
 pub mod check;
 mod convert;
@@ -24,9 +26,12 @@ mod object;
 pub mod output;
 mod snapshot;
 pub mod trace;
+pub mod watch;
 
 pub use convert::device_taint_rule;
-pub use load::{Limits, LoadOptions, Loaded, load_paths, load_paths_with, load_str, load_str_with};
+pub use load::{
+    Limits, LoadOptions, Loaded, load_paths, load_paths_with, load_str, load_str_with, load_value,
+};
 pub use object::{
     InputError, InputErrors, Kind, Object, Source, Warning, WarningGroup, describe, group_warnings,
 };

@@ -43,8 +43,11 @@ use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 mod list;
+mod value;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use list::threads;
+pub(crate) use value::json_document;
+pub use value::load_value;
 
 use crate::convert::versions;
 use crate::object::{InputError, InputErrors, Kind, Object, Source, Warning, describe};

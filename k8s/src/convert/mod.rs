@@ -119,6 +119,31 @@ pub(crate) fn claim_template(ctx: &mut Ctx<'_>) -> Option<TemplateInput> {
     })
 }
 
+/// Converts one object on its own, as a snapshot converts it (through its
+/// `k8s-openapi` type into the model, then the core's validation), and keeps nothing:
+/// every problem the object has by itself, and its warnings. What depends on other
+/// objects (a pod's node, a claim's class) is not checked here.
+pub(crate) fn check(obj: &Object) -> (Result<(), InputErrors>, Vec<Warning>) {
+    fn discard<T>(
+        r: (Result<T, InputErrors>, Vec<Warning>),
+    ) -> (Result<(), InputErrors>, Vec<Warning>) {
+        (r.0.map(|_| ()), r.1)
+    }
+    match obj.kind {
+        Kind::Namespace => discard(run(obj, namespace_labels)),
+        Kind::Node => discard(run(obj, resource::node)),
+        Kind::PriorityClass => discard(run(obj, workload::priority_class)),
+        Kind::DeviceClass => discard(run(obj, resource::device_class)),
+        Kind::ResourceSlice => discard(run(obj, resource::resource_slice)),
+        Kind::DeviceTaintRule => discard(run(obj, resource::device_taint_rule)),
+        Kind::ResourceClaimTemplate => discard(run(obj, claim_template)),
+        Kind::ResourceClaim => discard(run(obj, resource_claim)),
+        Kind::Workload => discard(run(obj, workload::workload)),
+        Kind::PodGroup => discard(run(obj, workload::pod_group)),
+        Kind::Pod => discard(run(obj, workload::pod)),
+    }
+}
+
 /// Runs a conversion on one object: the value, or every problem; warnings either way.
 pub(crate) fn run<T>(
     obj: &Object,
