@@ -402,6 +402,20 @@ impl Scheduler {
         to_js(&self.state.sched.cluster().node(name))
     }
 
+    /// The ResourceSlices published for node `name` alone (`nodeName`), as the
+    /// scheduler holds them: what a copy of the node would publish.
+    #[wasm_bindgen(js_name = nodeSlices, unchecked_return_type = "ResourceSlice[]")]
+    pub fn node_slices(&self, name: &str) -> Result<JsValue, JsValue> {
+        let slices: Vec<&gangpack::ResourceSlice> = self
+            .state
+            .sched
+            .cluster()
+            .slices()
+            .filter(|s| s.node_name() == Some(name))
+            .collect();
+        to_js(&slices)
+    }
+
     /// Cordons (`true`) or uncordons a node, as `kubectl cordon` / `uncordon`.
     #[wasm_bindgen(js_name = cordonNode)]
     pub fn cordon_node(&mut self, name: &str, cordoned: bool) -> Result<(), JsValue> {

@@ -78,6 +78,14 @@ async function clickCell(page, id, run = 0) {
   await page.mouse.click(box.x + cell.x + cell.size / 2, box.y + cell.y + cell.size / 2);
 }
 
+/** Clicks a node's name on the canvas. */
+async function clickNode(page, name) {
+  const r = await page.evaluate((n) => window.gangpackPlayground.nodeLabel(n), name);
+  assert.ok(r, `the node ${name} is drawn`);
+  const box = await page.locator('canvas.cluster').boundingBox();
+  await page.mouse.click(box.x + r.x + 10, box.y + r.y + r.size / 2);
+}
+
 /** The colour at the centre of a cell, [r, g, b]. */
 async function cellPixel(page, id, dx = 0.5, dy = 0.5) {
   return page.evaluate(([d, fx, fy]) => {
@@ -350,6 +358,71 @@ test('one cycle plus redraw with 1,000 nodes × 8 GPUs is measured', async () =>
       console.log(`1,000 nodes x 8 GPUs, ${what}: cycle ${r.median.cycle.toFixed(1)} ms + redraw ${r.median.redraw.toFixed(1)} ms = ${r.median.total.toFixed(1)} ms (median of 5)`);
     }
     await page.screenshot({ path: join(shots, 'large-overview-1280x800.png') });
+  } finally {
+    await page.done();
+  }
+});
+
+test('nodes join, are cordoned, relabelled and leave (issue 33)', async () => {
+  const page = await open('#s=demo');
+  try {
+    const nodes = async () => (await state(page)).snapshots[0].domains.flatMap((d) => d.nodes);
+    await page.click('#step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+    const busy = (await nodes()).find((n) => n.pods.length > 0);
+    // A node like it joins, its GPUs free.
+    await clickNode(page, busy.name);
+    await page.waitForSelector('#target-dialog[open]');
+    assert.equal(await page.locator('#target-title').innerText(), `Node ${busy.name}`);
+    const newName = await page.locator('#n-new').inputValue();
+    assert.ok(!(await nodes()).some((n) => n.name === newName), `${newName} is a free name`);
+    for (const size of SIZES) {
+      await page.setViewportSize(size);
+      await page.waitForTimeout(250);
+      await page.screenshot({ path: join(shots, `node-dialog-${size.width}x${size.height}.png`) });
+    }
+    await page.setViewportSize(SIZES[0]);
+    await page.click('#n-add');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
+    const joined = (await nodes()).find((n) => n.name === newName);
+    assert.ok(joined, 'the new node is drawn');
+    assert.equal(joined.devices.length, busy.devices.length);
+    assert.ok(joined.devices.every((d) => d.state === 'free'), 'its GPUs are free');
+    // Cordoned, then relabelled.
+    await clickNode(page, newName);
+    await page.waitForSelector('#target-dialog[open]');
+    await page.click('#n-cordon');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 3);
+    assert.equal((await nodes()).find((n) => n.name === newName).unschedulable, true);
+    await clickNode(page, newName);
+    await page.waitForSelector('#target-dialog[open]');
+    assert.equal(await page.locator('#n-cordon').innerText(), 'Uncordon');
+    await page.fill('#n-labels', 'pool=spare\nbad line');
+    await page.click('#n-relabel');
+    assert.match(await page.locator('.node-section .error').innerText(), /"bad line" is not key=value/);
+    await page.fill('#n-labels', `pool=spare\nkubernetes.io/hostname=${newName}`);
+    await page.click('#n-relabel');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 4);
+    assert.deepEqual((await nodes()).find((n) => n.name === newName).labels, { pool: 'spare', 'kubernetes.io/hostname': newName });
+    // The busy node leaves: its pods go with it, the timeline says so.
+    await clickNode(page, busy.name);
+    await page.waitForSelector('#target-dialog[open]');
+    await page.click('#n-remove');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 5);
+    const after = (await state(page)).snapshots[0];
+    assert.ok(!after.domains.flatMap((d) => d.nodes).some((n) => n.name === busy.name), 'the node is gone');
+    for (const p of busy.pods) assert.ok(!after.pods.some((x) => x.name === p), `${p} went with it`);
+    const timeline = await page.locator('#timeline').innerText();
+    assert.match(timeline, new RegExp(`node ${busy.name} removed; its ${busy.pods.length} pod\\(s\\) deleted with it`));
+    for (const size of SIZES) {
+      await page.setViewportSize(size);
+      await page.waitForTimeout(250);
+      await page.screenshot({ path: join(shots, `nodes-${size.width}x${size.height}.png`) });
+    }
+    // Undo puts it back.
+    await page.click('#undo');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 4);
+    assert.ok((await nodes()).some((n) => n.name === busy.name));
   } finally {
     await page.done();
   }

@@ -14,6 +14,11 @@
 //   { op: 'unrule', name }                                  remove one
 //   { op: 'submit', unit }                                  a PodGroup (gang) or single pod
 //   { op: 'remove', unit: { podGroup } | { pod } }          delete a unit's pods
+//   { op: 'cordon', node, cordoned }                        cordon / uncordon a node
+//   { op: 'removeNode', node }                              a node leaves (its pods with it)
+//   { op: 'addNode', name, like }                           a node joins: a copy of `like`
+//                                                           with its GPUs, all free
+//   { op: 'labelNode', node, labels }                       replace a node's labels
 // A submitted unit's `gpuShare` (e.g. '40Gi') asks each GPU for that much of its
 // `memory` capacity instead of the whole device: a share of a shareable GPU
 // (consumable capacity).
@@ -279,6 +284,55 @@ export function apply(session, action, book = new Map()) {
       }
       session.removePod(u.pod);
       return [event('remove', `removed Pod ${u.pod}`)];
+    }
+    case 'cordon': {
+      const cordoned = action.cordoned !== false;
+      session.cordonNode(action.node, cordoned);
+      return [event('node', `${cordoned ? 'cordoned' : 'uncordoned'} node ${action.node}`)];
+    }
+    case 'removeNode': {
+      const r = session.removeNode(action.node);
+      const pods = r.deletedPods.length
+        ? `; its ${r.deletedPods.length} pod(s) deleted with it (pod garbage collection): ${r.deletedPods.join(', ')}`
+        : '';
+      return [event('node', `node ${action.node} removed${pods}`), ...reportEvents(r.evictions)];
+    }
+    case 'addNode': {
+      const like = session.node(action.like);
+      if (!like) throw new Error(`addNode: no node ${action.like} to copy`);
+      const name = String(action.name ?? '').trim();
+      const labels = { ...like.labels };
+      if ('kubernetes.io/hostname' in labels) labels['kubernetes.io/hostname'] = name;
+      // The slices first (checked before anything changes), then the node.
+      const slices = session.nodeSlices(action.like).map((sl) => ({
+        ...sl,
+        name: sl.name.includes(action.like) ? sl.name.replace(action.like, name) : `${name}-${sl.name}`,
+        pool: { ...sl.pool, name: sl.pool.name === action.like ? name : `${name}-${sl.pool.name}`, generation: 0 },
+        nodeSelection: { slice: { nodeName: name } },
+        devices: sl.devices.map((d) => ({ ...d, taints: [] })),
+      }));
+      // All or nothing: a slice refused takes the node back out.
+      const before = session.fork();
+      try {
+        const out = [...reportEvents(session.addNode({ ...like, name, labels, taints: [], unschedulable: false }))];
+        let gpus = 0;
+        for (const sl of slices) {
+          out.push(...reportEvents(session.addSlice(sl)));
+          gpus += sl.devices.length;
+        }
+        return [event('node', `node ${name} joined (like ${action.like}, ${gpus} device(s))`), ...out];
+      } catch (e) {
+        session.restore(before);
+        throw e;
+      } finally {
+        before.free();
+      }
+    }
+    case 'labelNode': {
+      const node = session.node(action.node);
+      if (!node) throw new Error(`labelNode: no node ${action.node}`);
+      const report = session.updateNode({ ...node, labels: action.labels });
+      return [event('node', `node ${action.node} relabelled`), ...reportEvents(report)];
     }
     default:
       throw new Error(`unknown action ${JSON.stringify(action.op)}`);

@@ -274,6 +274,15 @@ export class ClusterView {
     return { x: this.tx + c.x * this.scale, y: this.ty + c.y * this.scale, size: CELL * this.scale };
   }
 
+  /** Where a node's name is drawn, in CSS pixels relative to the canvas (for tests). */
+  nodeRect(name) {
+    for (const box of this.layout.domains) {
+      const nb = box.nodes.find((x) => x.node.name === name);
+      if (nb) return { x: this.tx + (nb.x + 2) * this.scale, y: this.ty + nb.y * this.scale, size: CELL * this.scale };
+    }
+    return null;
+  }
+
   /** Scrolls a cell into view at a readable zoom. */
   reveal(index) {
     const c = this.layout.cells[index];

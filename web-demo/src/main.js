@@ -546,7 +546,7 @@ function openTarget(run, hit) {
     taints = [...keys.values()];
     effects = NODE_EFFECTS;
   }
-  $('target-title').textContent = `Taint ${title}`;
+  $('target-title').textContent = hit.kind === 'node' ? `Node ${hit.node.name}` : `Taint ${title}`;
   const kindText = hit.kind === 'device'
     ? 'A device taint in its ResourceSlice, as the DRA driver sets it (e.g. on an ECC error).'
     : hit.kind === 'node' ? 'A node taint (spec.taints).' : `A node taint on each of its ${hit.domain.nodes.length} node(s).`;
@@ -564,6 +564,7 @@ function openTarget(run, hit) {
   const ruleName = () => `playground-${(ruleSelector.device ?? ruleSelector.pool).replace(/[^a-z0-9-]/gi, '-').toLowerCase()}-${taintOf().key.replace(/[^a-z0-9-]/gi, '-').toLowerCase()}`.slice(0, 63).replace(/-+$/, '');
   const ruleOf = () => ({ name: ruleName(), selector: ruleSelector, taint: taintOf() });
   body.replaceChildren(...[
+    hit.kind === 'node' ? nodeSection(run, hit.node.name, close) : null,
     h('p', { id: 't-kind' }, kindText),
     h('h4', {}, 'Current taints'), existing,
     rules.length ? h('div', {}, h('h4', {}, 'DeviceTaintRules selecting it'), h('ul', {}, ...rules.map((r) => h('li', {}, `${r.name}: ${r.taint.key}:${r.taint.effect}`,
@@ -602,6 +603,52 @@ function openTarget(run, hit) {
   }
   dlg.showModal();
   key.focus();
+}
+
+/** The node itself: cordon, remove, add one like it, edit its labels. */
+function nodeSection(run, name, close) {
+  const node = run.session.node(name);
+  if (!node) return null;
+  const labels = h('textarea', { id: 'n-labels', name: 'labels', rows: String(Math.min(8, Object.keys(node.labels).length + 1)), spellcheck: 'false',
+    'aria-describedby': 'n-labels-hint' }, Object.entries(node.labels).map(([k, v]) => `${k}=${v}`).join('\n'));
+  const error = h('p', { class: 'error', 'aria-live': 'polite' });
+  const taken = new Set(run.snap.domains.flatMap((d) => d.nodes.map((n) => n.name)));
+  // The next free name in its series: gpu-r1-n8 → gpu-r1-n9 (else name-2, name-3, …).
+  const m = /^(.*?)(\d+)$/.exec(name);
+  let i = m ? Number(m[2]) + 1 : 2;
+  const nameOf = (k) => (m ? `${m[1]}${k}` : `${name}-${k}`);
+  while (taken.has(nameOf(i))) i += 1;
+  const newName = h('input', { id: 'n-new', name: 'newName', value: nameOf(i), 'aria-label': 'Name of the new node' });
+  const parseLabels = () => {
+    const out = {};
+    for (const line of labels.value.split('\n').map((l) => l.trim()).filter(Boolean)) {
+      const at = line.indexOf('=');
+      if (at <= 0) throw new Error(`labels: "${line}" is not key=value`);
+      out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+    }
+    return out;
+  };
+  const act = async (action) => { close(); await perform(action); };
+  return h('div', { class: 'node-section' },
+    h('h4', {}, 'The node'),
+    h('p', {}, `${node.unschedulable ? 'Cordoned: ' : ''}${Object.entries(node.allocatable).map(([k, v]) => `${k} ${v}`).join(', ')}.`),
+    h('div', { class: 'buttons' },
+      h('button', { type: 'button', id: 'n-cordon', onclick: () => act({ op: 'cordon', node: name, cordoned: !node.unschedulable }) }, node.unschedulable ? 'Uncordon' : 'Cordon'),
+      h('button', { type: 'button', id: 'n-remove', onclick: () => act({ op: 'removeNode', node: name }) }, 'Remove the node')),
+    h('div', { class: 'fields' },
+      h('label', { for: 'n-new' }, 'add a node like it'), newName),
+    h('div', { class: 'buttons' },
+      h('button', { type: 'button', id: 'n-add', onclick: () => act({ op: 'addNode', name: newName.value.trim(), like: name }) }, 'Add the node')),
+    h('label', { for: 'n-labels' }, 'labels (key=value, one per line)'),
+    labels,
+    h('p', { id: 'n-labels-hint', class: 'hint' }, 'Running pods stay where they are (node affinity is IgnoredDuringExecution); new placements read the new labels.'),
+    h('div', { class: 'buttons' },
+      h('button', { type: 'button', id: 'n-relabel', onclick: () => {
+        let parsed;
+        try { parsed = parseLabels(); } catch (e) { error.textContent = message(e); return; }
+        act({ op: 'labelNode', node: name, labels: parsed });
+      } }, 'Save labels')),
+    error);
 }
 
 function submitForm() {
@@ -779,6 +826,8 @@ window.gangpackPlayground = {
     timeline: app.timeline.slice(),
   }),
   cell: (id, run = 0) => app.runs[run]?.view.cellRect(id) ?? null,
+  /** Where a node's name is drawn (run `run`), for clicking it. */
+  nodeLabel: (name, run = 0) => app.runs[run]?.view.nodeRect(name) ?? null,
   /** What the first view lights up now (sorted lists). */
   highlight: () => {
     const hl = app.runs[0].view.highlight;
