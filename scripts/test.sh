@@ -53,6 +53,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 step "built-in examples: the CLI demo (the README's first command) and the library example"
 cargo run -q -p gangpack-cli -- demo >/dev/null
 cargo run -q -p gangpack --example cluster >/dev/null
+# The controller loop's log is what core/examples/controller.out says it is.
+cargo run -q -p gangpack --features serde --example controller | diff -u core/examples/controller.out -
 
 step "benchmarks compile"
 cargo bench -p gangpack-benches --no-run

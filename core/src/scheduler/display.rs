@@ -35,8 +35,8 @@ impl fmt::Display for PodEviction {
 }
 
 impl fmt::Display for EvictionReport {
-    /// One line per eviction started or cancelled and per group it breaks; nothing
-    /// when the schedule did not change.
+    /// One line per eviction started or cancelled, then per group the schedule breaks;
+    /// nothing when the schedule did not change.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
         let mut line = |f: &mut fmt::Formatter<'_>, args: fmt::Arguments<'_>| {
@@ -52,8 +52,12 @@ impl fmt::Display for EvictionReport {
         for e in &self.cancelled {
             line(f, format_args!("eviction cancelled: {e}"))?;
         }
-        for g in &self.broken_groups {
-            line(f, format_args!("broken: {g}"))?;
+        // The groups the schedule breaks, when it changed (they are the state of the
+        // whole schedule, listed again by every report).
+        if !self.started.is_empty() || !self.cancelled.is_empty() {
+            for g in &self.broken_groups {
+                line(f, format_args!("broken: {g}"))?;
+            }
         }
         Ok(())
     }
