@@ -1,8 +1,11 @@
 //! Operation sequences against the `Scheduler`: the first bytes shape a small cluster
 //! (1–8 nodes, 0–3 GPUs each, a shared GPU or not), the rest decode to operations
 //! (`gangpack::testing::Op`: pods, PodGroups, claims, slices, device and node taints,
-//! DeviceTaintRules, cycles, clock advances; dangling references, duplicates and
-//! removals of absent objects among them). After every operation: a refused one left
+//! DeviceTaintRules, cycles, clock advances, and a live cluster's changes — nodes
+//! joining, relabelled, cordoned, resized and leaving with their pods, DeviceClasses
+//! changed and removed, pods bound and claims allocated by another scheduler, a gang's
+//! `minCount` changed; dangling references, duplicates and removals of absent objects
+//! among them). After every operation: a refused one left
 //! the scheduler exactly as it was. Every 4 operations and after the last: the
 //! independent audit (index recount, the scheduler's own views, the validator on the
 //! whole state, the eviction schedule) finds nothing. Any panic or finding is a crash.

@@ -15,11 +15,13 @@
 //!    merged with every DeviceTaintRule that selects it); each node's device set
 //!    (every device its node-local slices publish) and counts; the counts of every
 //!    tracked topology domain; the holders of every device against the claims'
-//!    allocations; and the pending `NoExecute` notices.
+//!    allocations; the pending `NoExecute` notices; and each DeviceClass's devices
+//!    (its selectors compiled and evaluated again on every usable device).
 //! 2. **The scheduler's own views** ([`Finding::State`]): a pod's `nodeName` and its
 //!    binding agree, a bound pod's claims exist and are allocated, an allocated claim
-//!    is used by a bound pod (or is the claim of a PodGroup with a bound member), the
-//!    node reservations equal what the bound pods request.
+//!    is used by a bound pod (or is the claim of a PodGroup with a bound member, or
+//!    one the scope says someone else allocated), the node reservations equal what
+//!    the bound pods request (less than nothing on a node they over-commit).
 //! 3. **Whole-state validity** ([`Finding::Violation`]), as `gangpack check` judges a
 //!    dump: the cluster is rebuilt from its objects with nothing allocated, and every
 //!    binding and allocation is handed to [`validate_placement`] as one decision
@@ -28,10 +30,13 @@
 //!    PodGroup with a bound member to [`validate_gang`]: at or above `minCount` (or not
 //!    bound at all) and within one topology domain. What holds only when a pod is
 //!    placed is held only against the placements the [`AuditScope`] names: a node's
-//!    `NoSchedule` taints and cordon, a device's taints, and everything about devices
-//!    that slices published then (a running claim keeps its devices when a driver
-//!    withdraws them). Gangs the scope lists as broken (a member completed or was
-//!    evicted) may be below `minCount`.
+//!    `NoSchedule` taints, cordon and labels, a device's taints, the DeviceClass, and
+//!    everything about devices that slices published then (a running claim keeps its
+//!    devices when a driver withdraws them or its class changes). Gangs the scope
+//!    lists as broken (a member completed or was evicted) may be below `minCount`;
+//!    gangs it lists as split (a member's node relabelled, or bound by someone else)
+//!    may span topology domains; nodes it lists as resized may be over-committed in
+//!    `cpu`.
 //! 4. **Evictions** ([`Finding::Eviction`]): every bound pod using a device whose
 //!    `NoExecute` taint its claim's allocation does not tolerate forever, or on a node
 //!    whose `NoExecute` taint it does not tolerate forever, is scheduled for eviction
@@ -59,7 +64,7 @@ use crate::alloc_prelude::*;
 use crate::{
     ClaimAllocation, ClaimSource, Cluster, Device, DeviceRef, DeviceTaint, DeviceTaintEffect,
     EvictionVerdict, PlacementDecision, Pod, PodBinding, ResourceClaim, ResourceSlice, Scheduler,
-    TaintEffect, Time, Violation, device_eviction, node_eviction, validate_gang,
+    Selector, TaintEffect, Time, Violation, device_eviction, node_eviction, validate_gang,
     validate_placement,
 };
 
@@ -74,9 +79,20 @@ pub struct AuditScope {
     /// Claims allocated by placements since the last taint, slice or rule change:
     /// held to every device rule (taints, published devices).
     pub placed_claims: BTreeSet<String>,
-    /// PodGroups that lost a bound member since their last placement: they may be
-    /// below `minCount`.
+    /// PodGroups that lost a bound member since their last placement (or whose
+    /// `minCount` changed, or that someone else bound a member of): they may be below
+    /// `minCount`.
     pub broken_gangs: BTreeSet<String>,
+    /// PodGroups that may span topology domains, or run on a node without the
+    /// topology label: since their last placement a member's node was relabelled, or
+    /// someone else bound a member (node labels are `IgnoredDuringExecution`).
+    pub split_gangs: BTreeSet<String>,
+    /// Nodes whose allocatable `cpu` changed while pods ran there: the pods stay, so
+    /// they may be over-committed.
+    pub resized_nodes: BTreeSet<String>,
+    /// Claims someone else allocated (`status.allocation` written by another
+    /// scheduler): held with no user until a pod that names them is bound.
+    pub foreign_claims: BTreeSet<String>,
 }
 
 /// One broken invariant.
@@ -137,7 +153,8 @@ pub fn audit_scoped(s: &Scheduler, scope: &AuditScope) -> Vec<Finding> {
     let mut out = Vec::new();
     let recount = Recount::new(s.cluster());
     recount.check(s, &mut out);
-    check_views(s, &mut out);
+    recount.check_classes(&mut out);
+    check_views(s, scope, &mut out);
     check_validity(s, scope, &mut out);
     check_evictions(s, &recount, &mut out);
     out
@@ -563,9 +580,63 @@ impl<'a> Recount<'a> {
     }
 }
 
+impl Recount<'_> {
+    /// Each DeviceClass's devices (the index's per-class cache) against its selectors
+    /// compiled and evaluated anew on every usable device: a device matches when every
+    /// selector is true (an evaluation error is no match).
+    fn check_classes(&self, out: &mut Vec<Finding>) {
+        let c = self.cluster;
+        for class in c.classes() {
+            let Some(cached) = c.class_devices(&class.name) else {
+                out.push(index_finding(
+                    format!("devices of class {}", class.name),
+                    "a cache",
+                    "none",
+                ));
+                continue;
+            };
+            let selectors: Result<Vec<Selector>, _> = class
+                .selectors
+                .iter()
+                .map(|s| Selector::compile(&s.cel))
+                .collect();
+            let selectors = match selectors {
+                Ok(v) => v,
+                Err(e) => {
+                    out.push(Finding::State {
+                        what: format!("class {} is stored but does not compile: {e}", class.name),
+                    });
+                    continue;
+                }
+            };
+            let mut expected = BTreeSet::new();
+            let mut found = BTreeSet::new();
+            for (r, p) in self.current.iter().filter(|(_, p)| p.usable) {
+                let Some(id) = c.device_id(r) else { continue };
+                if selectors
+                    .iter()
+                    .all(|s| matches!(s.eval(&p.slice.driver, p.device), Ok(true)))
+                {
+                    expected.insert(r.clone());
+                }
+                if cached.contains(id) {
+                    found.insert(r.clone());
+                }
+            }
+            if found != expected {
+                out.push(set_finding(
+                    format!("usable devices of class {}", class.name),
+                    &expected,
+                    &found,
+                ));
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------------- 2. own views
 
-fn check_views(s: &Scheduler, out: &mut Vec<Finding>) {
+fn check_views(s: &Scheduler, scope: &AuditScope, out: &mut Vec<Finding>) {
     let c = s.cluster();
     let mut users: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for p in s.pods() {
@@ -614,7 +685,10 @@ fn check_views(s: &Scheduler, out: &mut Vec<Finding>) {
     };
     for claim in s.claims() {
         let ck = key(&claim.namespace, &claim.name);
-        if claim.allocation.is_none() || users.contains_key(&ck) {
+        if claim.allocation.is_none()
+            || users.contains_key(&ck)
+            || scope.foreign_claims.contains(&ck)
+        {
             continue;
         }
         let of_running_group = group_claims
@@ -655,6 +729,7 @@ fn check_views(s: &Scheduler, out: &mut Vec<Finding>) {
                     .copied()
                     .unwrap_or(0)
             };
+            // Negative on a node whose allocatable shrank under its pods.
             let expected = alloc.as_nano() - used;
             let found = free.get(r).map(|q| q.as_nano());
             if found != Some(expected) {
@@ -686,7 +761,17 @@ fn placement_only(v: &Violation, scope: &AuditScope, fresh_claims: &BTreeSet<Str
             taint.effect == DeviceTaintEffect::NoExecute || !fresh_claims.contains(claim)
         }
         Violation::ReservesTaintedClaim { .. } => true,
-        Violation::UnknownDevice { claim, .. }
+        // Its cpu resized under its running pods (the scope names it).
+        Violation::NodeResourcesExceeded { node, resource, .. } => {
+            resource == "cpu" && scope.resized_nodes.contains(node)
+        }
+        // Devices withdrawn, or a class changed or removed, after the claim was
+        // allocated.
+        Violation::ClassNotFound { claim, .. }
+        | Violation::SelectorInvalid { claim, .. }
+        | Violation::SelectorFailed { claim, .. }
+        | Violation::ClassSelectorMismatch { claim, .. }
+        | Violation::UnknownDevice { claim, .. }
         | Violation::DeviceNotUsable { claim, .. }
         | Violation::DeviceUnreachable { claim, .. }
         | Violation::AllModeDeviceMissing { claim, .. }
@@ -759,13 +844,24 @@ fn check_validity(s: &Scheduler, scope: &AuditScope, out: &mut Vec<Finding>) {
         }
         decision.bindings.push(binding);
     }
-    // Allocated claims no bound pod names (a PodGroup's claim): held in the cluster.
+    // Allocated claims no bound pod names (a PodGroup's claim, a claim someone else
+    // allocated): held in the cluster. One allocated before its devices were withdrawn
+    // keeps them (held where they are still published).
     for claim in s.claims() {
         let ck = key(&claim.namespace, &claim.name);
-        if let Some(a) = &claim.allocation
-            && !placed.contains(&ck)
-            && let Err(e) = fresh.commit_allocation(&ck, a)
-        {
+        let Some(a) = &claim.allocation else { continue };
+        if placed.contains(&ck) {
+            continue;
+        }
+        let mut a = a.clone();
+        if !fresh_claims.contains(&ck) {
+            a.devices.retain(|d| {
+                fresh
+                    .device_id(&DeviceRef::new(&d.driver, &d.pool, &d.device))
+                    .is_some()
+            });
+        }
+        if let Err(e) = fresh.commit_allocation(&ck, &a) {
             out.push(Finding::State {
                 what: format!("claim {ck}'s allocation cannot be held: {e}"),
             });
@@ -795,6 +891,13 @@ fn check_validity(s: &Scheduler, scope: &AuditScope, out: &mut Vec<Finding>) {
         let gk = key(&g.namespace, &g.name);
         for v in validate_gang(&fresh, g, &running) {
             if matches!(v, Violation::BelowMinCount { .. }) && scope.broken_gangs.contains(&gk) {
+                continue;
+            }
+            if matches!(
+                v,
+                Violation::TopologySplit { .. } | Violation::TopologyLabelMissing { .. }
+            ) && scope.split_gangs.contains(&gk)
+            {
                 continue;
             }
             out.push(Finding::Violation(v));

@@ -66,8 +66,9 @@ pub use generate::{
 };
 #[cfg(feature = "testing")]
 pub use ops::{
-    ByteSource, ClaimSpec, ClusterShape, Driver, Failure, GroupSpec, Limits, NewName, Op, Outcome,
-    Pick, PodSpec, Refer, RuleSpec, SliceSpec, Source, SplitMix64, Stats, TaintSpec,
+    ByteSource, ClaimChange, ClaimSpec, ClassSpec, ClusterShape, Driver, Failure, GroupSpec,
+    Limits, NewName, NodeChange, NodeJoin, Op, Outcome, Pick, PodChange, PodSpec, Refer, RuleSpec,
+    SliceSpec, Source, SplitMix64, Stats, TaintSpec,
 };
 
 use crate::alloc_prelude::*;

@@ -1,19 +1,23 @@
 //! An operation-sequence driver for a [`Scheduler`] (feature `testing`): what a
 //! controller does to one — add and remove pods, PodGroups and claims, publish and
 //! withdraw ResourceSlices, taint devices and nodes, write DeviceTaintRules, run
-//! cycles, move the clock — as plain data ([`Op`]), drawn from raw bytes (for fuzzing)
-//! or from a seeded generator (for soaks), and applied by a [`Driver`] that checks
-//! that a refused operation leaves the scheduler exactly as it was.
+//! cycles, move the clock, and follow a live cluster: nodes joining, relabelled,
+//! cordoned, resized and leaving with their pods, DeviceClasses changed, pods bound
+//! and claims allocated by another scheduler, a gang's `minCount` changed — as plain
+//! data ([`Op`]), drawn from raw bytes (for fuzzing) or from a seeded generator (for
+//! soaks), and applied by a [`Driver`] that checks that a refused operation leaves the
+//! scheduler exactly as it was.
 //!
 //! Every byte string decodes to some operation sequence ([`ByteSource`] reads zeros
 //! past its end and [`Driver::draw`] accepts any value), and many of them are
 //! deliberately wrong: dangling references, duplicate names, removals of objects that
-//! do not exist, pods too big for any node, claims of a class that does not exist.
-//! Operations name existing objects by index modulo the live set, so most of them hit
-//! something.
+//! do not exist, pods too big for any node, claims of a class that does not exist,
+//! immutable fields changed. Operations name existing objects by index modulo the
+//! live set, so most of them hit something; nodes by index modulo the nodes the driver
+//! has known (the starting ones, then those added fresh; removed ones included).
 //!
 //! ```
-//! use gangpack::testing::{ClusterShape, Driver, Limits, SplitMix64, audit};
+//! use gangpack::testing::{ClusterShape, Driver, Limits, SplitMix64, audit_scoped};
 //!
 //! let shape = ClusterShape { nodes: 4, gpus_per_node: 2, nodes_per_rack: 2, shared_gpus: 1 };
 //! let mut driver = Driver::new(&shape, Limits::default());
@@ -24,10 +28,16 @@
 //!     driver.step(&op).unwrap();
 //! }
 //! assert!(driver.stats().applied > 0 && driver.stats().refused > 0);
-//! assert!(audit(driver.scheduler()).is_empty());
+//! // What the driver knows (claims someone else allocated, nodes resized under their
+//! // pods, ...) is part of the audit.
+//! assert!(audit_scoped(driver.scheduler(), driver.scope()).is_empty());
 //! ```
 
 use core::fmt;
+
+mod live;
+
+pub use live::{ClaimChange, ClassSpec, NodeChange, NodeJoin, PodChange};
 
 use super::audit::{AuditScope, Finding, audit_scoped};
 use super::generate::{DEVICE_TAINT_KEY, DRIVER, GPU_CLASS, NAMESPACE, NODE_TAINT_KEY, RACK_LABEL};
@@ -192,7 +202,7 @@ impl ClusterShape {
             if self.gpus_per_node > 0 {
                 c.add_slice(node_slice(
                     &format!("node-{i}-gpus"),
-                    i,
+                    &format!("node-{i}"),
                     &SliceSpec {
                         generation: 0,
                         count: 1,
@@ -229,9 +239,8 @@ fn gpu(k: u8) -> Device {
     Device::new(format!("gpu-{k}")).with_attribute("index", DeviceAttribute::Int(i64::from(k)))
 }
 
-fn node_slice(name: &str, node: u16, spec: &SliceSpec) -> ResourceSlice {
-    let n = format!("node-{node}");
-    let mut s = ResourceSlice::node_local(name, DRIVER, &n, &n);
+fn node_slice(name: &str, node: &str, spec: &SliceSpec) -> ResourceSlice {
+    let mut s = ResourceSlice::node_local(name, DRIVER, node, node);
     s.pool.generation = i64::from(spec.generation);
     s.pool.resource_slice_count = i64::from(spec.count.max(1));
     s.devices = (0..spec.gpus)
@@ -391,9 +400,13 @@ pub struct PodSpec {
     pub group: Refer,
     /// Also names its group's claim (when the group has one).
     pub group_claim: bool,
-    /// Added running on this node (`nodeName`, index modulo the nodes; claims must
+    /// Added running on this node (`nodeName`, index modulo the known nodes; claims must
     /// be allocated already), instead of pending.
     pub running_on: Option<u16>,
+    /// A `nodeSelector` on the pool label `gangpack.dev/pool`: value `a` (0) or `b`
+    /// (1). No starting node has the label: such a pod waits for an
+    /// [`Op::UpdateNode`] to give a node its value.
+    pub pool: Option<u8>,
 }
 
 /// A new PodGroup.
@@ -432,7 +445,7 @@ pub struct ClaimSpec {
 pub struct RuleSpec {
     /// Select by the driver.
     pub driver: bool,
-    /// Select a node's pool (index modulo the nodes).
+    /// Select a node's pool (index modulo the known nodes).
     pub pool: Option<u16>,
     /// Select `gpu-{k}`.
     pub device: Option<u8>,
@@ -476,7 +489,8 @@ pub enum Op {
     AddClaim(ClaimSpec),
     /// [`Scheduler::remove_claim`].
     RemoveClaim(Pick),
-    /// [`Scheduler::add_slice`] of a slice of a node's pool (index modulo the nodes).
+    /// [`Scheduler::add_slice`] of a slice of a node's pool (index modulo the known
+    /// nodes).
     AddSlice {
         /// Its name (fresh: `node-{i}-extra-{k}`).
         name: NewName,
@@ -496,7 +510,7 @@ pub enum Op {
     /// [`Scheduler::remove_slice`].
     RemoveSlice(Pick),
     /// [`Scheduler::taint_device`] of `gpu-{gpu}` of a node's pool (`node` index modulo
-    /// the nodes; the `fabric` pool when `node` is `u16::MAX`).
+    /// the known nodes; the `fabric` pool when `node` is `u16::MAX`).
     TaintDevice {
         /// The node.
         node: u16,
@@ -556,10 +570,68 @@ pub enum Op {
     RefreshEvictions,
     /// [`Scheduler::advance`] the clock by this many seconds.
     Advance(u16),
+    /// [`Scheduler::add_node`]: a node joins — one removed earlier coming back, a
+    /// fresh one, or a duplicate — and, with `slice`, publishes its GPUs
+    /// ([`Scheduler::add_slice`] of `{node}-gpus`) unless its pool still has a slice.
+    AddNode {
+        /// Which node.
+        join: NodeJoin,
+        /// Publish its slice too.
+        slice: bool,
+    },
+    /// [`Scheduler::update_node`] (a new Node object), or [`Scheduler::cordon_node`].
+    UpdateNode {
+        /// The node (a missing one when [`Pick::Absent`], or a removed one).
+        node: Pick,
+        /// What changes.
+        change: NodeChange,
+    },
+    /// [`Scheduler::remove_node`]: the pods bound to it are deleted with it; with
+    /// `slices`, its node-local slices are withdrawn after it
+    /// ([`Scheduler::remove_slice`], as the driver or the garbage collector does),
+    /// otherwise they stay, unreachable until it comes back.
+    RemoveNode {
+        /// The node.
+        node: Pick,
+        /// Withdraw its slices too.
+        slices: bool,
+    },
+    /// [`Scheduler::put_device_class`].
+    PutClass(ClassSpec),
+    /// [`Scheduler::remove_device_class`] of [`GPU_CLASS`] (`class % 4 == 0`) or of
+    /// the class `bad_class` claims name.
+    RemoveClass(u8),
+    /// [`Scheduler::update_pod`]: a newer version of a pod, as another scheduler or
+    /// the user writes it.
+    UpdatePod {
+        /// The pod.
+        pod: Pick,
+        /// What changes.
+        change: PodChange,
+    },
+    /// [`Scheduler::update_claim`]: a newer version of a claim, its
+    /// `status.allocation` written by someone else.
+    UpdateClaim {
+        /// The claim.
+        claim: Pick,
+        /// What changes.
+        change: ClaimChange,
+    },
+    /// [`Scheduler::update_group`]: a PodGroup's `minCount` changed (0: the `basic`
+    /// policy; with `disruptionMode: All` that is invalid and refused).
+    UpdateGroup {
+        /// The group.
+        group: Pick,
+        /// The new `minCount`.
+        min_count: u8,
+        /// The new priority (as [`GroupSpec::priority`]), or unset: the one resolved
+        /// when it was added stays.
+        priority: Option<u8>,
+    },
 }
 
 /// The kinds of [`Op`], for weights.
-const KINDS: usize = 19;
+const KINDS: usize = 27;
 
 /// How often each kind of operation is drawn (relative weights, in the order of the
 /// [`Op`] variants), and populations the driver keeps under.
@@ -567,8 +639,10 @@ const KINDS: usize = 19;
 pub struct Limits {
     /// Weights: AddPod, RemovePod, CompletePod, AddGroup, RemoveGroup, AddClaim,
     /// RemoveClaim, AddSlice, ReplaceSlice, RemoveSlice, TaintDevice, UntaintDevice,
-    /// TaintNode, UntaintNode, AddRule, ReplaceRule, RemoveRule, Cycle and
-    /// RefreshEvictions + Advance (shared).
+    /// TaintNode, UntaintNode, AddRule, ReplaceRule, RemoveRule, Cycle,
+    /// RefreshEvictions + Advance (shared), then the live cluster's operations:
+    /// AddNode, UpdateNode, RemoveNode, PutClass, RemoveClass, UpdatePod,
+    /// UpdateClaim, UpdateGroup.
     pub weights: [u16; KINDS],
     /// Above this many pods, an AddPod drawn becomes a removal (a pending pod's or a
     /// bound pod's completion).
@@ -582,22 +656,30 @@ pub struct Limits {
     /// Above this many slices beyond the starting ones, an AddSlice becomes a
     /// RemoveSlice.
     pub max_extra_slices: usize,
+    /// At most this many nodes beyond the starting ones: past it, an AddNode of a
+    /// fresh node brings a removed one back instead.
+    pub max_extra_nodes: usize,
     /// Check a refused operation's "unchanged" promise every this many refusals (1:
     /// every one). The check renders the whole state twice.
     pub check_refusals_every: u64,
 }
 
 impl Default for Limits {
-    /// Every kind of operation, cycles about one in twelve; small populations (64 pods,
-    /// 64 claims, 16 groups, 6 rules, 4 extra slices); every refusal checked.
+    /// Every kind of operation, cycles about one in thirteen; small populations (64
+    /// pods, 64 claims, 16 groups, 6 rules, 4 extra slices, 2 extra nodes); every
+    /// refusal checked.
     fn default() -> Limits {
         Limits {
-            weights: [14, 3, 5, 4, 2, 12, 3, 2, 2, 1, 3, 2, 2, 2, 2, 1, 2, 6, 4],
+            weights: [
+                14, 3, 5, 4, 2, 12, 3, 2, 2, 1, 3, 2, 2, 2, 2, 1, 2, 7, 4, // the first 19
+                2, 3, 1, 2, 1, 3, 3, 1, // the live cluster's
+            ],
             max_pods: 64,
             max_claims: 64,
             max_groups: 16,
             max_rules: 6,
             max_extra_slices: 4,
+            max_extra_nodes: 2,
             check_refusals_every: 1,
         }
     }
@@ -613,6 +695,7 @@ impl Limits {
             max_groups: nodes.max(8) / 4 + 2,
             max_rules: 8,
             max_extra_slices: nodes.max(8) / 4,
+            max_extra_nodes: nodes.max(8) / 8,
             ..Limits::default()
         }
     }
@@ -672,6 +755,11 @@ impl Op {
                 group_claim: src.chance(128),
                 running_on: if src.chance(16) {
                     Some(src.index())
+                } else {
+                    None
+                },
+                pool: if src.chance(20) {
+                    Some(src.byte() % 2)
                 } else {
                     None
                 },
@@ -751,19 +839,42 @@ impl Op {
             },
             16 => Op::RemoveRule(draw_pick(src)),
             17 => Op::Cycle,
-            _ => {
+            18 => {
                 if src.chance(100) {
                     Op::RefreshEvictions
                 } else {
                     Op::Advance([0u16, 1, 5, 10, 20, 31, 60, 300][usize::from(src.byte() % 8)])
                 }
             }
+            k => live::draw(k, src),
         }
     }
 }
 
 const NODE_KEYS: [&str; 2] = [NODE_TAINT_KEY, "example.com/node"];
 const PRIORITIES: [i32; 3] = [0, 10, 100];
+/// The values of the pool label ([`PodSpec::pool`], [`NodeChange::Relabel`]).
+const POOL_VALUES: [&str; 2] = ["a", "b"];
+/// The DeviceClass `bad_class` claims name: missing until an [`Op::PutClass`] adds it.
+const MISSING_CLASS: &str = "missing.gangpack.dev";
+
+/// A pod's node tolerations as [`PodSpec::tolerations`] says.
+fn node_tolerations(t: u8) -> Vec<Toleration> {
+    let tol = |effect, seconds| Toleration {
+        key: NODE_TAINT_KEY.into(),
+        operator: TolerationOperator::Exists,
+        value: String::new(),
+        effect,
+        toleration_seconds: seconds,
+    };
+    match t % 5 {
+        1 => vec![tol(Some(TaintEffect::NoSchedule), None)],
+        2 => vec![tol(Some(TaintEffect::NoExecute), None)],
+        3 => vec![tol(Some(TaintEffect::NoExecute), Some(30))],
+        4 => vec![tol(None, None)],
+        _ => Vec::new(),
+    }
+}
 
 // ------------------------------------------------------------------- outcomes
 
@@ -880,6 +991,9 @@ pub struct Driver {
     newest_claim: Option<String>,
     newest_group: Option<String>,
     extra_slices: BTreeSet<String>,
+    /// Every node name the driver has used, in order: the starting nodes, then fresh
+    /// ones (a removed node keeps its place).
+    node_names: Vec<String>,
     scope: AuditScope,
     stats: Stats,
 }
@@ -900,6 +1014,9 @@ impl Driver {
             newest_claim: None,
             newest_group: None,
             extra_slices: BTreeSet::new(),
+            node_names: (0..shape.nodes.max(1))
+                .map(|i| format!("node-{i}"))
+                .collect(),
             scope: AuditScope::default(),
             stats: Stats::default(),
         }
@@ -952,6 +1069,17 @@ impl Driver {
             Op::AddSlice { node, .. } if self.extra_slices.len() > l.max_extra_slices => {
                 Op::RemoveSlice(Pick::Idle(node))
             }
+            Op::AddNode {
+                join: NodeJoin::Fresh,
+                slice,
+            } if self.node_names.len()
+                >= usize::from(self.shape.nodes.max(1)) + l.max_extra_nodes =>
+            {
+                Op::AddNode {
+                    join: NodeJoin::Back(0),
+                    slice,
+                }
+            }
             op => op,
         }
     }
@@ -961,9 +1089,10 @@ impl Driver {
         format!("{kind}-{}", self.next_id)
     }
 
+    /// The `i % n`-th of the `n` nodes the driver knows: the starting ones, then
+    /// those [`Op::AddNode`] added fresh (removed ones included).
     fn node_name(&self, i: u16) -> String {
-        let n = self.shape.nodes.max(1);
-        format!("node-{}", i % n)
+        self.node_names[usize::from(i) % self.node_names.len()].clone()
     }
 
     fn pick_pod(&self, p: Pick) -> String {
@@ -1069,26 +1198,7 @@ impl Driver {
         if p.never {
             pod.preemption_policy = PreemptionPolicy::Never;
         }
-        let tol = |effect, seconds| Toleration {
-            key: NODE_TAINT_KEY.into(),
-            operator: TolerationOperator::Exists,
-            value: String::new(),
-            effect,
-            toleration_seconds: seconds,
-        };
-        match p.tolerations % 5 {
-            1 => pod
-                .tolerations
-                .push(tol(Some(TaintEffect::NoSchedule), None)),
-            2 => pod
-                .tolerations
-                .push(tol(Some(TaintEffect::NoExecute), None)),
-            3 => pod
-                .tolerations
-                .push(tol(Some(TaintEffect::NoExecute), Some(30))),
-            4 => pod.tolerations.push(tol(None, None)),
-            _ => {}
-        }
+        pod.tolerations = node_tolerations(p.tolerations);
         if let Some(c) = self.refer_claim(p.claim) {
             let name = c.rsplit('/').next().unwrap_or(&c).to_owned();
             pod.resource_claims.push(PodResourceClaim {
@@ -1114,6 +1224,12 @@ impl Driver {
         }
         if let Some(n) = p.running_on {
             pod.node_name = Some(self.node_name(n));
+        }
+        if let Some(v) = p.pool {
+            pod.node_selector.insert(
+                live::POOL_LABEL.into(),
+                POOL_VALUES[usize::from(v) % 2].into(),
+            );
         }
         pod.creation = self.sched.now();
         pod
@@ -1169,7 +1285,7 @@ impl Driver {
         let name = self.new_name(c.name, "claim", &existing);
         let mut claim = ResourceClaim::new(NAMESPACE, name);
         let class = if c.bad_class {
-            "missing.gangpack.dev"
+            MISSING_CLASS
         } else {
             GPU_CLASS
         };
@@ -1240,16 +1356,17 @@ impl Driver {
             }
             return Some(s);
         }
-        let node = old.node_name().unwrap_or_default();
-        let i: u16 = node
-            .strip_prefix("node-")
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
-        Some(node_slice(name, i, spec))
+        Some(node_slice(name, old.node_name().unwrap_or_default(), spec))
     }
 
     /// Applies one operation and says what it did. Does not check or audit anything
     /// (see [`step`](Self::step)).
+    ///
+    /// # Panics
+    ///
+    /// When the scheduler refuses the second call of an operation that makes two,
+    /// which nothing should refuse: a joining node's own slice ([`Op::AddNode`]), or
+    /// withdrawing a removed node's slices ([`Op::RemoveNode`]).
     pub fn apply(&mut self, op: &Op) -> Outcome {
         let refused = Outcome::Refused;
         let evictions = |r: Result<EvictionReport, SchedulerError>| match r {
@@ -1266,10 +1383,12 @@ impl Driver {
                     .map(|g| format!("{}/{g}", pod.namespace));
                 match self.sched.add_pod(pod) {
                     // A controller loading a running pod brings the schedule up to date;
-                    // its gang was not placed by a cycle and may be below `minCount`.
+                    // its gang was not placed by a cycle and may be below `minCount`,
+                    // or span topology domains.
                     Ok(()) if running => {
                         if let Some(g) = group.filter(|g| self.sched.group(g).is_some()) {
-                            self.scope.broken_gangs.insert(g);
+                            self.scope.broken_gangs.insert(g.clone());
+                            self.scope.split_gangs.insert(g);
                         }
                         Outcome::Evictions(self.sched.refresh_evictions())
                     }
@@ -1351,17 +1470,17 @@ impl Driver {
                     .slices()
                     .map(|s| s.name.clone())
                     .collect();
-                let n = *node % self.shape.nodes.max(1);
+                let n = self.node_name(*node);
                 let name = match name {
                     NewName::Taken(i) if !existing.is_empty() => {
                         existing[usize::from(*i) % existing.len()].clone()
                     }
                     _ => {
                         let id = self.fresh("extra");
-                        format!("node-{n}-{id}")
+                        format!("{n}-{id}")
                     }
                 };
-                let slice = node_slice(&name, n, spec);
+                let slice = node_slice(&name, &n, spec);
                 let r = self.sched.add_slice(slice);
                 if r.is_ok() {
                     self.extra_slices.insert(name);
@@ -1372,7 +1491,7 @@ impl Driver {
             Op::ReplaceSlice { slice, spec } => {
                 let name = self.pick_slice(*slice);
                 let new = self.slice_for(&name, spec).unwrap_or_else(|| {
-                    node_slice(&name, 0, spec) // a slice that does not exist: refused
+                    node_slice(&name, "node-0", spec) // a slice that does not exist: refused
                 });
                 let r = self.sched.replace_slice(new);
                 if r.is_ok() {
@@ -1486,6 +1605,14 @@ impl Driver {
                 self.stats.evicted += done.len() as u64;
                 Outcome::Evicted(done)
             }
+            Op::AddNode { .. }
+            | Op::UpdateNode { .. }
+            | Op::RemoveNode { .. }
+            | Op::PutClass(_)
+            | Op::RemoveClass(_)
+            | Op::UpdatePod { .. }
+            | Op::UpdateClaim { .. }
+            | Op::UpdateGroup { .. } => self.apply_live(op),
         }
     }
 
@@ -1505,6 +1632,14 @@ impl Driver {
             .placed_claims
             .retain(|c| s.allocation(c).is_some());
         self.scope.broken_gangs.retain(|g| s.group(g).is_some());
+        self.scope.split_gangs.retain(|g| s.group(g).is_some());
+        self.scope
+            .foreign_claims
+            .retain(|c| s.allocation(c).is_some());
+        let busy: BTreeSet<&str> = s.pods().filter_map(|p| p.node_name.as_deref()).collect();
+        self.scope
+            .resized_nodes
+            .retain(|n| busy.contains(n.as_str()) && s.cluster().node(n).is_some());
     }
 
     fn remove_pod(&mut self, k: &str) -> Outcome {
@@ -1577,6 +1712,7 @@ impl Driver {
             }
             if let Unit::Group(g) = unit {
                 self.scope.broken_gangs.remove(g);
+                self.scope.split_gangs.remove(g);
             }
         }
     }
