@@ -287,11 +287,8 @@ fn a_group_claim_another_running_pod_uses_outlives_the_group() {
 /// node cannot fit: debug builds panic ("a released reservation fits again"), release
 /// builds drop the reservation, so the node counts a running pod's cpu as free.
 /// Restoring must put back what was released, fit or not (as `restore_allocation`
-/// does for devices, above). Not fixed yet: `core/src/scheduler` is outside this
-/// change; `NodeChange::Allocatable` keeps a node's cpu at or above what its pods
-/// request until it is.
+/// does for devices, above).
 #[test]
-#[ignore = "scheduler bug: preemption cannot restore a reservation on an over-committed node"]
 fn preemption_restores_reservations_on_an_over_committed_node() {
     let mut s = sched(1, 0);
     for name in ["low-a", "low-b"] {
@@ -345,7 +342,6 @@ fn preemption_restores_reservations_on_an_over_committed_node() {
 /// release builds evict the victim for nothing. The simulation must deallocate a
 /// claim whose last user it evicts, as `unbind` does.
 #[test]
-#[ignore = "scheduler bug: preemption simulates a victim's claim as still allocated"]
 fn preemption_deallocates_a_claim_its_victim_shared_with_the_preemptor() {
     for trigger in ["class", "taint"] {
         let mut s = sched(1, 1);
@@ -387,6 +383,56 @@ fn preemption_deallocates_a_claim_its_victim_shared_with_the_preemptor() {
         assert!(
             s.binding("team-a/low").is_some(),
             "{trigger}: nothing is evicted for nothing"
+        );
+        clean(&s);
+    }
+}
+
+/// Found while reviewing issue 33's `update_claim`: a claim another scheduler allocated
+/// (no pod using it yet), then used by a pod this scheduler's cycle binds. The binding
+/// did not take the claim over (only pods added bound did), so removing or preempting
+/// that pod left the claim allocated with no user, its GPU held for ever. The pod the
+/// cycle binds now holds it, and its last user's going releases it, as for claims the
+/// placer allocated.
+#[test]
+fn a_claim_allocated_elsewhere_goes_with_the_pod_that_used_it() {
+    for end in ["removed", "preempted"] {
+        let mut s = sched(1, 1);
+        let mut c = claim("pre", AllocationMode::ExactCount(1));
+        s.add_claim(c.clone()).unwrap();
+        let gangpack::AllocationOutcome::Allocated(mut results) = s
+            .cluster()
+            .allocate_claims(
+                "node-0",
+                std::slice::from_ref(&c),
+                &Default::default(),
+                &gangpack::AllocatorOptions::default(),
+            )
+            .unwrap()
+        else {
+            panic!("the claim is allocated on node-0");
+        };
+        c.allocation = Some(results.remove(0));
+        s.update_claim(c).unwrap();
+        s.add_pod(pod("low", 0, Some("pre"))).unwrap();
+        s.cycle();
+        assert_eq!(s.binding("team-a/low").unwrap().node, "node-0");
+        if end == "removed" {
+            s.remove_pod("team-a/low").unwrap();
+        } else {
+            s.add_claim(claim("other", AllocationMode::ExactCount(1)))
+                .unwrap();
+            s.add_pod(pod("high", 100, Some("other"))).unwrap();
+            let report = s.cycle();
+            assert!(
+                matches!(report.units[0].1, UnitResult::Preempted(_)),
+                "{:?}",
+                report.units
+            );
+        }
+        assert!(
+            s.allocation("team-a/pre").is_none(),
+            "{end}: its last user gone, the claim is deallocated"
         );
         clean(&s);
     }

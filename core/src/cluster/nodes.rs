@@ -491,6 +491,41 @@ impl Cluster {
                 shortfalls: short,
             });
         }
+        self.record_reservation_on(id, consumer, requests);
+        Ok(())
+    }
+
+    /// Puts back a reservation [`release_node_resources_on`](Self::release_node_resources_on)
+    /// took, whether or not it fits now: a running pod's reservation stays when its
+    /// node's allocatable shrinks under it (the node is over-committed), and undoing a
+    /// simulated eviction must restore exactly what was there. Returns `false`, with
+    /// nothing changed, if the node is unknown or gone or the consumer already holds a
+    /// reservation there.
+    pub(crate) fn restore_node_reservation(
+        &mut self,
+        node: &str,
+        consumer: &str,
+        requests: BTreeMap<String, Quantity>,
+    ) -> bool {
+        let Some(id) = self
+            .node_id(node)
+            .filter(|id| self.nodes[id.index()].node.is_some())
+        else {
+            return false;
+        };
+        if self.node_state[id.index()].reserved.contains_key(consumer) {
+            return false;
+        }
+        self.record_reservation_on(id, consumer, requests);
+        true
+    }
+
+    fn record_reservation_on(
+        &mut self,
+        id: NodeId,
+        consumer: &str,
+        requests: BTreeMap<String, Quantity>,
+    ) {
         let e = &mut self.node_state[id.index()];
         for (k, q) in &requests {
             let t = e.requested.entry(k.clone()).or_insert(Quantity::ZERO);
@@ -498,7 +533,6 @@ impl Cluster {
         }
         e.reserved.insert(consumer.to_owned(), requests);
         self.refresh_free(id);
-        Ok(())
     }
 
     /// Releases a consumer's reservation on a node; returns it.

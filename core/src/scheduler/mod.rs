@@ -668,7 +668,8 @@ impl Scheduler {
     /// bound here: a claim of its PodGroup goes to the group's claims, any other
     /// allocated claim to its binding unless another bound pod's binding holds it
     /// already. So completing, preempting or evicting pods that were running when the
-    /// scheduler started releases their devices like those of pods it bound.
+    /// scheduler started releases their devices like those of pods it bound. Also
+    /// run for pods a cycle binds, for claims allocated before that nothing holds.
     fn adopt_allocated_claims(&mut self, pod: &str) {
         let Some(p) = self.pods.get(pod) else {
             return;
@@ -689,8 +690,8 @@ impl Scheduler {
                 claim: c,
                 result: result.clone(),
             };
-            // Only other bound users of the claim can hold it (this pod is indexed
-            // after).
+            // Held by a binding already: another bound user's or, when the pod is
+            // indexed (a pod the cycle bound), its own.
             let held = self
                 .index
                 .claim_users
@@ -710,16 +711,17 @@ impl Scheduler {
                 _ => {
                     // A claim the group holds (a member named it with the group's
                     // entry) stays the group's.
-                    let of_a_group = self
-                        .group_claims
-                        .values()
-                        .flatten()
-                        .any(|a| a.claim == allocation.claim);
+                    let of_a_group = || {
+                        self.group_claims
+                            .values()
+                            .flatten()
+                            .any(|a| a.claim == allocation.claim)
+                    };
                     if !held
-                        && !of_a_group
                         && !own
                             .iter()
                             .any(|a: &ClaimAllocation| a.claim == allocation.claim)
+                        && !of_a_group()
                     {
                         own.push(allocation);
                     }
@@ -968,6 +970,12 @@ impl Scheduler {
                 .entry(key(&g.namespace, &g.name))
                 .or_default()
                 .extend(d.group_claims.iter().cloned());
+        }
+        // Claims allocated before (by another scheduler, or by a pod that has gone)
+        // that no binding or group holds: the pods bound now take them over, so they
+        // are released when their last user goes, as those the placer allocated.
+        for b in &d.bindings {
+            self.adopt_allocated_claims(&b.pod);
         }
         Ok(())
     }

@@ -480,6 +480,7 @@ fn simulator<'a>(s: SimView<'a>, victims: &'a [Victim]) -> Sim<'a> {
         victims,
         claims: BTreeMap::new(),
         groups: BTreeMap::new(),
+        reserved: BTreeMap::new(),
     }
 }
 
@@ -651,11 +652,30 @@ impl Search<'_, '_> {
             return Ok(fits);
         }
         self.trials += 1;
-        let fits = matches!(
+        // A claim whose last holder the simulation evicted is deallocated, as `unbind`
+        // and `release_group_claims` would do: the unit must allocate it again.
+        let released = |c: &ResourceClaim| {
+            c.allocation.is_some() && self.sim.released(&super::key(&c.namespace, &c.name))
+        };
+        let outcome = if self.claims.iter().any(released) {
+            let claims: Vec<ResourceClaim> = self
+                .claims
+                .iter()
+                .map(|c| {
+                    let mut c = c.clone();
+                    if released(&c) {
+                        c.allocation = None;
+                    }
+                    c
+                })
+                .collect();
             self.cluster
-                .place_gang_mut(self.group, self.pods, self.claims, self.options)?,
-            GangOutcome::Placed(_)
-        );
+                .place_gang_mut(self.group, self.pods, &claims, self.options)?
+        } else {
+            self.cluster
+                .place_gang_mut(self.group, self.pods, self.claims, self.options)?
+        };
+        let fits = matches!(outcome, GangOutcome::Placed(_));
         self.seen.insert(key, fits);
         Ok(fits)
     }
@@ -1021,6 +1041,9 @@ struct Sim<'a> {
     claims: BTreeMap<&'a str, (&'a crate::model::decision::ClaimAllocation, usize)>,
     /// PodGroups with claims touched: how many members are still bound.
     groups: BTreeMap<String, usize>,
+    /// The node reservations of the pods evicted now, restored as they were (fit or
+    /// not: a node's allocatable may have shrunk under its running pods).
+    reserved: BTreeMap<&'a str, BTreeMap<String, crate::Quantity>>,
 }
 
 impl<'a> Sim<'a> {
@@ -1083,12 +1106,29 @@ impl<'a> Sim<'a> {
             })
     }
 
+    /// Whether the simulation has deallocated claim `claim` (by key): its last bound
+    /// user is evicted, or it is a PodGroup's whose last bound member is, and no bound
+    /// pod outside the group keeps it.
+    fn released(&self, claim: &str) -> bool {
+        if let Some((_, users)) = self.claims.get(claim) {
+            return *users == 0;
+        }
+        self.groups.iter().any(|(g, &n)| {
+            n == 0
+                && self.s.group_claims[g].iter().any(|a| a.claim == claim)
+                && !self.kept_outside(g, claim)
+        })
+    }
+
     fn evict(&mut self, v: usize, c: &mut crate::Cluster) {
-        for pod in &self.victims[v].pods {
+        let victims = self.victims;
+        for pod in &victims[v].pods {
             let Some(b) = self.s.bound.get(pod) else {
                 continue;
             };
-            let _ = c.release_node_resources(&b.node, pod);
+            if let Ok(r) = c.release_node_resources(&b.node, pod) {
+                self.reserved.insert(pod.as_str(), r);
+            }
             for claim in self.touch_claims(pod) {
                 let (held, users) = self.claims.get_mut(claim).expect("touched");
                 *users -= 1;
@@ -1190,13 +1230,9 @@ impl<'a> Sim<'a> {
                 }
                 *users += 1;
             }
-            if let Some(p) = self.s.pods.get(pod) {
-                let requests = c
-                    .node(&b.node)
-                    .map(|n| crate::gang::apply::pod_node_requests(p, n))
-                    .unwrap_or_default();
-                let recorded = c.reserve_node_resources(&b.node, pod, requests);
-                debug_assert!(recorded.is_ok(), "a released reservation fits again");
+            if let Some(requests) = self.reserved.remove(pod.as_str()) {
+                let recorded = c.restore_node_reservation(&b.node, pod, requests);
+                debug_assert!(recorded, "a released reservation is restored");
             }
         }
     }

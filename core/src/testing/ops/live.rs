@@ -7,9 +7,8 @@
 //! * a node relabelled, cordoned or retainted: the pods running there were placed
 //!   under the old object, so they are judged as running ones (node affinity and
 //!   taints are checked at placement); a gang with a member there may now span racks;
-//! * a node's allocatable changed: running pods stay (the driver keeps it at or above
-//!   what they request for now: preemption cannot yet restore a reservation on an
-//!   over-committed node);
+//! * a node's allocatable changed: running pods stay, and a node shrunk under them is
+//!   over-committed (it may show less than nothing free);
 //! * a node removed: its pods are deleted, their gangs may be below `minCount`; its
 //!   slices withdrawn, claims placed before are judged as running ones;
 //! * a DeviceClass changed or removed: claims allocated before keep their devices;
@@ -461,20 +460,11 @@ impl Driver {
                 };
             }
             NodeChange::Allocatable(k) => {
-                // Not under what the pods running there request: preemption cannot
-                // restore a reservation on an over-committed node yet (the ignored
-                // `preemption_restores_reservations_on_an_over_committed_node` in
-                // core/tests/ops_regressions.rs). Lift this when it can.
-                let used: i128 = self
-                    .sched
-                    .pods()
-                    .filter(|p| p.node_name.as_deref() == Some(name.as_str()))
-                    .filter_map(|p| p.requests.get("cpu"))
-                    .map(|q| q.as_nano())
-                    .sum();
-                let used = i64::try_from((used + 999_999_999) / 1_000_000_000).unwrap_or(i64::MAX);
+                // Possibly under what the pods running there request: they stay
+                // (`preemption_restores_reservations_on_an_over_committed_node` in
+                // core/tests/ops_regressions.rs is what this found).
                 node.allocatable
-                    .insert("cpu".into(), Quantity::from_int((8 << (k % 5)).max(used)));
+                    .insert("cpu".into(), Quantity::from_int(8 << (k % 5)));
             }
             NodeChange::Taints { key, effect } => {
                 let key = NODE_KEYS[usize::from(key) % 2];
@@ -497,9 +487,11 @@ impl Driver {
                     self.scope.split_gangs.extend(groups);
                     self.forget_pods_on(&name);
                 }
-                // Kept at or above what its pods request (above): not over-committed,
-                // nothing for the audit to excuse (`AuditScope::resized_nodes`).
-                NodeChange::Allocatable(_) => {}
+                // Perhaps over-committed now: the audit accepts less than nothing
+                // free there (`AuditScope::resized_nodes`).
+                NodeChange::Allocatable(_) => {
+                    self.scope.resized_nodes.insert(name.clone());
+                }
                 _ => self.forget_pods_on(&name),
             }
         }
