@@ -405,7 +405,7 @@ fn a_claim_allocated_elsewhere_goes_with_the_pod_that_used_it() {
             .allocate_claims(
                 "node-0",
                 std::slice::from_ref(&c),
-                &Default::default(),
+                &std::collections::BTreeMap::default(),
                 &gangpack::AllocatorOptions::default(),
             )
             .unwrap()
