@@ -5,18 +5,27 @@
 //!
 //! `cargo bench -p gangpack-benches --bench scale`. The setup checks each scenario's
 //! outcome once and prints the index memory of the 100k-GPU cluster on stderr.
+//!
+//! The `live` group (issue 33) times a scheduler following the cluster on the same
+//! fleet with its running pods: a node relabelled, moved to another rack, joining
+//! with its 8-GPU slice, leaving with 8 running pods, and a slice republished.
 #![allow(missing_docs)]
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use gangpack::testing::Scenario;
-use gangpack::{Cluster, DisruptionMode, GangOptions, GangOutcome, Scheduler, Unit, UnitResult};
+use gangpack::{
+    AllocationOutcome, AllocatorOptions, ClaimSource, Cluster, DisruptionMode, GangOptions,
+    GangOutcome, Node, NodeAccess, Pod, PodResourceClaim, ResourceSlice, Scheduler,
+    SliceNodeSelection, Unit, UnitResult,
+};
 use gangpack_benches::{
-    add_class_gang, add_scheduler_gang, allocation_fleet_with_racks, mixed_gang_shapes,
+    add_class_gang, add_scheduler_gang, allocation_fleet_with_racks, class_claim, mixed_gang_shapes,
 };
 use gangpack_cli::{FLEET_NODES, PENDING_GANG, fleet_scenario};
 use std::cell::LazyCell;
+use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The fleet's DeviceClass (all its GPUs).
 const FLEET_CLASS: &str = "gpu.nvidia.com";
@@ -235,5 +244,271 @@ fn scale(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scale);
+// ------------------------------------------------------------------ issue 33
+
+/// The fleet's scheduler with its running pods, and a node with running pods: the
+/// first bound pod's (its name and its node-local slice's).
+///
+/// With `GANGPACK_LIVE_WITHOUT_RULES` set, the fleet's DeviceTaintRules are removed
+/// first (a diagnosis: `Cluster::pending_evictions` walks every allocated device when
+/// any rule exists, see `benches/RESULTS.md`).
+fn live_fleet(s: &Scenario) -> (Scheduler, String, String) {
+    let started = Instant::now();
+    let mut sched = s.scheduler(GangOptions::default()).expect("valid fleet");
+    if std::env::var_os("GANGPACK_LIVE_WITHOUT_RULES").is_some() {
+        let rules: Vec<String> = sched
+            .cluster()
+            .taint_rules()
+            .map(|r| r.name.clone())
+            .collect();
+        for r in &rules {
+            sched.remove_taint_rule(r).expect("there");
+        }
+        eprintln!(
+            "live setup: the fleet's {} DeviceTaintRules removed",
+            rules.len()
+        );
+    }
+    let node = s
+        .bound_pods()
+        .next()
+        .and_then(|p| p.node_name.clone())
+        .expect("the fleet runs pods");
+    let slice = sched
+        .cluster()
+        .slices()
+        .find(|sl| sl.node_name() == Some(node.as_str()))
+        .map(|sl| sl.name.clone())
+        .expect("every node publishes its GPUs");
+    let running = sched
+        .pods()
+        .filter(|p| p.node_name.as_deref() == Some(node.as_str()))
+        .count();
+    eprintln!(
+        "live setup: the fleet's scheduler in {:.2?}; node {node} runs {running} pods",
+        started.elapsed()
+    );
+    (sched, node, slice)
+}
+
+/// A node joining the fleet as `name`: a copy of `template`'s Node and its 8-GPU
+/// slice (same labels, devices and attributes), renamed.
+fn joining_node(sched: &Scheduler, template: &str, name: &str) -> (Node, ResourceSlice) {
+    let c = sched.cluster();
+    let mut node = c.node(template).expect("template node").clone();
+    node.name = name.into();
+    node.labels
+        .insert("kubernetes.io/hostname".into(), name.into());
+    let mut slice = c
+        .slices()
+        .find(|sl| sl.node_name() == Some(template))
+        .expect("template slice")
+        .clone();
+    slice.name = format!("{name}-gpu.nvidia.com");
+    slice.pool.name = name.into();
+    slice.pool.generation = 0;
+    slice.node_selection = SliceNodeSelection::Slice(NodeAccess::NodeName(name.into()));
+    (node, slice)
+}
+
+/// Adds `name` (a copy of `template`) with its slice and 8 running pods of 1 GPU
+/// each (`ns/<name>-<i>`, claims allocated on it as another scheduler would).
+fn node_with_8_pods(sched: &mut Scheduler, template: &str, name: &str) -> Vec<String> {
+    let (node, slice) = joining_node(sched, template, name);
+    sched.add_node(node).expect("valid node");
+    sched.add_slice(slice).expect("valid slice");
+    let mut claims = Vec::with_capacity(8);
+    for i in 0..8 {
+        let pod_name = format!("{name}-{i}");
+        let mut claim = class_claim(FLEET_CLASS, &format!("{pod_name}-gpus"), 1, false);
+        sched.add_claim(claim.clone()).expect("valid claim");
+        let outcome = sched
+            .cluster()
+            .allocate_claims(
+                name,
+                std::slice::from_ref(&claim),
+                &BTreeMap::new(),
+                &AllocatorOptions::default(),
+            )
+            .expect("valid claim");
+        let AllocationOutcome::Allocated(mut results) = outcome else {
+            panic!("a GPU of {name} for {pod_name}: {outcome:?}")
+        };
+        claim.allocation = Some(results.remove(0));
+        sched.update_claim(claim.clone()).expect("allocated");
+        let mut pod = Pod::new("ns", &pod_name);
+        pod.node_name = Some(name.into());
+        pod.resource_claims.push(PodResourceClaim {
+            name: "gpus".into(),
+            source: ClaimSource::ClaimName(claim.name.clone()),
+        });
+        sched.add_pod(pod).expect("a running pod");
+        claims.push(format!("ns/{}", claim.name));
+    }
+    claims
+}
+
+/// Issue 33: a scheduler following a live cluster, on the 100k-GPU fleet with its
+/// running pods (`cargo bench -p gangpack-benches --bench scale -- live/`). Each
+/// benchmark changes the one scheduler in place and times the operation alone (what
+/// it sets up and undoes is outside the timing).
+fn live(c: &mut Criterion) {
+    let mut group = c.benchmark_group("live");
+    let scenario = LazyCell::new(fleet);
+    let mut fleet: Option<(Scheduler, String, String)> = None;
+
+    // What every operation below ends with: the eviction schedule brought up to date.
+    // Nothing changed in between, so the device part is the cached one (it is kept
+    // under the cluster's eviction epoch) and the node part is the pods on NoExecute
+    // nodes.
+    group.bench_function("refresh_evictions_on_100k", |b| {
+        let (sched, _, _) = fleet.get_or_insert_with(|| live_fleet(&scenario));
+        b.iter(|| sched.refresh_evictions());
+    });
+
+    // The device part in full, as after a change to taints, allocations or slices:
+    // every eviction source (allocated devices with a NoExecute taint, or withdrawn)
+    // visited.
+    group.bench_function("pending_evictions_on_100k", |b| {
+        let (sched, _, _) = fleet.get_or_insert_with(|| live_fleet(&scenario));
+        b.iter(|| sched.cluster().pending_evictions());
+    });
+
+    // A label that no selector or topology key reads, toggled: `update_node` with the
+    // Node object (labels, taints, allocatable, cordon), then the eviction schedule.
+    group.bench_function("relabel_node_on_100k", |b| {
+        let (sched, node, _) = fleet.get_or_insert_with(|| live_fleet(&scenario));
+        let mut object = sched.cluster().node(node).expect("node").clone();
+        let mut flip = false;
+        b.iter_batched(
+            || {
+                flip = !flip;
+                object.labels.insert(
+                    "example.com/pool".into(),
+                    if flip { "a" } else { "b" }.into(),
+                );
+                object.clone()
+            },
+            |n| sched.update_node(n).expect("valid node"),
+            BatchSize::SmallInput,
+        );
+    });
+
+    // The same through the rack label, a tracked topology key: the node's counts move
+    // between two racks' domains.
+    group.bench_function("move_node_to_another_rack_on_100k", |b| {
+        let (sched, node, _) = fleet.get_or_insert_with(|| live_fleet(&scenario));
+        let mut object = sched.cluster().node(node).expect("node").clone();
+        let home = object.labels[gangpack_cli::FLEET_RACK_LABEL].clone();
+        let mut flip = false;
+        b.iter_batched(
+            || {
+                flip = !flip;
+                let rack = if flip {
+                    "rack-elsewhere"
+                } else {
+                    home.as_str()
+                };
+                object
+                    .labels
+                    .insert(gangpack_cli::FLEET_RACK_LABEL.into(), rack.into());
+                object.clone()
+            },
+            |n| sched.update_node(n).expect("valid node"),
+            BatchSize::SmallInput,
+        );
+        object
+            .labels
+            .insert(gangpack_cli::FLEET_RACK_LABEL.into(), home);
+        sched.update_node(object).expect("valid node");
+    });
+
+    // A node joins with its 8-GPU slice (then leaves again, untimed). The name is
+    // reused: a name the cluster has never seen also takes a node slot (printed once).
+    // (Criterion calls this closure once per sample: the fresh names are timed once.)
+    let mut fresh_timed = false;
+    group.bench_function("add_node_with_8_gpu_slice_on_100k", |b| {
+        let (sched, template, _) = fleet.get_or_insert_with(|| live_fleet(&scenario));
+        let (node, slice) = joining_node(sched, template, "node-joining");
+        if !fresh_timed {
+            fresh_timed = true;
+            let mut fresh = Duration::ZERO;
+            for i in 0..1_000 {
+                let name = format!("node-new-{i:04}");
+                let (node, slice) = joining_node(sched, template, &name);
+                let start = Instant::now();
+                sched.add_node(node).expect("valid node");
+                sched.add_slice(slice).expect("valid slice");
+                fresh += start.elapsed();
+                sched
+                    .remove_slice(&format!("{name}-gpu.nvidia.com"))
+                    .expect("there");
+                sched.remove_node(&name).expect("there");
+            }
+            eprintln!(
+                "live: 1,000 nodes never seen before joined with their slices in {fresh:.2?} \
+                 ({:.2?} each)",
+                fresh / 1_000
+            );
+        }
+        b.iter_custom(|iters| {
+            let mut took = Duration::ZERO;
+            for _ in 0..iters {
+                let (node, slice) = (node.clone(), slice.clone());
+                let start = Instant::now();
+                sched.add_node(black_box(node)).expect("valid node");
+                sched.add_slice(black_box(slice)).expect("valid slice");
+                took += start.elapsed();
+                sched
+                    .remove_slice("node-joining-gpu.nvidia.com")
+                    .expect("there");
+                sched.remove_node("node-joining").expect("there");
+            }
+            took
+        });
+    });
+
+    // A node with 8 running pods of 1 GPU each leaves: the pods are deleted, their
+    // claims released (set up again, untimed, for each iteration).
+    group.bench_function("remove_node_with_8_running_pods_on_100k", |b| {
+        let (sched, template, _) = fleet.get_or_insert_with(|| live_fleet(&scenario));
+        b.iter_custom(|iters| {
+            let mut took = Duration::ZERO;
+            for _ in 0..iters {
+                let claims = node_with_8_pods(sched, template, "node-leaving");
+                let start = Instant::now();
+                let removal = sched.remove_node(black_box("node-leaving")).expect("there");
+                took += start.elapsed();
+                assert_eq!(removal.deleted_pods.len(), 8);
+                for c in claims {
+                    sched.remove_claim(&c).expect("released");
+                }
+                sched
+                    .remove_slice("node-leaving-gpu.nvidia.com")
+                    .expect("there");
+            }
+            took
+        });
+    });
+
+    // The driver republishes a node's slice (a new generation, the same devices) while
+    // pods use them: `replace_slice`, the eviction diff over the pool, the schedule.
+    group.bench_function("replace_slice_on_100k", |b| {
+        let (sched, _, slice) = fleet.get_or_insert_with(|| live_fleet(&scenario));
+        let mut object = sched.cluster().slice(slice).expect("slice").clone();
+        b.iter_batched(
+            || {
+                object.pool.generation += 1;
+                object.clone()
+            },
+            |s| sched.replace_slice(s).expect("valid slice"),
+            BatchSize::SmallInput,
+        );
+    });
+    drop(fleet);
+    drop(scenario);
+    group.finish();
+}
+
+criterion_group!(benches, scale, live);
 criterion_main!(benches);

@@ -1082,6 +1082,7 @@ impl Cluster {
                             .entry((d, p, n))
                             .or_default()
                             .push(allocation);
+                        self.allocation_key_changed((d, p, n));
                         Ok(())
                     }
                     // A name never interned has no record for the release to have

@@ -133,6 +133,7 @@ impl Cluster {
         let flags = slot.flags;
         let node = slot.node().filter(|_| shareable);
         self.allocations.entry(key).or_default().push(allocation);
+        self.allocation_key_changed(key);
         self.set_flags(dev, flags);
         if let Some(n) = node {
             self.refresh_rooms(n);
@@ -316,6 +317,7 @@ impl Cluster {
         } else {
             holders.extract_if(.., |h| h.consumer == consumer).collect()
         };
+        self.allocation_key_changed(key);
         if let Some(dev) = self.device_by_key(key) {
             let slot = self.devices[dev.index()].as_ref();
             let flags = slot.map_or(0, |s| s.flags);

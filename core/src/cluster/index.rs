@@ -166,12 +166,24 @@ impl Cluster {
     // ----------------------------------------------------------------- attribute index
 
     pub(super) fn index_attributes(&mut self, dev: DeviceId, driver: &str, d: &Device, add: bool) {
+        // One buffer for the qualified names (`driver/name`), reused.
+        let mut fq = String::new();
         for (name, value) in &d.attributes {
-            let (fq, shadowed) = qualified(driver, name, d);
-            if shadowed {
-                continue;
-            }
-            let name_sym = Arc::make_mut(&mut self.strings).intern(&fq);
+            let qualified = if name.contains('/') {
+                name.as_str()
+            } else {
+                fq.clear();
+                fq.push_str(driver);
+                fq.push('/');
+                fq.push_str(name);
+                // Shadowed by the same attribute spelt out in full (CEL looks up the
+                // qualified name first).
+                if d.attributes.contains_key(fq.as_str()) {
+                    continue;
+                }
+                fq.as_str()
+            };
+            let name_sym = Arc::make_mut(&mut self.strings).intern(qualified);
             let keys = attr_keys(Arc::make_mut(&mut self.strings), value);
             let present = Arc::make_mut(&mut self.attr_present)
                 .entry(name_sym)
@@ -362,18 +374,6 @@ impl Cluster {
             structural_bytes: dense + slots + sparse,
             attribute_bytes,
         }
-    }
-}
-
-/// The fully qualified name of an attribute and whether an explicitly qualified entry
-/// of the same name shadows it (CEL looks up the qualified name first).
-fn qualified(driver: &str, name: &str, d: &Device) -> (String, bool) {
-    if name.contains('/') {
-        (name.to_owned(), false)
-    } else {
-        let fq = format!("{driver}/{name}");
-        let shadowed = d.attributes.contains_key(&fq);
-        (fq, shadowed)
     }
 }
 

@@ -274,10 +274,28 @@ pub struct Cluster {
     /// slices come and go, so allocation never evaluates a class selector.
     pub(crate) class_cache: BTreeMap<String, ClassCache>,
     rules: BTreeMap<String, RuleEntry>,
+    /// The names of the rules whose selector names a pool, by that pool, and of those
+    /// with a selector naming none: a device's rules are found among its pool's and
+    /// the latter, not among every rule.
+    rules_by_pool: BTreeMap<String, BTreeSet<String>>,
+    rules_any_pool: BTreeSet<String>,
     rule_slots: Vec<Option<String>>,
     pub(crate) allocations: BTreeMap<DeviceKey, Vec<DeviceAllocation>>,
     /// Shared with clones until a device's taints change.
     pub(crate) applied: Arc<BTreeMap<DeviceId, SmallVec<[AppliedTaint; 2]>>>,
+    /// The devices with a `NoExecute` taint applied (some of `applied`'s). Shared
+    /// with clones until one changes.
+    pub(crate) no_execute: Arc<BTreeSet<DeviceId>>,
+    /// The allocation keys an eviction can come from: those whose device (at its
+    /// pool's current generation) is in `no_execute`, and those no device publishes
+    /// now (a driver withdrew the device while a claim held it; only DeviceTaintRules
+    /// can taint them). So the eviction schedule costs what is tainted and allocated,
+    /// not the cluster.
+    pub(crate) eviction_sources: BTreeSet<DeviceKey>,
+    /// Bumped by every change that may change [`pending_evictions`](Self::pending_evictions)
+    /// (applied taints, allocation records, published devices, rules), so a caller
+    /// can keep its answer until it moves.
+    eviction_epoch: Epoch,
     // The index.
     live: DeviceSet,
     eligible: DeviceSet,
@@ -303,6 +321,24 @@ pub struct Cluster {
     node_labels: Arc<BTreeMap<String, BTreeMap<String, BTreeSet<NodeId>>>>,
     /// The logical clock: what "now" is for taints that arrive without `timeAdded`.
     clock: Time,
+}
+
+/// A change counter (see [`Cluster::eviction_epoch`]). Its `Debug` leaves the number
+/// out: it is bookkeeping, and two clusters that differ only in how many changes led
+/// to them are in the same state.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Epoch(pub(crate) u64);
+
+impl core::fmt::Debug for Epoch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Epoch")
+    }
+}
+
+impl Epoch {
+    pub(crate) fn bump(&mut self) {
+        self.0 = self.0.wrapping_add(1);
+    }
 }
 
 fn not_found(kind: ObjectKind, name: &str) -> ClusterError {

@@ -176,6 +176,29 @@ impl Cluster {
             return Err(ClusterError::Invalid(errs));
         }
         let refs = self.pool_refs(&slice.driver, &slice.pool.name);
+        // A driver republishing its slice unchanged but for the pool's generation (or
+        // slice count), the usual case after a restart: its devices keep their slots,
+        // index entries, taints and class memberships; only the pool is recomputed.
+        let unchanged = {
+            let o = &old_entry.slice;
+            let pool = (slice.pool.generation, slice.pool.resource_slice_count);
+            slice.pool.generation = o.pool.generation;
+            slice.pool.resource_slice_count = o.pool.resource_slice_count;
+            let same = **o == slice;
+            (slice.pool.generation, slice.pool.resource_slice_count) = pool;
+            same
+        };
+        if unchanged {
+            return Ok(self.with_eviction_diff(&refs, |c| {
+                let entry = c.slices[old.index()].as_mut().expect("live slice id");
+                entry.slice = Arc::new(slice);
+                let pool = entry.pool;
+                // The pool's only slice: its current devices, and so their
+                // equivalence classes, are the same.
+                let alone = c.pools[pool.index()].slices.len() == 1;
+                c.recompute_pool_with(pool, !alone);
+            }));
+        }
         Ok(self.with_eviction_diff(&refs, |c| {
             c.delete_slice(old);
             c.insert_slice(slice);
@@ -410,6 +433,12 @@ impl Cluster {
     /// Recomputes a pool's generation, completeness and validity, and the usability of
     /// every device in it.
     fn recompute_pool(&mut self, pool: PoolId) {
+        self.recompute_pool_with(pool, true);
+    }
+
+    /// [`recompute_pool`](Self::recompute_pool), assigning the current devices'
+    /// equivalence classes again only with `equivalence`.
+    fn recompute_pool_with(&mut self, pool: PoolId, equivalence: bool) {
         let slice_ids: Vec<SliceId> = self.pools[pool.index()].slices.values().copied().collect();
         let generation = slice_ids
             .iter()
@@ -467,7 +496,9 @@ impl Cluster {
                 }
             }
         }
-        self.assign_equivalence(&current);
+        if equivalence {
+            self.assign_equivalence(&current);
+        }
         let binding = current.iter().any(|s| {
             self.slice_entry(*s)
                 .slice
@@ -486,6 +517,8 @@ impl Cluster {
         p.device_by_name = by_name;
         p.devices = devices;
         let usable = p.status.is_usable();
+        let (driver, name) = (p.driver, p.name);
+        self.pool_devices_changed(driver, name);
         for s in slice_ids {
             let is_current = self.slice_entry(s).slice.pool.generation == generation;
             for &dev in self.slice_entry(s).devices.clone().iter() {

@@ -310,6 +310,17 @@ impl Cluster {
             self.groups[g as usize].rule_refs += 1;
         }
         let devices = self.rule_devices(&rule);
+        self.eviction_epoch.bump();
+        if let Some(sel) = &rule.selector {
+            match &sel.pool {
+                Some(p) => self
+                    .rules_by_pool
+                    .entry(p.clone())
+                    .or_default()
+                    .insert(rule.name.clone()),
+                None => self.rules_any_pool.insert(rule.name.clone()),
+            };
+        }
         self.rules
             .insert(rule.name.clone(), RuleEntry { rule, slot, group });
         for &d in &devices {
@@ -319,6 +330,22 @@ impl Cluster {
 
     fn delete_rule(&mut self, name: &str) -> DeviceTaintRule {
         let entry = self.rules.remove(name).expect("rule exists");
+        self.eviction_epoch.bump();
+        if let Some(sel) = &entry.rule.selector {
+            match &sel.pool {
+                Some(p) => {
+                    if let Some(names) = self.rules_by_pool.get_mut(p.as_str()) {
+                        names.remove(name);
+                        if names.is_empty() {
+                            self.rules_by_pool.remove(p.as_str());
+                        }
+                    }
+                }
+                None => {
+                    self.rules_any_pool.remove(name);
+                }
+            }
+        }
         self.rule_slots[entry.slot as usize] = None;
         let devices = self.rule_devices(&entry.rule);
         for &d in &devices {
@@ -377,10 +404,28 @@ impl Cluster {
         let slot = self.devices[dev.index()].as_ref().expect("live device id");
         let entry = self.slice_entry(slot.slice);
         let d = &entry.slice.devices[slot.pos as usize];
-        let driver = entry.slice.driver.clone();
-        let pool = entry.slice.pool.name.clone();
-        let name = d.name.clone();
+        let (driver, pool) = (&entry.slice.driver, &entry.slice.pool.name);
+        // The rules that may select it: its pool's and those naming no pool, in name
+        // order (the order of `device_taints`).
+        let mut rules: SmallVec<[&RuleEntry; 2]> = self
+            .rules_by_pool
+            .get(pool.as_str())
+            .into_iter()
+            .flatten()
+            .chain(&self.rules_any_pool)
+            .map(|name| &self.rules[name])
+            .filter(|r| r.rule.selects(driver, pool, &d.name))
+            .collect();
+        rules.sort_unstable_by(|a, b| a.rule.name.cmp(&b.rule.name));
+        let by_rule: SmallVec<[AppliedTaint; 2]> = rules
+            .iter()
+            .map(|r| AppliedTaint {
+                source: TaintSource::Rule(r.slot),
+                group: r.group,
+            })
+            .collect();
         let own: Vec<DeviceTaint> = d.taints.clone();
+        drop(rules);
         let mut applied: SmallVec<[AppliedTaint; 2]> = SmallVec::new();
         for (i, t) in own.iter().enumerate() {
             let group = self.group_for(t);
@@ -389,14 +434,7 @@ impl Cluster {
                 group,
             });
         }
-        for r in self.rules.values() {
-            if r.rule.selects(&driver, &pool, &name) {
-                applied.push(AppliedTaint {
-                    source: TaintSource::Rule(r.slot),
-                    group: r.group,
-                });
-            }
-        }
+        applied.extend(by_rule);
         self.set_groups(dev, applied);
     }
 
@@ -404,8 +442,23 @@ impl Cluster {
         let Some(slot) = self.devices[dev.index()].as_ref() else {
             return;
         };
+        self.eviction_epoch.bump();
+        let no_execute = applied
+            .iter()
+            .any(|t| self.resolve_taint(slot, t.source).effect == DeviceTaintEffect::NoExecute);
+        let key = self.key_of(slot);
+        let flags = slot.flags;
+        if no_execute != self.no_execute.contains(&dev) {
+            let set = Arc::make_mut(&mut self.no_execute);
+            if no_execute {
+                set.insert(dev);
+            } else {
+                set.remove(&dev);
+            }
+            self.recheck_eviction_source(key);
+        }
         let new: BTreeSet<u32> = applied.iter().filter_map(|t| t.group).collect();
-        let flags = (slot.flags & !TAINTED) | if new.is_empty() { 0 } else { TAINTED };
+        let flags = (flags & !TAINTED) | if new.is_empty() { 0 } else { TAINTED };
         let old_applied = if applied.is_empty() {
             // Only touch (and so unshare) the map when there is something to remove.
             if self.applied.contains_key(&dev) {
@@ -683,34 +736,62 @@ impl Cluster {
 
     fn all_evictions(&self) -> Vec<EvictionNotice> {
         let mut out = Vec::new();
-        // Only an allocated device with a taint applied can be evicted from — or an
-        // allocated device no slice publishes any more, which only rules can taint.
-        for &dev in self.applied.keys() {
-            let Some(slot) = self.devices[dev.index()].as_ref() else {
-                continue;
-            };
-            let key = self.key_of(slot);
-            // The device the key names now (a slice of an older generation may still
-            // hold a device of the same name).
-            if self.allocations.contains_key(&key) && self.device_by_key(key) == Some(dev) {
-                self.evictions_of_ref(&self.ref_of_key(key), &mut out);
-            }
-        }
-        if !self.rules.is_empty() {
-            for &key in self.allocations.keys() {
-                if self.device_by_key(key).is_none() {
-                    self.evictions_of_ref(&self.ref_of_key(key), &mut out);
-                }
-            }
+        // Only an allocated device with a NoExecute taint applied can be evicted from
+        // — or an allocated device no slice publishes any more, which only rules can
+        // taint.
+        for &key in &self.eviction_sources {
+            self.evictions_of_ref(&self.ref_of_key(key), &mut out);
         }
         sort_notices(&mut out);
         out
     }
 
     /// Every eviction currently in force: allocated devices with a `NoExecute` taint
-    /// their holder does not tolerate forever, sorted.
+    /// their holder does not tolerate forever, sorted. Costs what is tainted
+    /// `NoExecute` (and allocated devices no slice publishes, when rules exist), not
+    /// the cluster.
     pub fn pending_evictions(&self) -> Vec<EvictionNotice> {
         self.all_evictions()
+    }
+
+    /// A number that changes whenever [`pending_evictions`](Self::pending_evictions)
+    /// may: taints applied, allocations recorded or released, devices published or
+    /// withdrawn, rules added or removed. Equal numbers on one cluster (not across
+    /// clusters or clones) mean the same answer.
+    pub fn eviction_epoch(&self) -> u64 {
+        self.eviction_epoch.0
+    }
+
+    /// Keeps `eviction_sources` and the epoch in step after the allocation records
+    /// or the published devices under `key` changed.
+    pub(crate) fn allocation_key_changed(&mut self, key: DeviceKey) {
+        self.eviction_epoch.bump();
+        self.recheck_eviction_source(key);
+    }
+
+    /// Whether allocation key `key` is an eviction source now, recorded.
+    fn recheck_eviction_source(&mut self, key: DeviceKey) {
+        let source = self.allocations.contains_key(&key)
+            && self
+                .device_by_key(key)
+                .is_none_or(|d| self.no_execute.contains(&d));
+        if source {
+            self.eviction_sources.insert(key);
+        } else {
+            self.eviction_sources.remove(&key);
+        }
+    }
+
+    /// [`allocation_key_changed`](Self::allocation_key_changed) for every allocation
+    /// record of a pool whose published devices changed.
+    pub(super) fn pool_devices_changed(&mut self, driver: Symbol, pool: Symbol) {
+        self.eviction_epoch.bump();
+        let lo = (driver, pool, Symbol(0));
+        let hi = (driver, pool, Symbol(u32::MAX));
+        let keys: Vec<DeviceKey> = self.allocations.range(lo..=hi).map(|(k, _)| *k).collect();
+        for k in keys {
+            self.allocation_key_changed(k);
+        }
     }
 }
 

@@ -89,11 +89,11 @@ impl DeviceAttribute {
     }
 
     fn validate(&self, obj: &ObjectRef, field: &str, errs: &mut Vec<ValidationError>) {
-        let check_str = |s: &str, field: String, errs: &mut Vec<ValidationError>| {
+        let check_str = |s: &str, field: &dyn Fn() -> String, errs: &mut Vec<ValidationError>| {
             if s.len() > MAX_ATTRIBUTE_STRING_LEN {
                 errs.push(ValidationError::new(
                     obj.clone(),
-                    field,
+                    field(),
                     Problem::TooLong {
                         max: MAX_ATTRIBUTE_STRING_LEN,
                         actual: s.len(),
@@ -101,27 +101,28 @@ impl DeviceAttribute {
                 ));
             }
         };
-        let check_version = |s: &str, field: String, errs: &mut Vec<ValidationError>| {
-            if s.len() > MAX_VERSION_LEN {
-                errs.push(ValidationError::new(
-                    obj.clone(),
-                    field,
-                    Problem::TooLong {
-                        max: MAX_VERSION_LEN,
-                        actual: s.len(),
-                    },
-                ));
-            } else if let Err(error) = check_version_syntax(s) {
-                errs.push(ValidationError::new(
-                    obj.clone(),
-                    field,
-                    Problem::InvalidVersion {
-                        value: s.to_owned(),
-                        error,
-                    },
-                ));
-            }
-        };
+        let check_version =
+            |s: &str, field: &dyn Fn() -> String, errs: &mut Vec<ValidationError>| {
+                if s.len() > MAX_VERSION_LEN {
+                    errs.push(ValidationError::new(
+                        obj.clone(),
+                        field(),
+                        Problem::TooLong {
+                            max: MAX_VERSION_LEN,
+                            actual: s.len(),
+                        },
+                    ));
+                } else if let Err(error) = check_version_syntax(s) {
+                    errs.push(ValidationError::new(
+                        obj.clone(),
+                        field(),
+                        Problem::InvalidVersion {
+                            value: s.to_owned(),
+                            error,
+                        },
+                    ));
+                }
+            };
         if self.is_list() && self.value_count() == 0 {
             errs.push(ValidationError::new(
                 obj.clone(),
@@ -130,16 +131,16 @@ impl DeviceAttribute {
             ));
         }
         match self {
-            DeviceAttribute::String(s) => check_str(s, format!("{field}.string"), errs),
-            DeviceAttribute::Version(s) => check_version(s, format!("{field}.version"), errs),
+            DeviceAttribute::String(s) => check_str(s, &|| format!("{field}.string"), errs),
+            DeviceAttribute::Version(s) => check_version(s, &|| format!("{field}.version"), errs),
             DeviceAttribute::Strings(v) => {
                 for (i, s) in v.iter().enumerate() {
-                    check_str(s, format!("{field}.strings[{i}]"), errs);
+                    check_str(s, &|| format!("{field}.strings[{i}]"), errs);
                 }
             }
             DeviceAttribute::Versions(v) => {
                 for (i, s) in v.iter().enumerate() {
-                    check_version(s, format!("{field}.versions[{i}]"), errs);
+                    check_version(s, &|| format!("{field}.versions[{i}]"), errs);
                 }
             }
             _ => {}
@@ -331,24 +332,46 @@ impl Device {
             || self.attributes.values().any(DeviceAttribute::is_list)
     }
 
-    /// Checks the device as the API server would, under field path `path`.
+    /// Checks the device as the API server would, under field path `path()`.
+    ///
+    /// The field paths are formatted only when a check fails: the checks run once
+    /// without them, and again with them only when they found something (a slice of
+    /// 128 valid devices would otherwise format thousands of paths to throw away).
     pub(crate) fn validate(
         &self,
         obj: &ObjectRef,
-        path: &str,
+        path: impl FnOnce() -> String,
         per_device_node_selection: bool,
         errs: &mut Vec<ValidationError>,
     ) {
+        let mut found = Vec::new();
+        self.validate_at(obj, None, per_device_node_selection, &mut found);
+        if !found.is_empty() {
+            self.validate_at(obj, Some(&path()), per_device_node_selection, errs);
+        }
+    }
+
+    /// [`validate`](Self::validate) under `path`, or with empty field paths (none
+    /// formatted) when `None`.
+    fn validate_at(
+        &self,
+        obj: &ObjectRef,
+        path: Option<&str>,
+        per_device_node_selection: bool,
+        errs: &mut Vec<ValidationError>,
+    ) {
+        // The field path under `path`, formatted only when there is one.
+        let at = |f: &dyn Fn(&str) -> String| path.map_or_else(String::new, f);
         check_name(
             obj,
-            &format!("{path}.name"),
+            &at(&|path| format!("{path}.name")),
             &self.name,
             names::validate_dns_label,
             errs,
         );
         check_max(
             obj,
-            &format!("{path}.attributes"),
+            &at(&|path| format!("{path}.attributes")),
             self.attributes.len() + self.capacity.len(),
             MAX_ATTRIBUTES_AND_CAPACITIES,
             errs,
@@ -360,18 +383,18 @@ impl Device {
             .sum();
         check_max(
             obj,
-            &format!("{path}.attributes"),
+            &at(&|path| format!("{path}.attributes")),
             values,
             MAX_ATTRIBUTE_VALUES,
             errs,
         );
         for (name, attr) in &self.attributes {
-            let field = format!("{path}.attributes[\"{name}\"]");
+            let field = at(&|path| format!("{path}.attributes[\"{name}\"]"));
             check_name(obj, &field, name, names::validate_qualified_name, errs);
             attr.validate(obj, &field, errs);
         }
         for (name, cap) in &self.capacity {
-            let field = format!("{path}.capacity[\"{name}\"]");
+            let field = at(&|path| format!("{path}.capacity[\"{name}\"]"));
             check_name(obj, &field, name, names::validate_qualified_name, errs);
             if let Some(policy) = &cap.request_policy {
                 if self.allow_multiple_allocations {
@@ -395,14 +418,14 @@ impl Device {
         }
         check_max(
             obj,
-            &format!("{path}.consumesCounters"),
+            &at(&|path| format!("{path}.consumesCounters")),
             self.consumes_counters.len(),
             MAX_COUNTER_CONSUMPTIONS,
             errs,
         );
         let mut sets = BTreeSet::new();
         for (i, c) in self.consumes_counters.iter().enumerate() {
-            let field = format!("{path}.consumesCounters[{i}]");
+            let field = at(&|path| format!("{path}.consumesCounters[{i}]"));
             let set_field = format!("{field}.counterSet");
             check_name(
                 obj,
@@ -424,19 +447,19 @@ impl Device {
         }
         check_max(
             obj,
-            &format!("{path}.taints"),
+            &at(&|path| format!("{path}.taints")),
             self.taints.len(),
             MAX_DEVICE_TAINTS,
             errs,
         );
         for (i, t) in self.taints.iter().enumerate() {
-            t.validate_stored(obj, &format!("{path}.taints[{i}]"), errs);
+            t.validate_stored(obj, &at(&|path| format!("{path}.taints[{i}]")), errs);
         }
-        validate_binding_conditions(obj, path, self, errs);
+        validate_binding_conditions(obj, path.unwrap_or_default(), self, errs);
         match (&self.node_access, per_device_node_selection) {
             (None, true) => errs.push(ValidationError::new(
                 obj.clone(),
-                path.to_owned(),
+                path.unwrap_or_default().to_owned(),
                 Problem::ExactlyOneOf {
                     fields: &["nodeName", "nodeSelector", "allNodes"],
                     set: 0,
@@ -444,12 +467,12 @@ impl Device {
             )),
             (Some(_), false) => errs.push(ValidationError::new(
                 obj.clone(),
-                format!("{path}.nodeName"),
+                at(&|path| format!("{path}.nodeName")),
                 Problem::Forbidden {
                     reason: "per-device node selection requires spec.perDeviceNodeSelection: true",
                 },
             )),
-            (Some(access), true) => validate_access(obj, path, access, errs),
+            (Some(access), true) => validate_access(obj, path.unwrap_or_default(), access, errs),
             (None, false) => {}
         }
     }

@@ -205,12 +205,12 @@ impl ResourceSlice {
         let per_device = self.node_selection == SliceNodeSelection::PerDevice;
         let mut names_seen = BTreeSet::new();
         for (i, d) in self.devices.iter().enumerate() {
-            let path = format!("spec.devices[{i}]");
-            d.validate(&obj, &path, per_device, &mut errs);
+            let path = || format!("spec.devices[{i}]");
+            d.validate(&obj, path, per_device, &mut errs);
             if !d.name.is_empty() && !names_seen.insert(d.name.as_str()) {
                 errs.push(ValidationError::new(
                     obj.clone(),
-                    format!("{path}.name"),
+                    format!("{}.name", path()),
                     Problem::Duplicate {
                         value: d.name.clone(),
                     },

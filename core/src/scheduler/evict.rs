@@ -184,6 +184,21 @@ fn propose_claim(
     out.insert(claim.to_owned(), (at, taint.to_string()));
 }
 
+/// Each claim's device-taint eviction time (see [`claim_times`]) as of one value of
+/// [`Cluster::eviction_epoch`](crate::Cluster::eviction_epoch): a pure function of the
+/// cluster's state while the epoch holds, so its `Debug` shows nothing.
+#[derive(Clone, Default)]
+pub(super) struct DeviceEvictions {
+    epoch: Option<u64>,
+    claims: BTreeMap<String, (Time, String)>,
+}
+
+impl core::fmt::Debug for DeviceEvictions {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("DeviceEvictions")
+    }
+}
+
 /// Each claim's eviction time, the earliest over its notices, with the taint causing it.
 fn claim_times(notices: &[EvictionNotice]) -> BTreeMap<String, (Time, String)> {
     let mut out = BTreeMap::new();
@@ -406,8 +421,18 @@ impl Scheduler {
     pub fn refresh_evictions(&mut self) -> EvictionReport {
         let now = self.now();
         let mut next = BTreeMap::new();
-        let claims = claim_times(&self.cluster.pending_evictions());
+        // The device part changes only with the cluster's eviction epoch: a node
+        // relabelled or cordoned, a pod added, a class changed do not recompute it.
+        let epoch = self.cluster.eviction_epoch();
+        if self.device_evictions.epoch != Some(epoch) {
+            self.device_evictions = DeviceEvictions {
+                epoch: Some(epoch),
+                claims: claim_times(&self.cluster.pending_evictions()),
+            };
+        }
+        let claims = core::mem::take(&mut self.device_evictions.claims);
         self.claim_evictions(&claims, &mut next);
+        self.device_evictions.claims = claims;
         let seen = self.node_evictions(now, &mut next);
         let members = self.members_of_groups(next.keys());
         self.spread_to_groups(&members, &mut next);

@@ -266,6 +266,8 @@ pub struct Scheduler {
     /// Node NoExecute eviction timer starts, by pod: when the pod was first observed on
     /// a node whose NoExecute taints it does not tolerate forever.
     node_taint_seen: BTreeMap<String, Time>,
+    /// Each claim's device-taint eviction time, as of the cluster's eviction epoch.
+    device_evictions: evict::DeviceEvictions,
     /// Indexes over the bound pods, so that eviction and unbinding visit only the pods
     /// concerned (see [`BoundIndex`]).
     index: BoundIndex,
@@ -326,6 +328,7 @@ impl Scheduler {
             group_claims: BTreeMap::new(),
             evictions: BTreeMap::new(),
             node_taint_seen: BTreeMap::new(),
+            device_evictions: evict::DeviceEvictions::default(),
             index: BoundIndex::default(),
             options,
         };

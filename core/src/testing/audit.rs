@@ -154,6 +154,7 @@ pub fn audit_scoped(s: &Scheduler, scope: &AuditScope) -> Vec<Finding> {
     let recount = Recount::new(s.cluster());
     recount.check(s, &mut out);
     recount.check_classes(&mut out);
+    recount.check_eviction_sources(&mut out);
     check_views(s, scope, &mut out);
     check_validity(s, scope, &mut out);
     check_evictions(s, &recount, &mut out);
@@ -320,6 +321,83 @@ impl<'a> Recount<'a> {
             }
         }
         t
+    }
+
+    /// The eviction sources the cluster keeps incrementally, recounted from the
+    /// objects: the devices of every slice (any generation) with a `NoExecute` taint,
+    /// their own or a rule's, by slice and device name; and the allocation records of
+    /// devices no pool publishes at its current generation or published with such a
+    /// taint.
+    fn check_eviction_sources(&self, out: &mut Vec<Finding>) {
+        let c = self.cluster;
+        let mut expected: BTreeSet<String> = BTreeSet::new();
+        for s in c.slices() {
+            for d in &s.devices {
+                let by_rule = c.taint_rules().any(|rule| {
+                    rule.taint.effect == DeviceTaintEffect::NoExecute
+                        && rule.selects(&s.driver, &s.pool.name, &d.name)
+                });
+                if by_rule
+                    || d.taints
+                        .iter()
+                        .any(|t| t.effect == DeviceTaintEffect::NoExecute)
+                {
+                    expected.insert(format!("{}: {}", s.name, d.name));
+                }
+            }
+        }
+        let found: BTreeSet<String> = c
+            .no_execute
+            .iter()
+            .filter_map(|dev| c.devices.get(dev.index())?.as_ref())
+            .map(|slot| {
+                let slice = &c.slice_entry(slot.slice).slice;
+                format!("{}: {}", slice.name, c.strings.resolve(slot.name))
+            })
+            .collect();
+        if expected != found {
+            out.push(set_finding(
+                "devices with a NoExecute taint",
+                &expected,
+                &found,
+            ));
+        }
+        let expected: BTreeSet<DeviceRef> = c
+            .allocations
+            .keys()
+            .map(|&(d, p, n)| {
+                DeviceRef::new(
+                    c.strings.resolve(d),
+                    c.strings.resolve(p),
+                    c.strings.resolve(n),
+                )
+            })
+            .filter(|r| {
+                !self.current.contains_key(r)
+                    || self
+                        .taints(r)
+                        .iter()
+                        .any(|t| t.effect == DeviceTaintEffect::NoExecute)
+            })
+            .collect();
+        let found: BTreeSet<DeviceRef> = c
+            .eviction_sources
+            .iter()
+            .map(|&(d, p, n)| {
+                DeviceRef::new(
+                    c.strings.resolve(d),
+                    c.strings.resolve(p),
+                    c.strings.resolve(n),
+                )
+            })
+            .collect();
+        if expected != found {
+            out.push(set_finding(
+                "allocated devices an eviction may come from (NoExecute or withdrawn)",
+                &expected,
+                &found,
+            ));
+        }
     }
 
     fn usable(&self) -> BTreeSet<DeviceRef> {
@@ -914,6 +992,9 @@ fn check_evictions(s: &Scheduler, recount: &Recount<'_>, out: &mut Vec<Finding>)
         .map(|e| (e.pod, e.at))
         .collect();
     let now = s.now();
+    // The pods with a reason of their own to go: a device taint, a node taint.
+    let mut by_device: BTreeSet<String> = BTreeSet::new();
+    let mut by_node: BTreeSet<String> = BTreeSet::new();
     for p in s.pods() {
         let Some(node) = &p.node_name else { continue };
         let k = key(&p.namespace, &p.name);
@@ -931,6 +1012,7 @@ fn check_evictions(s: &Scheduler, recount: &Recount<'_>, out: &mut Vec<Finding>)
                     if let EvictionVerdict::Evict { delay_seconds } =
                         device_eviction(&t, &d.tolerations)
                     {
+                        by_device.insert(k.clone());
                         let added = t.time_added.unwrap_or(now);
                         due(
                             Time(added.0.saturating_add(delay_seconds)),
@@ -944,6 +1026,7 @@ fn check_evictions(s: &Scheduler, recount: &Recount<'_>, out: &mut Vec<Finding>)
             && let EvictionVerdict::Evict { delay_seconds } =
                 node_eviction(&n.taints, &p.tolerations)
         {
+            by_node.insert(k.clone());
             due(
                 Time(now.0.saturating_add(delay_seconds)),
                 format!("node {node} has a NoExecute taint it does not tolerate forever"),
@@ -971,6 +1054,35 @@ fn check_evictions(s: &Scheduler, recount: &Recount<'_>, out: &mut Vec<Finding>)
             out.push(Finding::Eviction {
                 pod: pod.clone(),
                 what: "scheduled for eviction but not bound".into(),
+            });
+        }
+    }
+    // And no eviction without its reason (a schedule kept past the change that
+    // cancelled it).
+    for e in s.scheduled_evictions() {
+        let (has, why) = match &e.reason {
+            crate::EvictionReason::DeviceTaint { claim, .. } => (
+                by_device.contains(&e.pod),
+                format!("claim {claim}'s device taint"),
+            ),
+            crate::EvictionReason::NodeTaint { node } => {
+                (by_node.contains(&e.pod), format!("node {node}'s taint"))
+            }
+            crate::EvictionReason::GroupMember { group } => (
+                s.scheduled_evictions().iter().any(|o| {
+                    o.pod != e.pod
+                        && !matches!(&o.reason, crate::EvictionReason::GroupMember { .. })
+                        && s.pod(&o.pod)
+                            .and_then(|p| p.scheduling_group.as_ref().map(|g| key(&p.namespace, g)))
+                            == Some(group.clone())
+                }),
+                format!("a member of {group} going"),
+            ),
+        };
+        if !has {
+            out.push(Finding::Eviction {
+                pod: e.pod.clone(),
+                what: format!("scheduled for eviction for {why}, which no longer holds"),
             });
         }
     }
