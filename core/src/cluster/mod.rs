@@ -52,7 +52,8 @@ pub(crate) use index::{COUNTERS, ELIGIBLE, FREE, SHAREABLE, TAINTED};
 
 use bits::{DeviceSet, SparseDeviceSet};
 use ids::{DeviceId, NodeId, PoolId, SliceId};
-use index::{AttrKey, DeviceKey, DeviceSlot};
+pub(crate) use index::DeviceKey;
+use index::{AttrKey, DeviceSlot};
 use intern::{Interner, Symbol};
 use nodes::{NodeEntry, NodeState};
 use slices::{PoolEntry, SliceEntry};

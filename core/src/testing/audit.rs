@@ -362,16 +362,17 @@ impl<'a> Recount<'a> {
                 &found,
             ));
         }
+        let device_ref = |&(d, p, n): &crate::cluster::DeviceKey| {
+            DeviceRef::new(
+                c.strings.resolve(d),
+                c.strings.resolve(p),
+                c.strings.resolve(n),
+            )
+        };
         let expected: BTreeSet<DeviceRef> = c
             .allocations
             .keys()
-            .map(|&(d, p, n)| {
-                DeviceRef::new(
-                    c.strings.resolve(d),
-                    c.strings.resolve(p),
-                    c.strings.resolve(n),
-                )
-            })
+            .map(device_ref)
             .filter(|r| {
                 !self.current.contains_key(r)
                     || self
@@ -380,17 +381,7 @@ impl<'a> Recount<'a> {
                         .any(|t| t.effect == DeviceTaintEffect::NoExecute)
             })
             .collect();
-        let found: BTreeSet<DeviceRef> = c
-            .eviction_sources
-            .iter()
-            .map(|&(d, p, n)| {
-                DeviceRef::new(
-                    c.strings.resolve(d),
-                    c.strings.resolve(p),
-                    c.strings.resolve(n),
-                )
-            })
-            .collect();
+        let found: BTreeSet<DeviceRef> = c.eviction_sources.iter().map(device_ref).collect();
         if expected != found {
             out.push(set_finding(
                 "allocated devices an eviction may come from (NoExecute or withdrawn)",
