@@ -782,15 +782,15 @@ impl Cluster {
         }
     }
 
-    /// [`allocation_key_changed`](Self::allocation_key_changed) for every allocation
-    /// record of a pool whose published devices changed.
+    /// Keeps the epoch and `eviction_sources` in step for every allocation record of
+    /// a pool whose published devices changed (one bump for the pool).
     pub(super) fn pool_devices_changed(&mut self, driver: Symbol, pool: Symbol) {
         self.eviction_epoch.bump();
         let lo = (driver, pool, Symbol(0));
         let hi = (driver, pool, Symbol(u32::MAX));
         let keys: Vec<DeviceKey> = self.allocations.range(lo..=hi).map(|(k, _)| *k).collect();
         for k in keys {
-            self.allocation_key_changed(k);
+            self.recheck_eviction_source(k);
         }
     }
 }
