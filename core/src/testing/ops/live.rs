@@ -213,11 +213,7 @@ pub(super) fn draw(kind: usize, src: &mut impl Source) -> Op {
         23 => Op::RemoveClass(src.byte()),
         24 => match src.byte() % 8 {
             0..=3 => Op::UpdatePod {
-                pod: if src.chance(230) {
-                    Pick::Idle(src.index())
-                } else {
-                    draw_pick(src)
-                },
+                pod: draw_idle_pick(src),
                 change: PodChange::Bind(if src.chance(200) {
                     None
                 } else {
@@ -246,11 +242,7 @@ pub(super) fn draw(kind: usize, src: &mut impl Source) -> Op {
         },
         25 => match src.byte() % 8 {
             0..=3 => Op::UpdateClaim {
-                claim: if src.chance(230) {
-                    Pick::Idle(src.index())
-                } else {
-                    draw_pick(src)
-                },
+                claim: draw_idle_pick(src),
                 change: ClaimChange::Allocate(src.index()),
             },
             4 | 5 => Op::UpdateClaim {
@@ -275,6 +267,16 @@ pub(super) fn draw(kind: usize, src: &mut impl Source) -> Op {
                 None
             },
         },
+    }
+}
+
+/// Mostly one of the objects nothing uses yet (a pending pod, an unallocated claim:
+/// what another scheduler binds or allocates), else any pick.
+fn draw_idle_pick(src: &mut impl Source) -> Pick {
+    if src.chance(230) {
+        Pick::Idle(src.index())
+    } else {
+        draw_pick(src)
     }
 }
 
