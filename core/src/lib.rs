@@ -157,6 +157,7 @@ pub use model::device::{
     DeviceCounterConsumption, NodeAccess,
 };
 pub use model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
+pub use model::mix::{ShapeMix, StrandingWeights, TypicalShape};
 pub use model::names;
 pub use model::node::Node;
 pub use model::node_selector::{

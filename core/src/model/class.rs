@@ -10,7 +10,7 @@ pub const MAX_SELECTORS: usize = 32;
 pub const MAX_CEL_LEN: usize = 10 * 1024;
 
 /// `DeviceSelector`: today always a CEL expression over `device`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DeviceSelector {
     /// `cel.expression`.

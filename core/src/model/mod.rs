@@ -13,6 +13,7 @@ pub(crate) mod class;
 pub(crate) mod decision;
 pub(crate) mod device;
 pub(crate) mod error;
+pub(crate) mod mix;
 pub mod names;
 pub(crate) mod node;
 pub(crate) mod node_selector;
