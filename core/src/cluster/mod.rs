@@ -16,6 +16,7 @@
 //! | `allocations.rs` | recorded holders, shared capacity and counters, the placer's holds |
 //! | `rooms.rs` | per node, what each shareable device has left of its capacities (a necessary condition for a share, checked without the allocator) |
 //! | `queries.rs` | read-only questions: `select`, blocked and usable sets, reach |
+//! | `scores.rs` | the Stranding and FGD node measures over one node's free CPU, memory and device shares |
 //! | `bits.rs`, `ids.rs`, `intern.rs`, `cow.rs` | the dense and sparse device sets, ids, interned strings, the chunked copy-on-write table |
 
 use core::fmt;
@@ -38,6 +39,7 @@ pub(crate) mod intern;
 mod nodes;
 mod queries;
 pub(crate) mod rooms;
+pub(crate) mod scores;
 mod slices;
 mod taints;
 
