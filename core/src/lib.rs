@@ -195,7 +195,8 @@ pub use cluster::bits::{DeviceSet, SparseDeviceSet};
 pub use cluster::ids::{DeviceId, NodeId, PoolId, SliceId};
 pub use cluster::{
     Cluster, ClusterError, DeviceAllocation, DeviceCounts, DeviceFilter, DeviceRef, DeviceView,
-    EvictionNotice, IndexMemory, PoolProblem, PoolStatus, Shortage, Shortfall, TaintReport,
+    EvictionNotice, IndexMemory, NodeLoad, NodeScore, PoolProblem, PoolStatus, ScoreKernel,
+    Shortage, Shortfall, TaintReport,
 };
 
 // allocate: one pod's claims on one node.

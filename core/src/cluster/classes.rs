@@ -113,15 +113,19 @@ impl Cluster {
         }
         self.class_cache.insert(class.name.clone(), cache);
         self.classes.insert(class.name.clone(), class);
+        self.resolve_scores();
         Ok(())
     }
 
     /// Removes a DeviceClass.
     pub fn remove_class(&mut self, name: &str) -> Result<DeviceClass, ClusterError> {
         self.class_cache.remove(name);
-        self.classes
+        let class = self
+            .classes
             .remove(name)
-            .ok_or_else(|| not_found(ObjectKind::DeviceClass, name))
+            .ok_or_else(|| not_found(ObjectKind::DeviceClass, name))?;
+        self.resolve_scores();
+        Ok(class)
     }
 
     /// A DeviceClass by name.

@@ -263,6 +263,10 @@ impl Cluster {
         if changed & TAINTED != 0 {
             self.tainted.set(dev, flags & TAINTED != 0);
         }
+        // The measures read FREE, ELIGIBLE and TAINTED, whatever the counts do.
+        if let Some(n) = node {
+            self.rescore(n);
+        }
         let (before, after) = (DeviceCounts::of_flags(old), DeviceCounts::of_flags(flags));
         if before == after {
             return;

@@ -17,6 +17,7 @@
 //! | `rooms.rs` | per node, what each shareable device has left of its capacities (a necessary condition for a share, checked without the allocator) |
 //! | `queries.rs` | read-only questions: `select`, blocked and usable sets, reach |
 //! | `scores.rs` | the Stranding and FGD node measures over one node's free CPU, memory and device shares |
+//! | `score_table.rs` | those measures kept per node as the cluster changes, for a tracked mix; `node_load`, `audit_scores` |
 //! | `bits.rs`, `ids.rs`, `intern.rs`, `cow.rs` | the dense and sparse device sets, ids, interned strings, the chunked copy-on-write table |
 
 use core::fmt;
@@ -39,6 +40,7 @@ pub(crate) mod intern;
 mod nodes;
 mod queries;
 pub(crate) mod rooms;
+mod score_table;
 pub(crate) mod scores;
 mod slices;
 mod taints;
@@ -47,6 +49,7 @@ pub use allocations::{DeviceAllocation, Shortage};
 pub use index::{DeviceCounts, IndexMemory};
 pub use nodes::Shortfall;
 pub use queries::{DeviceFilter, DeviceView};
+pub use score_table::{NodeLoad, NodeScore, ScoreKernel};
 pub use slices::{PoolProblem, PoolStatus};
 pub use taints::{EvictionNotice, TaintReport};
 
@@ -324,6 +327,8 @@ pub struct Cluster {
     node_labels: Arc<BTreeMap<String, BTreeMap<String, BTreeSet<NodeId>>>>,
     /// The logical clock: what "now" is for taints that arrive without `timeAdded`.
     clock: Time,
+    /// The tracked node measures of a scoring mix (see `score_table.rs`), if any.
+    scores: Option<score_table::ScoreTable>,
 }
 
 /// A change counter (see [`Cluster::eviction_epoch`]). Its `Debug` leaves the number

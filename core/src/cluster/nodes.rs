@@ -160,6 +160,7 @@ impl Cluster {
     fn refresh_free(&mut self, id: NodeId) {
         let Some(node) = self.nodes[id.index()].node.clone() else {
             self.node_state[id.index()].free = SmallVec::new();
+            self.rescore(id);
             return;
         };
         // Names are interned once, when a node first declares them.
@@ -184,6 +185,7 @@ impl Cluster {
             })
             .collect();
         self.node_state[id.index()].free = free;
+        self.rescore(id);
     }
 
     /// [`node_free_of`](Self::node_free_of) for a resource name as
@@ -222,6 +224,7 @@ impl Cluster {
             .node_order
             .partition_point(|o| self.nodes[o.index()].name.as_str() < name);
         Arc::make_mut(&mut self.node_order).insert(at, id);
+        self.rescore(id);
         id
     }
 

@@ -169,6 +169,7 @@ impl Cluster {
         if state.rooms.as_ref() != rooms.as_slice() {
             state.room_summary = RoomSummary::of(&rooms);
             state.rooms = Arc::from(rooms);
+            self.rescore(n);
         }
     }
 

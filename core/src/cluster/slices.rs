@@ -303,6 +303,8 @@ impl Cluster {
         self.evaluate_classes(id);
         self.recompute_pool(pool);
         self.reorder_nodes_of_pool(pool);
+        // The shapes' devices may have changed with the slice's.
+        self.resolve_scores();
         id
     }
 
@@ -343,6 +345,7 @@ impl Cluster {
         ordered.sort_by(|a, b| self.order_key(*a).cmp(&self.order_key(*b)));
         Arc::make_mut(&mut self.nodes)[n.index()].ordered = ordered;
         self.refresh_rooms(n);
+        self.rescore(n);
     }
 
     /// Evaluates every cached class on the devices of one slice.
@@ -402,6 +405,7 @@ impl Cluster {
             self.reorder_node(n);
         }
         self.reorder_nodes_of_pool(entry.pool);
+        self.resolve_scores();
         Arc::unwrap_or_clone(entry.slice)
     }
 
