@@ -1,0 +1,789 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! The per-node Stranding and FGD state a [`Cluster`] tracks (`track_scores`) stays
+//! equal to a fresh computation while the cluster changes. Random sequences of share
+//! and whole-device allocations and releases, CPU and memory reservations, device
+//! taints, slices added, replaced and removed, nodes replaced and removed, DeviceClass
+//! changes, and clones mutated side by side (the copy-on-write table), on small
+//! clusters of shareable and exclusive devices of two models, under a random mix of
+//! share and whole shapes (some with model selectors) and either kernel. After every
+//! operation, in every live copy:
+//!
+//! 1. `audit_scores()` is empty: every tracked value equals the cluster's own
+//!    computation from scratch (a missed mutation point shows here);
+//! 2. an oracle written here from the definitions alone (free CPU and memory from this
+//!    test's reservation ledger, free shares from the public `allocations`, models and
+//!    taints from the slice objects, the Stranding and FGD formulas spelled out)
+//!    agrees with the tracked measure to 1e-9 relative (a kernel bug shows here).
+//!
+//! Planted bugs, each tried alone and reverted (issue 34, C3); the shrunk failing
+//! sequences are in brackets:
+//!
+//! - P1: no rescore when a node's rooms change (`refresh_rooms`): caught by check 1
+//!   [one share allocation]. Dropped on the release path only (rooms that grew):
+//!   caught by check 1 at the share's release [allocate, release].
+//! - P2: no rescore at the end of `refresh_free`: caught by check 1 [node removed
+//!   and added again, its CPU and memory back].
+//! - P3: `CowVec`'s `index_mut` losing a write to a chunk shared with a clone (the
+//!   crate forbids `unsafe`, so a write through the shared chunk, as the design put
+//!   it, cannot be planted): caught by check 1 [fork, allocate].
+//! - P4: `<=` for `<` in the kernels' "less than the share free" test: caught by
+//!   check 2 only, at the first check [no operation]; the cluster's own
+//!   recomputation shares the bug, so check 1 passes.
+//!
+//! Beyond the design's four: no mix resolved again in `put_class`, caught by check 1
+//! [slice added, class changed]; no rescore in `apply_flags`, caught by check 1 [an
+//! exclusive allocation]. No mix resolved again after a slice is deleted is *not*
+//! caught, and is harmless here: the devices it drops are on no node any more, and
+//! every device declares `milli: 1000`, so the share unit cannot change.
+
+// The oracle's numbers are milli-units of a few devices and cores: exact in f64.
+#![allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]
+
+use std::collections::BTreeMap;
+
+use gangpack::{
+    CapacityRequestPolicy, CapacityRequestPolicyRange, Cluster, Device, DeviceAllocation,
+    DeviceAttribute, DeviceCapacity, DeviceClass, DeviceRef, DeviceSelector, DeviceTaint,
+    DeviceTaintEffect, Node, Quantity, ResourceSlice, ScoreKernel, ShapeMix, StrandingWeights,
+    TypicalShape,
+};
+use proptest::prelude::*;
+
+const DRIVER: &str = "gpu.example.com";
+const ALL: &str = "device.driver == \"gpu.example.com\"";
+const ONLY_A: &str = "device.attributes[\"gpu.example.com\"].model == \"A\"";
+
+// ------------------------------------------------------------------ generated input
+
+#[derive(Clone, Debug)]
+struct Dev {
+    shareable: bool,
+    model_a: bool,
+    /// Request policy of a shareable device's `milli` (value 1000): 0 none, 1 steps of
+    /// 100 (default 1000), 2 default 400.
+    policy: u8,
+}
+
+#[derive(Clone, Debug)]
+struct NodeSpec {
+    cpu: i64,
+    mem: i64,
+    rack: u8,
+    devices: Vec<Dev>,
+}
+
+#[derive(Clone, Debug)]
+struct Shape {
+    weight: u32,
+    cpu: i64,
+    mem: i64,
+    count: u32,
+    /// Milli of a device (`None`: whole devices).
+    share: Option<i64>,
+    /// `None`: any model; else A (`true`) or B.
+    model: Option<bool>,
+    /// Class `gpu` (changes) or `all` (fixed).
+    class_gpu: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Allocate {
+        node: usize,
+        dev: usize,
+        milli: Option<i64>,
+    },
+    Release {
+        i: usize,
+    },
+    Reserve {
+        node: usize,
+        cpu: i64,
+        mem: i64,
+    },
+    Unreserve {
+        i: usize,
+    },
+    Taint {
+        node: usize,
+        dev: usize,
+    },
+    Untaint {
+        node: usize,
+        dev: usize,
+    },
+    ReplaceSlice {
+        node: usize,
+        devices: Vec<Dev>,
+    },
+    RemoveSlice {
+        node: usize,
+    },
+    AddSlice {
+        node: usize,
+    },
+    ReplaceNode {
+        node: usize,
+        cpu: i64,
+        mem: i64,
+        rack: u8,
+    },
+    RemoveNode {
+        node: usize,
+    },
+    AddNode {
+        node: usize,
+    },
+    /// DeviceClass `gpu`: 0 removed, 1 every device, 2 model A only.
+    Class {
+        sel: u8,
+    },
+    /// Clone the copy `of` (modulo) as a new copy.
+    Fork {
+        of: usize,
+    },
+    /// The next operations go to copy `i` (modulo).
+    Switch {
+        i: usize,
+    },
+}
+
+fn dev() -> impl Strategy<Value = Dev> {
+    (any::<bool>(), any::<bool>(), 0u8..3).prop_map(|(shareable, model_a, policy)| Dev {
+        shareable,
+        model_a,
+        policy,
+    })
+}
+
+fn node_spec() -> impl Strategy<Value = NodeSpec> {
+    (
+        0i64..=16,
+        0i64..=16,
+        0u8..2,
+        prop::collection::vec(dev(), 0..=8),
+    )
+        .prop_map(|(cpu, mem, rack, devices)| NodeSpec {
+            cpu: cpu * 1000,
+            mem: mem * 1024,
+            rack,
+            devices,
+        })
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    (
+        1u32..=5,
+        0i64..=8,
+        0i64..=8,
+        1u32..=2,
+        prop::option::weighted(0.6, 1i64..=10),
+        prop::option::weighted(0.4, any::<bool>()),
+        any::<bool>(),
+    )
+        .prop_map(|(weight, cpu, mem, count, share, model, class_gpu)| Shape {
+            weight,
+            cpu: cpu * 500,
+            mem: mem * 512,
+            count,
+            share: share.map(|s| s * 100),
+            model,
+            class_gpu,
+        })
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let n = 0usize..6;
+    let d = 0usize..8;
+    prop_oneof![
+        6 => (n.clone(), d.clone(), prop::option::weighted(0.7, 1i64..=1000))
+            .prop_map(|(node, dev, milli)| Op::Allocate { node, dev, milli }),
+        4 => any::<usize>().prop_map(|i| Op::Release { i }),
+        3 => (n.clone(), 0i64..=8, 0i64..=8)
+            .prop_map(|(node, cpu, mem)| Op::Reserve { node, cpu: cpu * 500, mem: mem * 512 }),
+        2 => any::<usize>().prop_map(|i| Op::Unreserve { i }),
+        1 => (n.clone(), d.clone()).prop_map(|(node, dev)| Op::Taint { node, dev }),
+        1 => (n.clone(), d.clone()).prop_map(|(node, dev)| Op::Untaint { node, dev }),
+        1 => (n.clone(), prop::collection::vec(dev(), 0..=8))
+            .prop_map(|(node, devices)| Op::ReplaceSlice { node, devices }),
+        1 => n.clone().prop_map(|node| Op::RemoveSlice { node }),
+        1 => n.clone().prop_map(|node| Op::AddSlice { node }),
+        1 => (n.clone(), 0i64..=16, 0i64..=16, 0u8..2).prop_map(|(node, cpu, mem, rack)| {
+            Op::ReplaceNode { node, cpu: cpu * 1000, mem: mem * 1024, rack }
+        }),
+        1 => n.clone().prop_map(|node| Op::RemoveNode { node }),
+        1 => n.clone().prop_map(|node| Op::AddNode { node }),
+        1 => (0u8..3).prop_map(|sel| Op::Class { sel }),
+        1 => any::<usize>().prop_map(|of| Op::Fork { of }),
+        1 => any::<usize>().prop_map(|i| Op::Switch { i }),
+    ]
+}
+
+// ------------------------------------------------------------------ building objects
+
+fn q(n: i64) -> Quantity {
+    Quantity::from_int(n)
+}
+
+fn milli_cpu(m: i64) -> Quantity {
+    Quantity::parse(&format!("{m}m")).unwrap()
+}
+
+fn mib(m: i64) -> Quantity {
+    Quantity::parse(&format!("{m}Mi")).unwrap()
+}
+
+fn node_name(i: usize) -> String {
+    format!("node-{i}")
+}
+
+fn slice_name(i: usize) -> String {
+    format!("slice-{i}")
+}
+
+fn device_ref(node: usize, dev: usize) -> DeviceRef {
+    DeviceRef::new(DRIVER, node_name(node), format!("gpu-{dev}"))
+}
+
+fn node_object(i: usize, spec: &NodeSpec) -> Node {
+    Node::new(node_name(i))
+        .with_label("rack", format!("r{}", spec.rack))
+        .with_allocatable("cpu", milli_cpu(spec.cpu))
+        .with_allocatable("memory", mib(spec.mem))
+        .with_allocatable("pods", q(110))
+}
+
+fn device_object(j: usize, d: &Dev, tainted: bool) -> Device {
+    let policy = match d.policy {
+        1 => Some(CapacityRequestPolicy {
+            default: Some(q(1000)),
+            valid_values: Vec::new(),
+            valid_range: Some(CapacityRequestPolicyRange {
+                min: q(100),
+                max: Some(q(1000)),
+                step: Some(q(100)),
+            }),
+        }),
+        2 => Some(CapacityRequestPolicy {
+            default: Some(q(400)),
+            valid_values: Vec::new(),
+            valid_range: Some(CapacityRequestPolicyRange {
+                min: q(1),
+                max: Some(q(1000)),
+                step: None,
+            }),
+        }),
+        _ => None,
+    };
+    let model = if d.model_a { "A" } else { "B" };
+    let mut device = Device::new(format!("gpu-{j}"))
+        .with_attribute("model", DeviceAttribute::String(model.into()));
+    device.capacity.insert(
+        "milli".into(),
+        DeviceCapacity {
+            value: q(1000),
+            request_policy: if d.shareable { policy } else { None },
+        },
+    );
+    device.allow_multiple_allocations = d.shareable;
+    if tainted {
+        device.taints.push(DeviceTaint::new(
+            "broken",
+            "",
+            DeviceTaintEffect::NoSchedule,
+        ));
+    }
+    device
+}
+
+fn slice_object(i: usize, devices: &[Dev]) -> ResourceSlice {
+    let mut s = ResourceSlice::node_local(slice_name(i), DRIVER, node_name(i), node_name(i));
+    for (j, d) in devices.iter().enumerate() {
+        s.devices.push(device_object(j, d, false));
+    }
+    s
+}
+
+fn class_object(sel: u8) -> DeviceClass {
+    DeviceClass::with_cel("gpu", if sel == 2 { ONLY_A } else { ALL })
+}
+
+fn mix_object(shapes: &[Shape]) -> ShapeMix {
+    ShapeMix {
+        shapes: shapes
+            .iter()
+            .map(|s| {
+                let mut t = TypicalShape::new(if s.class_gpu { "gpu" } else { "all" });
+                t.weight = s.weight;
+                t.cpu = milli_cpu(s.cpu);
+                t.memory = mib(s.mem);
+                t.count = s.count;
+                if let Some(m) = s.share {
+                    t.capacity.insert("milli".into(), q(m));
+                }
+                if let Some(a) = s.model {
+                    let m = if a { "A" } else { "B" };
+                    t.selectors.push(DeviceSelector {
+                        cel: format!("device.attributes[\"gpu.example.com\"].model == \"{m}\""),
+                    });
+                }
+                t
+            })
+            .collect(),
+    }
+}
+
+// ------------------------------------------------------------------ the test's world
+
+/// One copy of the cluster and what this test knows of it, kept apart from the engine.
+#[derive(Clone, Debug)]
+struct World {
+    cluster: Cluster,
+    nodes: Vec<NodeSpec>,
+    node_present: Vec<bool>,
+    /// The devices each node's slice publishes (`None`: no slice).
+    slices: Vec<Option<Vec<Dev>>>,
+    /// Reservations: (node, consumer, cpu milli, memory MiB).
+    reservations: Vec<(usize, String, i64, i64)>,
+    /// Allocations made: (node, device, consumer).
+    held: Vec<(usize, usize, String)>,
+    /// DeviceClass `gpu`: 0 absent, 1 every device, 2 model A.
+    class_sel: u8,
+    next: u64,
+}
+
+impl World {
+    fn fresh(&mut self) -> String {
+        self.next += 1;
+        format!("c{}", self.next)
+    }
+
+    fn apply(&mut self, op: &Op) {
+        let n = self.nodes.len();
+        match op.clone() {
+            Op::Allocate { node, dev, milli } => {
+                let node = node % n;
+                let Some(devs) = self.slices[node].clone() else {
+                    return;
+                };
+                if devs.is_empty() {
+                    return;
+                }
+                let dev = dev % devs.len();
+                let consumer = self.fresh();
+                let mut a = DeviceAllocation::new(consumer.clone(), Vec::new());
+                if devs[dev].shareable {
+                    a.share_id = Some(format!("share-{consumer}"));
+                    if let Some(m) = milli {
+                        a.consumed_capacity.insert("milli".into(), q(m));
+                    } else {
+                        let default = if devs[dev].policy == 2 { 400 } else { 1000 };
+                        a.consumed_capacity.insert("milli".into(), q(default));
+                    }
+                }
+                if self.cluster.allocate(&device_ref(node, dev), a).is_ok() {
+                    self.held.push((node, dev, consumer));
+                }
+            }
+            Op::Release { i } => {
+                if self.held.is_empty() {
+                    return;
+                }
+                let (node, dev, consumer) = self.held.remove(i % self.held.len());
+                self.cluster
+                    .release(&device_ref(node, dev), &consumer)
+                    .expect("held");
+            }
+            Op::Reserve { node, cpu, mem } => {
+                let node = node % n;
+                let consumer = self.fresh();
+                let requests = BTreeMap::from([
+                    ("cpu".to_string(), milli_cpu(cpu)),
+                    ("memory".to_string(), mib(mem)),
+                    ("pods".to_string(), q(1)),
+                ]);
+                if self
+                    .cluster
+                    .reserve_node_resources(&node_name(node), &consumer, requests)
+                    .is_ok()
+                {
+                    self.reservations.push((node, consumer, cpu, mem));
+                }
+            }
+            Op::Unreserve { i } => {
+                if self.reservations.is_empty() {
+                    return;
+                }
+                let (node, consumer, _, _) = self.reservations.remove(i % self.reservations.len());
+                self.cluster
+                    .release_node_resources(&node_name(node), &consumer)
+                    .expect("reserved");
+            }
+            Op::Taint { node, dev } | Op::Untaint { node, dev } => {
+                let node = node % n;
+                let Some(devs) = &self.slices[node] else {
+                    return;
+                };
+                if devs.is_empty() {
+                    return;
+                }
+                let r = device_ref(node, dev % devs.len());
+                if matches!(op, Op::Taint { .. }) {
+                    let t = DeviceTaint::new("broken", "", DeviceTaintEffect::NoSchedule);
+                    self.cluster.taint_device(&r, t).expect("live device");
+                } else {
+                    self.cluster
+                        .untaint_device(&r, "broken", None)
+                        .expect("live device");
+                }
+            }
+            Op::ReplaceSlice { node, devices } => {
+                let node = node % n;
+                if self.slices[node].is_none() {
+                    return;
+                }
+                self.cluster
+                    .replace_slice(slice_object(node, &devices))
+                    .expect("replace slice");
+                self.slices[node] = Some(devices);
+            }
+            Op::RemoveSlice { node } => {
+                let node = node % n;
+                if self.slices[node].take().is_some() {
+                    self.cluster
+                        .remove_slice(&slice_name(node))
+                        .expect("remove slice");
+                }
+            }
+            Op::AddSlice { node } => {
+                let node = node % n;
+                if self.slices[node].is_none() {
+                    let devices = self.nodes[node].devices.clone();
+                    self.cluster
+                        .add_slice(slice_object(node, &devices))
+                        .expect("add slice");
+                    self.slices[node] = Some(devices);
+                }
+            }
+            Op::ReplaceNode {
+                node,
+                cpu,
+                mem,
+                rack,
+            } => {
+                let node = node % n;
+                if !self.node_present[node] {
+                    return;
+                }
+                let spec = &mut self.nodes[node];
+                spec.cpu = cpu;
+                spec.mem = mem;
+                spec.rack = rack;
+                self.cluster
+                    .replace_node(node_object(node, spec))
+                    .expect("replace node");
+            }
+            Op::RemoveNode { node } => {
+                let node = node % n;
+                if self.node_present[node] {
+                    self.cluster.remove_node(&node_name(node)).expect("remove");
+                    self.node_present[node] = false;
+                }
+            }
+            Op::AddNode { node } => {
+                let node = node % n;
+                if !self.node_present[node] {
+                    self.cluster
+                        .add_node(node_object(node, &self.nodes[node]))
+                        .expect("add");
+                    self.node_present[node] = true;
+                }
+            }
+            Op::Class { sel } => {
+                if sel == 0 {
+                    let _ = self.cluster.remove_class("gpu");
+                } else {
+                    self.cluster.put_class(class_object(sel)).expect("class");
+                }
+                self.class_sel = sel;
+            }
+            Op::Fork { .. } | Op::Switch { .. } => unreachable!("handled by the runner"),
+        }
+    }
+}
+
+// ------------------------------------------------------------------ the oracle
+
+/// One device as the oracle sees it.
+struct Seen {
+    milli: i64,
+    model_a: bool,
+}
+
+/// Free CPU (milli), memory (MiB) and the devices of node `i` in the mix's classes,
+/// from the test's own records and the public per-device holders.
+fn observe(w: &World, shapes: &[Shape], i: usize) -> (i64, i64, Vec<Seen>) {
+    let (mut cpu, mut mem) = if w.node_present[i] {
+        (w.nodes[i].cpu, w.nodes[i].mem)
+    } else {
+        (0, 0)
+    };
+    if w.node_present[i] {
+        for (node, _, c, m) in &w.reservations {
+            if *node == i {
+                cpu -= c;
+                mem -= m;
+            }
+        }
+    }
+    let class_gpu_used = shapes.iter().any(|s| s.class_gpu);
+    let class_all_used = shapes.iter().any(|s| !s.class_gpu);
+    let mut seen = Vec::new();
+    let slice = w.cluster.slice(&slice_name(i));
+    if let (Some(devs), Some(slice)) = (&w.slices[i], slice) {
+        for (j, d) in devs.iter().enumerate() {
+            let in_gpu = match w.class_sel {
+                1 => true,
+                2 => d.model_a,
+                _ => false,
+            };
+            if !(class_all_used || (class_gpu_used && in_gpu)) {
+                continue;
+            }
+            let tainted = !slice.devices[j].taints.is_empty();
+            let holders = w.cluster.allocations(&device_ref(i, j));
+            let milli = if tainted {
+                0
+            } else if d.shareable {
+                let used: i64 = holders
+                    .iter()
+                    .filter(|h| !h.admin_access)
+                    .filter_map(|h| h.consumed_capacity.get("milli"))
+                    .map(|q| q.as_nano() as i64 / 1_000_000_000)
+                    .sum();
+                (1000 - used).clamp(0, 1000)
+            } else if holders.iter().any(|h| !h.admin_access) {
+                0
+            } else {
+                1000
+            };
+            seen.push(Seen {
+                milli,
+                model_a: d.model_a,
+            });
+        }
+    }
+    (cpu.max(0), mem.max(0), seen)
+}
+
+/// Whether `shape` may use a device of model A (`model_a`) under the current classes.
+fn allows(w: &World, s: &Shape, model_a: bool) -> bool {
+    let class = if s.class_gpu {
+        match w.class_sel {
+            1 => true,
+            2 => model_a,
+            _ => false,
+        }
+    } else {
+        true
+    };
+    class && s.model.is_none_or(|a| a == model_a)
+}
+
+/// (measure, deficit, free) of node `i`, from the definitions.
+fn oracle(w: &World, shapes: &[Shape], stranding: bool, i: usize) -> (f64, f64, i64, bool) {
+    let (cpu, mem, devs) = observe(w, shapes, i);
+    let touched = devs.iter().any(|d| d.milli < 1000);
+    let free: i64 = devs.iter().map(|d| d.milli).sum();
+    let total_weight: f64 = shapes.iter().map(|s| f64::from(s.weight)).sum();
+    let mut measure = 0.0;
+    if free > 0 {
+        for s in shapes {
+            let f = f64::from(s.weight) / total_weight;
+            let share = s.share.unwrap_or(1000);
+            let count = i64::from(s.count);
+            let ok = |d: &Seen| allows(w, s, d.model_a);
+            let unusable: i64 = devs
+                .iter()
+                .filter(|d| d.milli < share || !ok(d))
+                .map(|d| d.milli)
+                .sum();
+            if stranding {
+                let mut copies = devs
+                    .iter()
+                    .filter(|d| ok(d))
+                    .map(|d| d.milli / share)
+                    .sum::<i64>()
+                    / count;
+                if s.cpu > 0 {
+                    copies = copies.min(cpu / s.cpu);
+                }
+                if s.mem > 0 {
+                    copies = copies.min(mem / s.mem);
+                }
+                let filled = (free - copies * count * share).max(0);
+                let fgd = if copies > 0 { unusable } else { free };
+                measure += f * (2.0 * filled as f64 + fgd as f64);
+            } else {
+                let roomy = devs.iter().filter(|d| ok(d) && d.milli >= share).count() as i64;
+                let fits = roomy >= count && cpu >= s.cpu;
+                measure += f * if fits { unusable } else { free } as f64;
+            }
+        }
+    }
+    let mut deficit = 0.0;
+    if stranding {
+        let w_sum = |g: &dyn Fn(&Shape) -> i64| -> f64 {
+            shapes
+                .iter()
+                .map(|s| i64::from(s.weight) * g(s))
+                .sum::<i64>() as f64
+        };
+        let demand = w_sum(&|s| i64::from(s.count) * s.share.unwrap_or(1000));
+        if demand > 0.0 {
+            let fed = |have: i64, total: f64| {
+                let per = total / demand;
+                if per > 0.0 {
+                    have as f64 / per
+                } else {
+                    f64::INFINITY
+                }
+            };
+            let fed = fed(cpu, w_sum(&|s| s.cpu)).min(fed(mem, w_sum(&|s| s.mem)));
+            deficit = (free as f64 - fed).max(0.0);
+        }
+    }
+    (measure, deficit, free, touched)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+fn check(w: &World, shapes: &[Shape], stranding: bool, step: usize) -> Result<(), TestCaseError> {
+    let audit = w.cluster.audit_scores();
+    prop_assert!(audit.is_empty(), "step {step}: audit {audit:?}");
+    for i in 0..w.nodes.len() {
+        let tracked = w.cluster.node_score(&node_name(i)).expect("tracked node");
+        let (measure, deficit, free, touched) = oracle(w, shapes, stranding, i);
+        prop_assert!(
+            close(tracked.measure, measure)
+                && close(tracked.deficit, deficit)
+                && tracked.free_milli as i64 == free
+                && tracked.touched == touched,
+            "step {step}, node {i}: tracked {tracked:?}, oracle ({measure}, {deficit}, {free}, {touched})"
+        );
+    }
+    Ok(())
+}
+
+fn world(nodes: Vec<NodeSpec>) -> World {
+    let mut cluster = Cluster::new();
+    cluster.put_class(class_object(1)).unwrap();
+    cluster
+        .put_class(DeviceClass::with_cel("all", ALL))
+        .unwrap();
+    for (i, spec) in nodes.iter().enumerate() {
+        cluster.add_node(node_object(i, spec)).unwrap();
+        cluster.add_slice(slice_object(i, &spec.devices)).unwrap();
+    }
+    World {
+        cluster,
+        slices: nodes.iter().map(|s| Some(s.devices.clone())).collect(),
+        node_present: vec![true; nodes.len()],
+        nodes,
+        reservations: Vec::new(),
+        held: Vec::new(),
+        class_sel: 1,
+        next: 0,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tracked_scores_follow_every_change(
+        nodes in prop::collection::vec(node_spec(), 1..=6),
+        shapes in prop::collection::vec(shape(), 1..=6),
+        stranding in any::<bool>(),
+        ops in prop::collection::vec(op(), 1..60),
+    ) {
+        let mut first = world(nodes);
+        let kernel = if stranding {
+            ScoreKernel::Stranding(StrandingWeights::default())
+        } else {
+            ScoreKernel::Fgd
+        };
+        first.cluster.track_scores(kernel, &mix_object(&shapes));
+        check(&first, &shapes, stranding, 0)?;
+        let mut worlds = vec![first];
+        let mut at = 0;
+        for (step, op) in ops.iter().enumerate() {
+            match op {
+                Op::Fork { of } => {
+                    if worlds.len() < 3 {
+                        let copy = worlds[of % worlds.len()].clone();
+                        worlds.push(copy);
+                    }
+                }
+                Op::Switch { i } => at = i % worlds.len(),
+                op => worlds[at].apply(op),
+            }
+            for w in &worlds {
+                check(w, &shapes, stranding, step + 1)?;
+            }
+        }
+    }
+}
+
+/// Untracking drops the table; `node_load` reads the same state without one.
+#[test]
+fn node_load_reads_free_cpu_memory_and_shares() {
+    let spec = NodeSpec {
+        cpu: 8000,
+        mem: 4096,
+        rack: 0,
+        devices: vec![
+            Dev {
+                shareable: true,
+                model_a: true,
+                policy: 0,
+            },
+            Dev {
+                shareable: false,
+                model_a: false,
+                policy: 0,
+            },
+        ],
+    };
+    let mut w = world(vec![spec]);
+    let mut a = DeviceAllocation::new("p", Vec::new());
+    a.share_id = Some("s".into());
+    a.consumed_capacity.insert("milli".into(), q(300));
+    w.cluster.allocate(&device_ref(0, 0), a).unwrap();
+    w.cluster
+        .allocate(&device_ref(0, 1), DeviceAllocation::new("x", Vec::new()))
+        .unwrap();
+    w.cluster
+        .reserve_node_resources(
+            "node-0",
+            "p",
+            BTreeMap::from([("cpu".to_string(), q(3)), ("memory".to_string(), mib(1024))]),
+        )
+        .unwrap();
+    let load = w.cluster.node_load("node-0").unwrap();
+    assert_eq!((load.cpu_milli, load.memory_mib), (5000, 3072));
+    assert_eq!(
+        load.devices,
+        vec![(device_ref(0, 0), 700), (device_ref(0, 1), 0)]
+    );
+    assert!(w.cluster.node_score("node-0").is_none());
+    w.cluster.track_scores(ScoreKernel::Fgd, &mix_object(&[]));
+    assert!(w.cluster.node_score("node-0").is_some());
+    w.cluster.untrack_scores();
+    assert!(w.cluster.node_score("node-0").is_none());
+    assert!(w.cluster.audit_scores().is_empty());
+    assert_eq!(w.cluster.node_load("node-0").unwrap(), load);
+    assert_eq!(w.cluster.node_load("node-9"), None);
+}
