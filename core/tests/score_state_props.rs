@@ -3,7 +3,8 @@
 //! equal to a fresh computation while the cluster changes. Random sequences of share
 //! and whole-device allocations and releases, CPU and memory reservations, device
 //! taints, slices added, replaced and removed, nodes replaced and removed, DeviceClass
-//! changes, and clones mutated side by side (the copy-on-write table), on small
+//! changes, gangs placed with `place_gang_mut` (holds undone inside) then applied and
+//! later reverted, and clones mutated side by side (the copy-on-write table), on small
 //! clusters of shareable and exclusive devices of two models, under a random mix of
 //! share and whole shapes (some with model selectors) and either kernel. After every
 //! operation, in every live copy:
@@ -25,7 +26,9 @@
 //!   and added again, its CPU and memory back].
 //! - P3: `CowVec`'s `index_mut` losing a write to a chunk shared with a clone (the
 //!   crate forbids `unsafe`, so a write through the shared chunk, as the design put
-//!   it, cannot be planted): caught by check 1 [fork, allocate].
+//!   it, cannot be planted): caught by check 1 [fork, allocate]; since the place
+//!   and revert operations were added, the shrunk case is [slice removed, fork, slice
+//!   added] and it panics first in the slice table, the other `CowVec`.
 //! - P4: `<=` for `<` in the kernels' "less than the share free" test: caught by
 //!   check 2 only, at the first check [no operation]; the cluster's own
 //!   recomputation shares the bug, so check 1 passes.
@@ -42,14 +45,16 @@
 use std::collections::BTreeMap;
 
 use gangpack::{
-    CapacityRequestPolicy, CapacityRequestPolicyRange, Cluster, Device, DeviceAllocation,
-    DeviceAttribute, DeviceCapacity, DeviceClass, DeviceRef, DeviceSelector, DeviceTaint,
-    DeviceTaintEffect, Node, Quantity, ResourceSlice, ScoreKernel, ShapeMix, StrandingWeights,
-    TypicalShape,
+    AllocationMode, CapacityRequestPolicy, CapacityRequestPolicyRange, ClaimSource, Cluster,
+    Device, DeviceAllocation, DeviceAttribute, DeviceCapacity, DeviceClass, DeviceRef,
+    DeviceRequest, DeviceSelector, DeviceTaint, DeviceTaintEffect, ExactDeviceRequest, GangOptions,
+    GangOutcome, Node, PlacementDecision, Pod, PodGroup, PodResourceClaim, Quantity, ResourceClaim,
+    ResourceSlice, SchedulingPolicy, ScoreKernel, ShapeMix, StrandingWeights, TypicalShape,
 };
 use proptest::prelude::*;
 
 const DRIVER: &str = "gpu.example.com";
+const NS: &str = "ns";
 const ALL: &str = "device.driver == \"gpu.example.com\"";
 const ONLY_A: &str = "device.attributes[\"gpu.example.com\"].model == \"A\"";
 
@@ -138,6 +143,20 @@ enum Op {
     Class {
         sel: u8,
     },
+    /// A gang of `pods` pods, each with `gpus` devices of class `all` (a share of
+    /// `milli` each, or whole) and CPU and memory: `place_gang_mut` (holds and undo
+    /// inside), then `apply_decision` if placed.
+    Place {
+        pods: u32,
+        gpus: u32,
+        milli: Option<i64>,
+        cpu: i64,
+        mem: i64,
+    },
+    /// `revert_decision` of the `i`-th applied decision (modulo).
+    Revert {
+        i: usize,
+    },
     /// Clone the copy `of` (modulo) as a new copy.
     Fork {
         of: usize,
@@ -214,6 +233,15 @@ fn op() -> impl Strategy<Value = Op> {
         1 => n.clone().prop_map(|node| Op::RemoveNode { node }),
         1 => n.clone().prop_map(|node| Op::AddNode { node }),
         1 => (0u8..3).prop_map(|sel| Op::Class { sel }),
+        2 => (1u32..=3, 1u32..=2, prop::option::weighted(0.5, 1i64..=10), 0i64..=4, 0i64..=4)
+            .prop_map(|(pods, gpus, milli, cpu, mem)| Op::Place {
+                pods,
+                gpus,
+                milli: milli.map(|m| m * 100),
+                cpu: cpu * 500,
+                mem: mem * 512,
+            }),
+        1 => any::<usize>().prop_map(|i| Op::Revert { i }),
         1 => any::<usize>().prop_map(|of| Op::Fork { of }),
         1 => any::<usize>().prop_map(|i| Op::Switch { i }),
     ]
@@ -335,6 +363,9 @@ fn mix_object(shapes: &[Shape]) -> ShapeMix {
 
 // ------------------------------------------------------------------ the test's world
 
+/// CPU (milli) and memory (MiB) reserved on a node (by index).
+type Reserved = (usize, i64, i64);
+
 /// One copy of the cluster and what this test knows of it, kept apart from the engine.
 #[derive(Clone, Debug)]
 struct World {
@@ -347,6 +378,8 @@ struct World {
     reservations: Vec<(usize, String, i64, i64)>,
     /// Allocations made: (node, device, consumer).
     held: Vec<(usize, usize, String)>,
+    /// Applied decisions, their pods, and the CPU and memory they reserve per node.
+    placed: Vec<(PlacementDecision, Vec<Pod>, Vec<Reserved>)>,
     /// DeviceClass `gpu`: 0 absent, 1 every device, 2 model A.
     class_sel: u8,
     next: u64,
@@ -507,6 +540,65 @@ impl World {
                 }
                 self.class_sel = sel;
             }
+            Op::Place {
+                pods,
+                gpus,
+                milli,
+                cpu,
+                mem,
+            } => {
+                let name = self.fresh();
+                let group = PodGroup::new(NS, &name, SchedulingPolicy::Gang { min_count: pods });
+                let mut pod_list = Vec::new();
+                let mut claims = Vec::new();
+                for k in 0..pods {
+                    let mut pod = Pod::new(NS, format!("{name}-{k}"));
+                    pod.scheduling_group = Some(name.clone());
+                    pod.requests.insert("cpu".into(), milli_cpu(cpu));
+                    pod.requests.insert("memory".into(), mib(mem));
+                    let mut claim = ResourceClaim::new(NS, format!("{name}-{k}-gpus"));
+                    let mut request =
+                        ExactDeviceRequest::new("all").with_mode(AllocationMode::ExactCount(gpus));
+                    if let Some(m) = milli {
+                        request.capacity.insert("milli".into(), q(m));
+                    }
+                    claim
+                        .spec
+                        .requests
+                        .push(DeviceRequest::exactly("gpus", request));
+                    pod.resource_claims.push(PodResourceClaim {
+                        name: "gpus".into(),
+                        source: ClaimSource::ClaimName(claim.name.clone()),
+                    });
+                    pod_list.push(pod);
+                    claims.push(claim);
+                }
+                let outcome = self
+                    .cluster
+                    .place_gang_mut(Some(&group), &pod_list, &claims, &GangOptions::default())
+                    .expect("valid gang");
+                let audit = self.cluster.audit_scores();
+                assert!(audit.is_empty(), "after place_gang_mut: {audit:?}");
+                if let GangOutcome::Placed(d) = outcome {
+                    self.cluster.apply_decision(&d, &pod_list).expect("apply");
+                    let reserved = d
+                        .bindings
+                        .iter()
+                        .map(|b| {
+                            let node = b.node.trim_start_matches("node-").parse().unwrap();
+                            (node, cpu, mem)
+                        })
+                        .collect();
+                    self.placed.push((d, pod_list, reserved));
+                }
+            }
+            Op::Revert { i } => {
+                if self.placed.is_empty() {
+                    return;
+                }
+                let (d, pods, _) = self.placed.remove(i % self.placed.len());
+                self.cluster.revert_decision(&d, &pods);
+            }
             Op::Fork { .. } | Op::Switch { .. } => unreachable!("handled by the runner"),
         }
     }
@@ -529,8 +621,10 @@ fn observe(w: &World, shapes: &[Shape], i: usize) -> (i64, i64, Vec<Seen>) {
         (0, 0)
     };
     if w.node_present[i] {
-        for (node, _, c, m) in &w.reservations {
-            if *node == i {
+        let placed = w.placed.iter().flat_map(|p| p.2.iter().copied());
+        let reserved = w.reservations.iter().map(|r| (r.0, r.2, r.3));
+        for (node, c, m) in reserved.chain(placed) {
+            if node == i {
                 cpu -= c;
                 mem -= m;
             }
@@ -694,6 +788,7 @@ fn world(nodes: Vec<NodeSpec>) -> World {
         nodes,
         reservations: Vec::new(),
         held: Vec::new(),
+        placed: Vec::new(),
         class_sel: 1,
         next: 0,
     }
