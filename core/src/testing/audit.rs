@@ -21,7 +21,9 @@
 //!    binding agree, a bound pod's claims exist and are allocated, an allocated claim
 //!    is used by a bound pod (or is the claim of a PodGroup with a bound member, or
 //!    one the scope says someone else allocated), the node reservations equal what
-//!    the bound pods request (less than nothing on a node they over-commit).
+//!    the bound pods request (less than nothing on a node they over-commit), and a
+//!    tracked Stranding or FGD table equals the cluster's own recomputation
+//!    (`Cluster::audit_scores`: engine code, the exception to the rule above).
 //! 3. **Whole-state validity** ([`Finding::Violation`]), as `gangpack check` judges a
 //!    dump: the cluster is rebuilt from its objects with nothing allocated, and every
 //!    binding and allocation is handed to [`validate_placement`] as one decision
@@ -156,6 +158,12 @@ pub fn audit_scoped(s: &Scheduler, scope: &AuditScope) -> Vec<Finding> {
     recount.check_classes(&mut out);
     recount.check_eviction_sources(&mut out);
     check_views(s, scope, &mut out);
+    // The one check that reuses engine code: tracked against recomputed scores.
+    for (node, tracked, fresh) in s.cluster().audit_scores() {
+        out.push(Finding::State {
+            what: format!("node {node}: tracked score {tracked:?}, recomputed {fresh:?}"),
+        });
+    }
     check_validity(s, scope, &mut out);
     check_evictions(s, &recount, &mut out);
     out
