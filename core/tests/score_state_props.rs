@@ -35,9 +35,19 @@
 //!
 //! Beyond the design's four: no mix resolved again in `put_class`, caught by check 1
 //! [slice added, class changed]; no rescore in `apply_flags`, caught by check 1 [an
-//! exclusive allocation]. No mix resolved again after a slice is deleted is *not*
-//! caught, and is harmless here: the devices it drops are on no node any more, and
-//! every device declares `milli: 1000`, so the share unit cannot change.
+//! exclusive allocation].
+//!
+//! Devices declare `milli` of 1000 or 3000, so shares meet different units; the
+//! oracle converts each device's free share and each shape's need against the
+//! device's own value, and accepts the deficit under any of the mix's units (the
+//! cluster counts the mix's ratio against its first device, whose id the test does
+//! not track; check 1 pins the exact one). Planted with the per-device unit and the
+//! incremental slice update (issue 34, C3 follow-up), each caught within the first
+//! shrunk steps: the unit ignored (check 2); no rescore after a slice is added
+//! (check 1); selectors not evaluated on added devices (check 2); removed devices
+//! left in the mix (a panic, the audit's recomputation reading a dead device). P1,
+//! P2 (check 1, the audit inside the place operation) and P4 were planted again
+//! and caught.
 
 // The oracle's numbers are milli-units of a few devices and cores: exact in f64.
 #![allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]
@@ -64,9 +74,19 @@ const ONLY_A: &str = "device.attributes[\"gpu.example.com\"].model == \"A\"";
 struct Dev {
     shareable: bool,
     model_a: bool,
-    /// Request policy of a shareable device's `milli` (value 1000): 0 none, 1 steps of
-    /// 100 (default 1000), 2 default 400.
+    /// Request policy of a shareable device's `milli`: 0 none, 1 steps of 100
+    /// (default the whole value), 2 default 400.
     policy: u8,
+    /// The device's `milli` capacity value is 3000, not 1000: its share unit differs
+    /// (a share of 100 takes 34 milli-devices of it).
+    big: bool,
+}
+
+impl Dev {
+    /// The device's `milli` capacity value.
+    fn value(&self) -> i64 {
+        if self.big { 3000 } else { 1000 }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -168,11 +188,18 @@ enum Op {
 }
 
 fn dev() -> impl Strategy<Value = Dev> {
-    (any::<bool>(), any::<bool>(), 0u8..3).prop_map(|(shareable, model_a, policy)| Dev {
-        shareable,
-        model_a,
-        policy,
-    })
+    (
+        any::<bool>(),
+        any::<bool>(),
+        0u8..3,
+        prop::bool::weighted(0.3),
+    )
+        .prop_map(|(shareable, model_a, policy, big)| Dev {
+            shareable,
+            model_a,
+            policy,
+            big,
+        })
 }
 
 fn node_spec() -> impl Strategy<Value = NodeSpec> {
@@ -284,11 +311,11 @@ fn node_object(i: usize, spec: &NodeSpec) -> Node {
 fn device_object(j: usize, d: &Dev, tainted: bool) -> Device {
     let policy = match d.policy {
         1 => Some(CapacityRequestPolicy {
-            default: Some(q(1000)),
+            default: Some(q(d.value())),
             valid_values: Vec::new(),
             valid_range: Some(CapacityRequestPolicyRange {
                 min: q(100),
-                max: Some(q(1000)),
+                max: Some(q(d.value())),
                 step: Some(q(100)),
             }),
         }),
@@ -297,7 +324,7 @@ fn device_object(j: usize, d: &Dev, tainted: bool) -> Device {
             valid_values: Vec::new(),
             valid_range: Some(CapacityRequestPolicyRange {
                 min: q(1),
-                max: Some(q(1000)),
+                max: Some(q(d.value())),
                 step: None,
             }),
         }),
@@ -309,7 +336,7 @@ fn device_object(j: usize, d: &Dev, tainted: bool) -> Device {
     device.capacity.insert(
         "milli".into(),
         DeviceCapacity {
-            value: q(1000),
+            value: q(d.value()),
             request_policy: if d.shareable { policy } else { None },
         },
     );
@@ -410,7 +437,11 @@ impl World {
                     if let Some(m) = milli {
                         a.consumed_capacity.insert("milli".into(), q(m));
                     } else {
-                        let default = if devs[dev].policy == 2 { 400 } else { 1000 };
+                        let default = if devs[dev].policy == 2 {
+                            400
+                        } else {
+                            devs[dev].value()
+                        };
                         a.consumed_capacity.insert("milli".into(), q(default));
                     }
                 }
@@ -608,8 +639,20 @@ impl World {
 
 /// One device as the oracle sees it.
 struct Seen {
+    /// Free milli-devices of the device's own capacity value.
     milli: i64,
     model_a: bool,
+    /// The device's `milli` capacity value (its share unit).
+    value: i64,
+}
+
+/// The milli-devices a share of `amount` (`None`: whole) takes of a device of
+/// capacity value `value`: `⌈1000 · amount / value⌉`, whole when it is all of it.
+fn share_on(amount: Option<i64>, value: i64) -> i64 {
+    match amount {
+        Some(a) if a < value => ((1000 * a + value - 1) / value).max(1),
+        _ => 1000,
+    }
 }
 
 /// Free CPU (milli), memory (MiB) and the devices of node `i` in the mix's classes,
@@ -655,7 +698,8 @@ fn observe(w: &World, shapes: &[Shape], i: usize) -> (i64, i64, Vec<Seen>) {
                     .filter_map(|h| h.consumed_capacity.get("milli"))
                     .map(|q| q.as_nano() as i64 / 1_000_000_000)
                     .sum();
-                (1000 - used).clamp(0, 1000)
+                let value = d.value();
+                (1000 * (value - used).clamp(0, value)) / value
             } else if holders.iter().any(|h| !h.admin_access) {
                 0
             } else {
@@ -664,6 +708,7 @@ fn observe(w: &World, shapes: &[Shape], i: usize) -> (i64, i64, Vec<Seen>) {
             seen.push(Seen {
                 milli,
                 model_a: d.model_a,
+                value: d.value(),
             });
         }
     }
@@ -685,7 +730,7 @@ fn allows(w: &World, s: &Shape, model_a: bool) -> bool {
 }
 
 /// (measure, deficit, free) of node `i`, from the definitions.
-fn oracle(w: &World, shapes: &[Shape], stranding: bool, i: usize) -> (f64, f64, i64, bool) {
+fn oracle(w: &World, shapes: &[Shape], stranding: bool, i: usize) -> (f64, Vec<f64>, i64, bool) {
     let (cpu, mem, devs) = observe(w, shapes, i);
     let touched = devs.iter().any(|d| d.milli < 1000);
     let free: i64 = devs.iter().map(|d| d.milli).sum();
@@ -694,19 +739,19 @@ fn oracle(w: &World, shapes: &[Shape], stranding: bool, i: usize) -> (f64, f64, 
     if free > 0 {
         for s in shapes {
             let f = f64::from(s.weight) / total_weight;
-            let share = s.share.unwrap_or(1000);
+            let share = |d: &Seen| share_on(s.share, d.value);
             let count = i64::from(s.count);
             let ok = |d: &Seen| allows(w, s, d.model_a);
             let unusable: i64 = devs
                 .iter()
-                .filter(|d| d.milli < share || !ok(d))
+                .filter(|d| d.milli < share(d) || !ok(d))
                 .map(|d| d.milli)
                 .sum();
             if stranding {
                 let mut copies = devs
                     .iter()
                     .filter(|d| ok(d))
-                    .map(|d| d.milli / share)
+                    .map(|d| d.milli / share(d))
                     .sum::<i64>()
                     / count;
                 if s.cpu > 0 {
@@ -715,16 +760,56 @@ fn oracle(w: &World, shapes: &[Shape], stranding: bool, i: usize) -> (f64, f64, 
                 if s.mem > 0 {
                     copies = copies.min(mem / s.mem);
                 }
-                let filled = (free - copies * count * share).max(0);
+                // The copies' pods fill the devices they may use in order.
+                let mut left = copies * count;
+                let mut taken = 0;
+                for d in devs.iter().filter(|d| ok(d)) {
+                    let k = (d.milli / share(d)).min(left);
+                    taken += k * share(d);
+                    left -= k;
+                }
+                let filled = (free - taken).max(0);
                 let fgd = if copies > 0 { unusable } else { free };
                 measure += f * (2.0 * filled as f64 + fgd as f64);
             } else {
-                let roomy = devs.iter().filter(|d| ok(d) && d.milli >= share).count() as i64;
+                let roomy = devs.iter().filter(|d| ok(d) && d.milli >= share(d)).count() as i64;
                 let fits = roomy >= count && cpu >= s.cpu;
                 measure += f * if fits { unusable } else { free } as f64;
             }
         }
     }
+    // The mix's CPU and memory per milli-device counts a share against one reference
+    // device's unit (the cluster's first of the mix's devices): one deficit per unit
+    // the mix's devices have (exactly one when they all agree).
+    let mut units: Vec<Option<i64>> = (0..w.nodes.len())
+        .flat_map(|k| observe(w, shapes, k).2)
+        .map(|d| Some(d.value))
+        .collect();
+    units.sort_unstable();
+    units.dedup();
+    if units.is_empty() {
+        units.push(None);
+    }
+    let deficits = units
+        .iter()
+        .map(|&unit| {
+            let share = |s: &Shape| unit.map_or(1000, |v| share_on(s.share, v));
+            deficit_at(shapes, stranding, cpu, mem, free, &share)
+        })
+        .collect();
+    (measure, deficits, free, touched)
+}
+
+/// Stranding's deficit of a node with `cpu`, `mem` and `free` milli-devices free,
+/// each shape's share counted as `share` gives it (0 under FGD).
+fn deficit_at(
+    shapes: &[Shape],
+    stranding: bool,
+    cpu: i64,
+    mem: i64,
+    free: i64,
+    share: &dyn Fn(&Shape) -> i64,
+) -> f64 {
     let mut deficit = 0.0;
     if stranding {
         let w_sum = |g: &dyn Fn(&Shape) -> i64| -> f64 {
@@ -733,7 +818,7 @@ fn oracle(w: &World, shapes: &[Shape], stranding: bool, i: usize) -> (f64, f64, 
                 .map(|s| i64::from(s.weight) * g(s))
                 .sum::<i64>() as f64
         };
-        let demand = w_sum(&|s| i64::from(s.count) * s.share.unwrap_or(1000));
+        let demand = w_sum(&|s| i64::from(s.count) * share(s));
         if demand > 0.0 {
             let fed = |have: i64, total: f64| {
                 let per = total / demand;
@@ -747,7 +832,7 @@ fn oracle(w: &World, shapes: &[Shape], stranding: bool, i: usize) -> (f64, f64, 
             deficit = (free as f64 - fed).max(0.0);
         }
     }
-    (measure, deficit, free, touched)
+    deficit
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -759,13 +844,13 @@ fn check(w: &World, shapes: &[Shape], stranding: bool, step: usize) -> Result<()
     prop_assert!(audit.is_empty(), "step {step}: audit {audit:?}");
     for i in 0..w.nodes.len() {
         let tracked = w.cluster.node_score(&node_name(i)).expect("tracked node");
-        let (measure, deficit, free, touched) = oracle(w, shapes, stranding, i);
+        let (measure, deficits, free, touched) = oracle(w, shapes, stranding, i);
         prop_assert!(
             close(tracked.measure, measure)
-                && close(tracked.deficit, deficit)
+                && deficits.iter().any(|&d| close(tracked.deficit, d))
                 && tracked.free_milli as i64 == free
                 && tracked.touched == touched,
-            "step {step}, node {i}: tracked {tracked:?}, oracle ({measure}, {deficit}, {free}, {touched})"
+            "step {step}, node {i}: tracked {tracked:?}, oracle ({measure}, {deficits:?}, {free}, {touched})"
         );
     }
     Ok(())
@@ -844,11 +929,13 @@ fn node_load_reads_free_cpu_memory_and_shares() {
                 shareable: true,
                 model_a: true,
                 policy: 0,
+                big: false,
             },
             Dev {
                 shareable: false,
                 model_a: false,
                 policy: 0,
+                big: false,
             },
         ],
     };

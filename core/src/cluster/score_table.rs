@@ -11,15 +11,21 @@
 //! and memory (`refresh_free`), its shareable devices' rooms (`refresh_rooms`), a
 //! device's flags (`apply_flags`: exclusive allocation and release, holds, taints,
 //! pool validity), its device order (`reorder_node`) and a new slot (`node_slot`).
-//! The mix is resolved again, and every node rescored, when a DeviceClass or a slice
-//! changes (the shapes' devices may change with it): rare next to allocations.
+//! A share is counted per device: each device's free share and each shape's need
+//! are milli-devices of that device's own capacity value (its share unit), so a
+//! slice added or removed changes only its own devices' part of the mix: they join
+//! or leave the shapes' devices and only their nodes are rescored (every node only
+//! when the mix's CPU and memory ratio, counted against one reference device, moves).
+//! The mix is resolved again, and every node rescored, when a DeviceClass changes.
 //! [`Cluster::audit_scores`] compares every tracked value with a fresh computation.
 
 use alloc::sync::Arc;
 use smallvec::SmallVec;
 
 use crate::alloc_prelude::*;
-use crate::{DeviceRef, ShapeMix, StrandingWeights};
+use alloc::collections::BTreeSet;
+
+use crate::{DeviceRef, Quantity, ShapeMix, StrandingWeights};
 
 use super::bits::DeviceSet;
 use super::cow::CowVec;
@@ -82,6 +88,32 @@ pub(crate) struct ResolvedMix {
     pub(crate) share_key: Option<String>,
     pub(crate) ratio: Option<Ratio>,
     fill: f64,
+    /// Each shape's amount of the share key, if it names it.
+    amounts: Vec<Option<Quantity>>,
+    /// Each shape's compiled selectors (`None`: one does not compile, no device).
+    selectors: Vec<Option<Vec<crate::Selector>>>,
+    /// The share key's capacity values met on the set's devices: unit `i + 1` (unit
+    /// 0 is a device that declares none). Only grows; a unit no device has any
+    /// more is harmless.
+    pub(crate) units: Vec<Quantity>,
+}
+
+/// The milli-devices a shape taking `amount` of the share key takes of a device whose
+/// share capacity is `value`: `WHOLE` without either.
+fn share_of(amount: Option<Quantity>, value: Option<Quantity>) -> u32 {
+    match (amount, value) {
+        (Some(q), Some(v)) => share_taken(q, v),
+        _ => WHOLE,
+    }
+}
+
+/// Device `device`'s share unit in `mix` (0 when it declares no share capacity).
+fn unit_of(mix: &ResolvedMix, device: &crate::Device) -> u16 {
+    mix.share_key
+        .as_deref()
+        .and_then(|k| device.capacity.get(k))
+        .and_then(|cap| mix.units.iter().position(|u| *u == cap.value))
+        .map_or(0, |i| u16::try_from(i + 1).unwrap_or(0))
 }
 
 /// The tracked table (see the module docs).
@@ -150,77 +182,166 @@ impl Cluster {
             .shapes
             .iter()
             .find_map(|s| s.capacity.keys().next().cloned());
-        let class_of = |s: &crate::TypicalShape| {
-            self.class_cache
-                .get(&s.device_class_name)
-                .map(|c| c.matches.clone())
-                .unwrap_or_default()
-        };
-        let mut set = DeviceSet::with_universe(self.devices.len());
-        for s in &source.shapes {
-            for d in class_of(s).iter() {
-                set.insert(d);
-            }
-        }
-        // A share is counted in milli-devices of the first device of the set that
-        // declares the share capacity (devices whose values differ are approximated).
-        let unit = share_key.as_deref().and_then(|k| {
-            set.iter()
-                .find_map(|d| self.device_of(d).capacity.get(k))
-                .map(|cap| cap.value)
-        });
-        let mut shapes = Vec::with_capacity(source.shapes.len());
-        for s in &source.shapes {
-            let class = class_of(s);
-            let selectors: Option<Vec<crate::Selector>> = s
-                .selectors
-                .iter()
-                .map(|sel| crate::Selector::compile(&sel.cel).ok())
-                .collect();
-            let allowed: DeviceSet = match &selectors {
-                None => DeviceSet::default(),
-                Some(compiled) => class
+        let amounts: Vec<Option<Quantity>> = source
+            .shapes
+            .iter()
+            .map(|s| share_key.as_ref().and_then(|k| s.capacity.get(k)).copied())
+            .collect();
+        let selectors: Vec<Option<Vec<crate::Selector>>> = source
+            .shapes
+            .iter()
+            .map(|s| {
+                s.selectors
                     .iter()
-                    .filter(|&d| {
-                        let slot = self.devices[d.index()].as_ref().expect("live device id");
-                        let e = self.slice_entry(slot.slice);
-                        let device = &e.slice.devices[slot.pos as usize];
-                        compiled
-                            .iter()
-                            .all(|sel| matches!(sel.eval(&e.slice.driver, device), Ok(true)))
-                    })
-                    .collect(),
-            };
-            let amount = share_key.as_ref().and_then(|k| s.capacity.get(k));
-            let share = match (amount, unit) {
-                (Some(q), Some(value)) => share_taken(*q, value),
-                _ => WHOLE,
-            };
-            shapes.push(ScoredShape {
+                    .map(|sel| crate::Selector::compile(&sel.cel).ok())
+                    .collect()
+            })
+            .collect();
+        let fill = match kernel {
+            ScoreKernel::Stranding(w) => scores::Weights::from(w).fill,
+            ScoreKernel::Fgd => 0.0,
+        };
+        let shapes = source
+            .shapes
+            .iter()
+            .zip(&amounts)
+            .map(|(s, amount)| ScoredShape {
                 weight: s.weight,
                 frequency: 0.0,
                 cpu_milli: cpu_milli_needed(s.cpu),
                 memory_mib: mib_needed(s.memory),
                 count: s.count,
-                share,
-                allowed,
+                share: share_of(*amount, None),
+                shares: SmallVec::from_slice(&[WHOLE]),
+                allowed: DeviceSet::default(),
                 restricted: !s.selectors.is_empty(),
-            });
-        }
-        scores::set_frequencies(&mut shapes);
-        let ratio = Ratio::of(&shapes);
-        let fill = match kernel {
-            ScoreKernel::Stranding(w) => scores::Weights::from(w).fill,
-            ScoreKernel::Fgd => 0.0,
-        };
-        ResolvedMix {
+            })
+            .collect();
+        let mut mix = ResolvedMix {
             kernel,
             source,
             shapes,
-            set,
+            set: DeviceSet::with_universe(self.devices.len()),
             share_key,
-            ratio,
+            ratio: None,
             fill,
+            amounts,
+            selectors,
+            units: Vec::new(),
+        };
+        let all: Vec<DeviceId> = self.live.iter().collect();
+        self.add_to_mix(&mut mix, &all);
+        self.refer_mix(&mut mix);
+        mix
+    }
+
+    /// Adds devices `ids` (live, their classes evaluated) to the mix: to its set and
+    /// each shape's allowed devices as their classes and selectors accept them, and
+    /// their share capacity value to the units.
+    fn add_to_mix(&self, mix: &mut ResolvedMix, ids: &[DeviceId]) {
+        for (i, s) in mix.source.shapes.iter().enumerate() {
+            let Some(class) = self.class_cache.get(&s.device_class_name) else {
+                continue;
+            };
+            for &d in ids.iter().filter(|&&d| class.matches.contains(d)) {
+                mix.set.insert(d);
+                let Some(compiled) = &mix.selectors[i] else {
+                    continue;
+                };
+                let slot = self.devices[d.index()].as_ref().expect("live device id");
+                let e = self.slice_entry(slot.slice);
+                let device = &e.slice.devices[slot.pos as usize];
+                if compiled
+                    .iter()
+                    .all(|sel| matches!(sel.eval(&e.slice.driver, device), Ok(true)))
+                {
+                    mix.shapes[i].allowed.insert(d);
+                }
+            }
+        }
+        let Some(key) = mix.share_key.clone() else {
+            return;
+        };
+        for &d in ids.iter().filter(|&&d| mix.set.contains(d)) {
+            let Some(cap) = self.device_of(d).capacity.get(&key) else {
+                continue;
+            };
+            if mix.units.contains(&cap.value) {
+                continue;
+            }
+            mix.units.push(cap.value);
+            for (s, amount) in mix.shapes.iter_mut().zip(&mix.amounts) {
+                s.shares.push(share_of(*amount, Some(cap.value)));
+            }
+        }
+    }
+
+    /// Sets the shapes' reference share (against the capacity value of the first
+    /// device of the set that declares the share key) and the mix's ratio from it.
+    /// Returns whether the ratio changed.
+    fn refer_mix(&self, mix: &mut ResolvedMix) -> bool {
+        let value = mix.share_key.as_deref().and_then(|k| {
+            mix.set
+                .iter()
+                .find_map(|d| self.device_of(d).capacity.get(k))
+                .map(|cap| cap.value)
+        });
+        for (s, amount) in mix.shapes.iter_mut().zip(&mix.amounts) {
+            s.share = share_of(*amount, value);
+        }
+        scores::set_frequencies(&mut mix.shapes);
+        let ratio = Ratio::of(&mix.shapes);
+        let changed = ratio != mix.ratio;
+        mix.ratio = ratio;
+        changed
+    }
+
+    /// Updates the tracked mix after a slice's devices `ids` were added: only those
+    /// devices are evaluated and only their nodes rescored (every node when the
+    /// mix's CPU and memory ratio moved).
+    pub(super) fn scores_added(&mut self, ids: &[DeviceId]) {
+        let Some(mut t) = self.scores.take() else {
+            return;
+        };
+        let mix = Arc::make_mut(&mut t.mix);
+        self.add_to_mix(mix, ids);
+        let all = self.refer_mix(mix);
+        self.scores = Some(t);
+        if all {
+            self.rescore_all();
+            return;
+        }
+        let nodes: BTreeSet<NodeId> = ids
+            .iter()
+            .filter_map(|d| {
+                self.devices[d.index()]
+                    .as_ref()
+                    .and_then(super::index::DeviceSlot::node)
+            })
+            .collect();
+        for n in nodes {
+            self.rescore(n);
+        }
+    }
+
+    /// Updates the tracked mix after devices `ids` were deleted (they are on no node
+    /// any more): drops them from its sets; rescores every node only when the mix's
+    /// ratio moved.
+    pub(super) fn scores_removed(&mut self, ids: &[DeviceId]) {
+        let Some(mut t) = self.scores.take() else {
+            return;
+        };
+        let mix = Arc::make_mut(&mut t.mix);
+        for &d in ids {
+            mix.set.remove(d);
+            for s in &mut mix.shapes {
+                s.allowed.remove(d);
+            }
+        }
+        let all = self.refer_mix(mix);
+        self.scores = Some(t);
+        if all {
+            self.rescore_all();
         }
     }
 
@@ -270,6 +391,7 @@ impl Cluster {
             .map(|&id| DeviceFree {
                 id,
                 milli: self.device_free(n, id, mix.share_key.as_deref()),
+                unit: unit_of(mix, self.device_of(id)),
             })
             .collect();
         let (cpu_milli, memory_mib) = self.free_cpu_mem(n);

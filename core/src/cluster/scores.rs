@@ -59,8 +59,11 @@ pub(crate) const WHOLE: u32 = 1000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct DeviceFree {
     pub(crate) id: DeviceId,
-    /// Free milli-devices, `0..=WHOLE`.
+    /// Free milli-devices, `0..=WHOLE`, of the device's own capacity value.
     pub(crate) milli: u32,
+    /// The device's share unit: which of a shape's `shares` it takes (see
+    /// [`ScoredShape::share_on`]).
+    pub(crate) unit: u16,
 }
 
 /// What the measures read of one node.
@@ -94,8 +97,14 @@ pub(crate) struct ScoredShape {
     pub(crate) memory_mib: u64,
     /// Devices per pod.
     pub(crate) count: u32,
-    /// Milli-devices taken of each device (`WHOLE` for a whole device).
+    /// Milli-devices taken of each device (`WHOLE` for a whole device), against the
+    /// mix's reference capacity value: only the mix-wide totals (the CPU and memory
+    /// ratio, pressure) read it.
     pub(crate) share: u32,
+    /// Milli-devices taken of a device of each share unit, against that unit's own
+    /// capacity value (index 0: devices that declare no share capacity, `WHOLE`).
+    /// A unit past the end takes `share`.
+    pub(crate) shares: SmallVec<[u32; 2]>,
     /// The devices the shape may use (its class's, narrowed by its selectors).
     pub(crate) allowed: DeviceSet,
     /// Whether selectors narrow `allowed` (the shapes that cause scarcity).
@@ -108,29 +117,49 @@ impl ScoredShape {
         u64::from(self.count) * u64::from(self.share)
     }
 
-    /// `share` with 0 read as 1 (a resolved shape never has 0).
-    fn share(&self) -> u32 {
-        self.share.max(1)
+    /// The milli-devices this shape takes of device `d`, in `d`'s own unit, with 0
+    /// read as 1 (a resolved shape never has 0).
+    pub(crate) fn share_on(&self, d: &DeviceFree) -> u32 {
+        self.shares
+            .get(usize::from(d.unit))
+            .copied()
+            .unwrap_or(self.share)
+            .max(1)
     }
 
     /// Pods of this shape the node's devices alone could host at once.
     fn device_copies(&self, devices: &[DeviceFree]) -> u64 {
-        let share = self.share();
         let slots: u64 = devices
             .iter()
             .filter(|d| self.allowed.contains(d.id))
-            .map(|d| u64::from(d.milli / share))
+            .map(|d| u64::from(d.milli / self.share_on(d)))
             .sum();
         slots / u64::from(self.count.max(1))
+    }
+
+    /// The milli-devices `copies` pods take, their devices filled in allocation
+    /// order (`copies · count · share` when every device has one unit).
+    fn taken_by(&self, copies: u64, devices: &[DeviceFree]) -> u64 {
+        let mut left = copies.saturating_mul(u64::from(self.count.max(1)));
+        let mut taken = 0u64;
+        for d in devices.iter().filter(|d| self.allowed.contains(d.id)) {
+            if left == 0 {
+                break;
+            }
+            let share = self.share_on(d);
+            let k = u64::from(d.milli / share).min(left);
+            taken += k * u64::from(share);
+            left -= k;
+        }
+        taken
     }
 
     /// The free milli-devices a pod of this shape cannot use: on devices it may not
     /// use, and on devices with less than its share free.
     fn unusable(&self, devices: &[DeviceFree]) -> u64 {
-        let share = self.share();
         devices
             .iter()
-            .filter(|d| d.milli < share || !self.allowed.contains(d.id))
+            .filter(|d| d.milli < self.share_on(d) || !self.allowed.contains(d.id))
             .map(|d| u64::from(d.milli))
             .sum()
     }
@@ -169,7 +198,7 @@ pub(crate) fn stranding(shapes: &[ScoredShape], fill: f64, node: &NodeFree<'_>) 
             .device_copies(node.devices)
             .min(per(node.cpu_milli, s.cpu_milli))
             .min(per(node.memory_mib, s.memory_mib));
-        let filled = free.saturating_sub(copies.saturating_mul(s.demand()));
+        let filled = free.saturating_sub(s.taken_by(copies, node.devices));
         let fgd = if copies > 0 {
             s.unusable(node.devices)
         } else {
@@ -189,11 +218,10 @@ pub(crate) fn fgd(shapes: &[ScoredShape], node: &NodeFree<'_>) -> f64 {
     }
     let mut sum = 0.0;
     for s in shapes {
-        let share = s.share();
         let roomy = node
             .devices
             .iter()
-            .filter(|d| d.milli >= share && s.allowed.contains(d.id))
+            .filter(|d| d.milli >= s.share_on(d) && s.allowed.contains(d.id))
             .count();
         let fits = roomy >= s.count.max(1) as usize && node.cpu_milli >= s.cpu_milli;
         let part = if fits { s.unusable(node.devices) } else { free };
@@ -249,21 +277,19 @@ pub(crate) fn deficit(ratio: Option<Ratio>, node: &NodeFree<'_>) -> f64 {
         .max(0.0)
 }
 
-/// The devices of a pod of `count` devices with `share` free each, as the allocator's
-/// first fit picks them: the first `count` devices of `devices` (allocation order) in
-/// `allowed` with at least `share` free. Takes the share of each and returns their
-/// positions; `None`, with `devices` untouched, when fewer than `count` have room.
+/// The devices of a pod of shape `s`, as the allocator's first fit picks them: the
+/// first `s.count` devices of `devices` (allocation order) that `s` may use with at
+/// least its share (in each device's unit) free. Takes the share of each and returns
+/// their positions; `None`, with `devices` untouched, when fewer have room.
 pub(crate) fn first_fit(
     devices: &mut [DeviceFree],
-    allowed: &DeviceSet,
-    count: u32,
-    share: u32,
+    s: &ScoredShape,
 ) -> Option<SmallVec<[usize; 8]>> {
-    let want = count as usize;
+    let want = s.count as usize;
     let taken: SmallVec<[usize; 8]> = devices
         .iter()
         .enumerate()
-        .filter(|(_, d)| d.milli >= share && allowed.contains(d.id))
+        .filter(|(_, d)| d.milli >= s.share_on(d) && s.allowed.contains(d.id))
         .map(|(i, _)| i)
         .take(want)
         .collect();
@@ -271,7 +297,7 @@ pub(crate) fn first_fit(
         return None;
     }
     for &i in &taken {
-        devices[i].milli -= share;
+        devices[i].milli -= s.share_on(&devices[i]);
     }
     Some(taken)
 }
@@ -507,6 +533,7 @@ mod tests {
             .map(|(i, &milli)| DeviceFree {
                 id: DeviceId(i as u32),
                 milli,
+                unit: 0,
             })
             .collect()
     }
@@ -524,8 +551,17 @@ mod tests {
             memory_mib: 0,
             count,
             share,
+            shares: SmallVec::new(),
             allowed: set(0..64),
             restricted: false,
+        }
+    }
+
+    /// A shape of `count` devices of `share` each that may use `allowed`.
+    fn fit(allowed: &DeviceSet, count: u32, share: u32) -> ScoredShape {
+        ScoredShape {
+            allowed: allowed.clone(),
+            ..shape(0, count, share)
         }
     }
 
@@ -624,14 +660,17 @@ mod tests {
     fn first_fit_matches_the_engine_choice() {
         let all = set(0..8);
         let mut d = devices(&[300, WHOLE, 500]);
-        assert_eq!(first_fit(&mut d, &all, 1, 400).as_deref(), Some(&[1][..]));
+        assert_eq!(
+            first_fit(&mut d, &fit(&all, 1, 400)).as_deref(),
+            Some(&[1][..])
+        );
         assert_eq!(
             d.iter().map(|d| d.milli).collect::<Vec<_>>(),
             [300, 600, 500]
         );
         let mut d = devices(&[300, WHOLE, WHOLE, WHOLE]);
         assert_eq!(
-            first_fit(&mut d, &all, 2, WHOLE).as_deref(),
+            first_fit(&mut d, &fit(&all, 2, WHOLE)).as_deref(),
             Some(&[1, 2][..])
         );
         assert_eq!(
@@ -641,14 +680,38 @@ mod tests {
         // Only allowed devices, and nothing taken when the pod does not fit.
         let mut d = devices(&[WHOLE, WHOLE, WHOLE]);
         assert_eq!(
-            first_fit(&mut d, &set([1, 2]), 1, WHOLE).as_deref(),
+            first_fit(&mut d, &fit(&set([1, 2]), 1, WHOLE)).as_deref(),
             Some(&[1][..])
         );
-        assert_eq!(first_fit(&mut d, &set([1, 2]), 2, WHOLE), None);
+        assert_eq!(first_fit(&mut d, &fit(&set([1, 2]), 2, WHOLE)), None);
         assert_eq!(
             d.iter().map(|d| d.milli).collect::<Vec<_>>(),
             [WHOLE, 0, WHOLE]
         );
+    }
+
+    #[test]
+    fn each_device_is_measured_in_its_own_unit() {
+        // Two devices of capacity 1000 (unit 1) and two of 2000 (unit 2), all free;
+        // a share of 500 takes 500 of the first kind and 250 of the second.
+        let mut s = shape(0, 1, 500);
+        s.shares = SmallVec::from_slice(&[WHOLE, 500, 250]);
+        let mut d = devices(&[WHOLE, WHOLE, WHOLE, 600]);
+        for (i, x) in d.iter_mut().enumerate() {
+            x.unit = if i < 2 { 1 } else { 2 };
+        }
+        // Copies: 2 + 2 + 4 + 2 = 10, taking 3500 of the 3600 free (100 left on the
+        // last device, under its 250); every device has room, so nothing is unusable.
+        let n = node(1_000_000, 1_000_000, &d);
+        assert_eq!(s.device_copies(&d), 10);
+        assert_eq!(s.taken_by(10, &d), 1000 + 1000 + 1000 + 500);
+        assert!(close(stranding(&[s.clone()], FILL, &n), FILL * 100.0));
+        assert!(close(fgd(&[s.clone()], &n), 0.0));
+        // First fit takes 250 of a unit-2 device.
+        let mut d2 = devices(&[400, 300]);
+        d2[1].unit = 2;
+        assert_eq!(first_fit(&mut d2, &s).as_deref(), Some(&[1][..]));
+        assert_eq!(d2[1].milli, 50);
     }
 
     // ----------------------------------------------------- sim/src/fgd.rs, ported

@@ -303,8 +303,8 @@ impl Cluster {
         self.evaluate_classes(id);
         self.recompute_pool(pool);
         self.reorder_nodes_of_pool(pool);
-        // The shapes' devices may have changed with the slice's.
-        self.resolve_scores();
+        // Only this slice's devices join the shapes' devices.
+        self.scores_added(&ids);
         id
     }
 
@@ -405,7 +405,7 @@ impl Cluster {
             self.reorder_node(n);
         }
         self.reorder_nodes_of_pool(entry.pool);
-        self.resolve_scores();
+        self.scores_removed(&entry.devices);
         Arc::unwrap_or_clone(entry.slice)
     }
 
