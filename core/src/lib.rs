@@ -219,7 +219,9 @@ pub use gang::explain::{BudgetExhaustion, Explanation, Fact, GangStatus, Resolut
 pub use gang::options::{
     DEFAULT_STEP_BUDGET, GangError, GangOptions, GangOutcome, SearchStats, StepBudget,
 };
-pub use gang::scoring::{MixEntry, ScoringPolicy, WorkloadMix};
+pub use gang::scoring::{
+    FgdParams, MixEntry, MixSource, ScoringPolicy, StrandingParams, WorkloadMix,
+};
 
 // scheduler: the lifecycle.
 pub use scheduler::{

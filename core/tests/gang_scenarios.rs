@@ -16,11 +16,11 @@ use gangpack::{
     AllocationMode, AllocationResult, ClaimAllocation, ClaimSource, Cluster, ConstraintKind,
     Device, DeviceAttribute, DeviceClass, DeviceConstraint, DeviceRef, DeviceRequest,
     DeviceRequestAllocationResult, DeviceSelector, DeviceTaintEffect, DeviceToleration,
-    DeviceTolerationOperator, ExactDeviceRequest, GangOptions, GangOutcome, MixEntry, Node,
+    DeviceTolerationOperator, ExactDeviceRequest, GangOptions, GangOutcome, MixSource, Node,
     NodeAccess, NodeSelector, NodeSelectorOperator, NodeSelectorRequirement, NodeSelectorTerm,
     PlacementDecision, Pod, PodBinding, PodGroup, PodGroupResourceClaim, PodResourceClaim,
     Quantity, ResourceClaim, ResourcePool, ResourceSlice, SchedulingPolicy, ScoringPolicy,
-    SliceNodeSelection, TopologyConstraint, WorkloadMix, validate_placement,
+    ShapeMix, SliceNodeSelection, TopologyConstraint, TypicalShape, validate_placement,
 };
 
 const NS: &str = "ns";
@@ -130,12 +130,40 @@ fn opts(policy: ScoringPolicy) -> GangOptions {
     }
 }
 
-/// The three policies, FragmentationAware with the default (openb) mix.
-fn policies() -> [ScoringPolicy; 3] {
+/// Single pods of `count` whole `gpu` devices, with these weights.
+fn whole_mix(entries: &[(u32, u32)]) -> ShapeMix {
+    ShapeMix {
+        shapes: entries
+            .iter()
+            .map(|&(weight, count)| TypicalShape {
+                weight,
+                count,
+                ..TypicalShape::new(GPU_CLASS)
+            })
+            .collect(),
+    }
+}
+
+/// The openb trace's whole-GPU mix (see `WorkloadMix::openb`).
+fn openb() -> ShapeMix {
+    whole_mix(&[(981, 1), (4, 2), (4, 4), (11, 8)])
+}
+
+fn stranding(mix: ShapeMix) -> ScoringPolicy {
+    ScoringPolicy::stranding().with_mix(MixSource::Given(mix))
+}
+
+fn fgd(mix: ShapeMix) -> ScoringPolicy {
+    ScoringPolicy::fgd().with_mix(MixSource::Given(mix))
+}
+
+/// The four policies, Stranding and FGD with the openb whole-GPU mix.
+fn policies() -> [ScoringPolicy; 4] {
     [
         ScoringPolicy::BestFit,
         ScoringPolicy::Spread,
-        ScoringPolicy::FragmentationAware(WorkloadMix::openb()),
+        stranding(openb()),
+        fgd(openb()),
     ]
 }
 
@@ -349,20 +377,15 @@ fn backtracking_over_node_choices_under_every_policy() {
             p0_on: "small",
             wrong: (ScoringPolicy::Spread, "big"),
         },
-        // The first instance again under FragmentationAware with single 4-GPU pods:
-        // 5 → 2 and 4 → 1 both add one stranded device, so the tie goes to the node with
-        // fewer free devices, the wrong one.
+        // The first instance again under Stranding with single 4-GPU pods: 5 → 2
+        // strands 2 devices where 1 was left over, 4 → 1 strands 1 where none was, so
+        // the 4-GPU node looks better, the wrong one.
         Instance {
             nodes: &[("big", 5), ("small", 4)],
             sizes: &[3, 2, 2, 2],
             expect: &[("big", 2), ("small", 2)],
             p0_on: "big",
-            wrong: (
-                ScoringPolicy::FragmentationAware(WorkloadMix {
-                    entries: vec![MixEntry::single(1, 4)],
-                }),
-                "small",
-            ),
+            wrong: (stranding(whole_mix(&[(1, 4)])), "small"),
         },
     ];
     for inst in instances {
@@ -1003,11 +1026,11 @@ fn placement_is_deterministic_and_place_gang_mut_restores_the_cluster() {
 
 /// Three 8-GPU nodes with 8, 4 and 2 GPUs free (the rest held by other claims). A
 /// single 2-GPU pod goes to the node with 2 free under BestFit (tightest), to the one
-/// with 8 free under Spread (emptiest). Under FragmentationAware with a mix of only
-/// 2-GPU pods every node keeps an even count, so no node changes the fragmentation and
-/// the tie goes to the node with fewer free devices (the 2-free node); with the
-/// default openb mix the 2-free node also wins (it removes a 2-device remainder for
-/// the 4- and 8-GPU shapes).
+/// with 8 free under Spread (emptiest). Under Stranding with a mix of only 2-GPU pods
+/// every node keeps an even count, so no node changes the measure and the packing
+/// tie-break takes the node left with fewer free devices (the 2-free node); under FGD
+/// the tie goes to the first node by name, the same one; with the openb mix the
+/// 2-free node also wins (it removes a 2-device remainder for the 4- and 8-GPU shapes).
 #[test]
 fn policies_choose_nodes_as_documented() {
     let mut c = cluster(&[("n8", "r1", 8), ("n4", "r1", 8), ("n2", "r1", 8)]);
@@ -1016,17 +1039,14 @@ fn policies_choose_nodes_as_documented() {
     let (p, claim) = member("g", "p", 2);
     let pods = [p];
     let claims = [claim];
-    let two = WorkloadMix {
-        entries: vec![MixEntry::single(1, 2)],
-    };
+    let two = whole_mix(&[(1, 2)]);
     for (policy, node) in [
         (ScoringPolicy::BestFit, "n2"),
         (ScoringPolicy::Spread, "n8"),
-        (ScoringPolicy::FragmentationAware(two.clone()), "n2"),
-        (
-            ScoringPolicy::FragmentationAware(WorkloadMix::openb()),
-            "n2",
-        ),
+        (stranding(two.clone()), "n2"),
+        (fgd(two.clone()), "n2"),
+        (stranding(openb()), "n2"),
+        (fgd(openb()), "n2"),
     ] {
         let d = placed(place_with(
             &c,
@@ -1040,18 +1060,18 @@ fn policies_choose_nodes_as_documented() {
     }
 
     // Where the three policies disagree: 8, 6 and 5 free, mix of single 4-GPU pods.
-    // BestFit: 5 free; Spread: 8 free; FragmentationAware: 6 → 4 lowers the 4-GPU
-    // remainder from 2 to 0, while 5 → 3 and 8 → 6 raise it.
+    // BestFit: 5 free; Spread: 8 free; Stranding: 6 → 4 lowers the 4-GPU remainder
+    // from 2 to 0, while 5 → 3 and 8 → 6 raise it. FGD: 5 → 3 leaves no room for a
+    // 4-GPU pod; 8 → 6 and 6 → 4 keep one, a tie the name order gives to n6.
     let mut c = cluster(&[("n8", "r1", 8), ("n6", "r1", 8), ("n5", "r1", 8)]);
     take_gpus(&mut c, "n6", 2);
     take_gpus(&mut c, "n5", 3);
-    let four = WorkloadMix {
-        entries: vec![MixEntry::single(1, 4)],
-    };
+    let four = whole_mix(&[(1, 4)]);
     for (policy, node) in [
         (ScoringPolicy::BestFit, "n5"),
         (ScoringPolicy::Spread, "n8"),
-        (ScoringPolicy::FragmentationAware(four), "n6"),
+        (stranding(four.clone()), "n6"),
+        (fgd(four), "n6"),
     ] {
         let d = placed(place_with(
             &c,
@@ -1064,7 +1084,8 @@ fn policies_choose_nodes_as_documented() {
     }
 
     // A 1-GPU pod with the 2-GPU mix goes where it leaves no odd leftover: of 8, 5 and
-    // 2 free, only the 5-free node; BestFit would take the 2-free one.
+    // 2 free, only the 5-free node; BestFit would take the 2-free one. FGD only sees
+    // that 2 → 1 leaves no room for a 2-GPU pod: n5 and n8 tie, n5 first by name.
     let mut c = cluster(&[("n8", "r1", 8), ("n5", "r1", 8), ("n2", "r1", 8)]);
     take_gpus(&mut c, "n5", 3);
     take_gpus(&mut c, "n2", 6);
@@ -1074,7 +1095,8 @@ fn policies_choose_nodes_as_documented() {
     for (policy, node) in [
         (ScoringPolicy::BestFit, "n2"),
         (ScoringPolicy::Spread, "n8"),
-        (ScoringPolicy::FragmentationAware(two), "n5"),
+        (stranding(two.clone()), "n5"),
+        (fgd(two), "n5"),
     ] {
         let d = placed(place_with(
             &c,
@@ -1090,7 +1112,10 @@ fn policies_choose_nodes_as_documented() {
 /// Two racks: r1 with 4 + 2 free GPUs, r2 with 8 + 8. A rack-constrained gang of
 /// 2 pods × 2 GPUs goes to the tighter rack r1 under BestFit (filling the 2-free node
 /// first), to the emptier rack r2 under Spread (one pod per node), and to r1 under
-/// FragmentationAware/openb (it lowers r1's fragmentation and would raise r2's).
+/// Stranding with the openb mix (it lowers r1's stranding and would raise r2's). FGD
+/// with the openb mix also takes r1, but its score rounds both of r1's nodes to 50 (a
+/// change of 0.014 and 0.03 GPUs of fragmentation, under the 0.04 of one point), so the
+/// name order puts both pods on n1.
 #[test]
 fn policies_choose_domains_as_documented() {
     let mut c = cluster(&[
@@ -1111,14 +1136,10 @@ fn policies_choose_domains_as_documented() {
     assert_eq!(assignment(&d), expect(&[("p0", "n2"), ("p1", "n1")]));
     let d = placed(place_with(&c, &g, &pods, &claims, ScoringPolicy::Spread));
     assert_eq!(assignment(&d), expect(&[("p0", "n3"), ("p1", "n4")]));
-    let d = placed(place_with(
-        &c,
-        &g,
-        &pods,
-        &claims,
-        ScoringPolicy::FragmentationAware(WorkloadMix::openb()),
-    ));
+    let d = placed(place_with(&c, &g, &pods, &claims, stranding(openb())));
     assert_eq!(assignment(&d), expect(&[("p0", "n2"), ("p1", "n1")]));
+    let d = placed(place_with(&c, &g, &pods, &claims, fgd(openb())));
+    assert_eq!(assignment(&d), expect(&[("p0", "n1"), ("p1", "n1")]));
 }
 
 // ---------------------------------------------------------------------------------

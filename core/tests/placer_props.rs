@@ -23,7 +23,7 @@ use gangpack::{
     GangStatus, Node, NodeAccess, NodeSelector, NodeSelectorOperator, NodeSelectorRequirement,
     NodeSelectorTerm, Pod, PodGroup, PodGroupResourceClaim, PodResourceClaim, Quantity,
     ResourceClaim, ResourcePool, ResourceSlice, SchedulingPolicy, ScoringPolicy,
-    SliceNodeSelection, TopologyConstraint, WorkloadMix, validate_placement,
+    SliceNodeSelection, TopologyConstraint, validate_placement,
 };
 use proptest::prelude::*;
 
@@ -464,7 +464,8 @@ fn check_placement(
         policy: match policy {
             0 => ScoringPolicy::BestFit,
             1 => ScoringPolicy::Spread,
-            _ => ScoringPolicy::FragmentationAware(WorkloadMix::default()),
+            2 => ScoringPolicy::stranding(),
+            _ => ScoringPolicy::fgd(),
         },
         ..GangOptions::default()
     };
@@ -518,7 +519,7 @@ proptest! {
         x in local_instance(),
         min_seed in 0..4usize,
         rack in any::<bool>(),
-        policy in 0..3usize,
+        policy in 0..4usize,
     ) {
         check_placement(&x, min_seed, rack, policy)?;
     }
@@ -530,7 +531,7 @@ proptest! {
         x in instance(),
         min_seed in 0..4usize,
         rack in any::<bool>(),
-        policy in 0..3usize,
+        policy in 0..4usize,
     ) {
         check_placement(&x, min_seed, rack, policy)?;
     }

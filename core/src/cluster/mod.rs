@@ -18,6 +18,7 @@
 //! | `queries.rs` | read-only questions: `select`, blocked and usable sets, reach |
 //! | `scores.rs` | the Stranding and FGD node measures over one node's free CPU, memory and device shares |
 //! | `score_table.rs` | those measures kept per node as the cluster changes, for a tracked mix; `node_load`, `audit_scores` |
+//! | `ranking.rs` | a pod's candidate nodes ranked by those measures, before and after its first fit |
 //! | `bits.rs`, `ids.rs`, `intern.rs`, `cow.rs` | the dense and sparse device sets, ids, interned strings, the chunked copy-on-write table |
 
 use core::fmt;
@@ -39,8 +40,9 @@ mod index;
 pub(crate) mod intern;
 mod nodes;
 mod queries;
+pub(crate) mod ranking;
 pub(crate) mod rooms;
-mod score_table;
+pub(crate) mod score_table;
 pub(crate) mod scores;
 mod slices;
 mod taints;

@@ -23,13 +23,14 @@ use alloc::sync::Arc;
 use smallvec::SmallVec;
 
 use crate::alloc_prelude::*;
-use alloc::collections::BTreeSet;
 
 use crate::{DeviceRef, Quantity, ShapeMix, StrandingWeights};
 
 use super::bits::DeviceSet;
 use super::cow::CowVec;
 use super::ids::{DeviceId, NodeId};
+use super::intern::Symbol;
+use super::ranking::RankMemo;
 use super::scores::{
     self, DeviceFree, NodeFree, Ratio, ScoredShape, WHOLE, cpu_milli_needed, free_cpu_milli,
     free_mib, free_share, mib_needed, share_taken,
@@ -96,6 +97,39 @@ pub(crate) struct ResolvedMix {
     /// 0 is a device that declares none). Only grows; a unit no device has any
     /// more is harmless.
     pub(crate) units: Vec<Quantity>,
+    /// Per device id, its group: which shapes may use it (an index into
+    /// `group_ids`' values; 0 for a device no shape may use). Ranking keys node
+    /// states by it.
+    groups: Vec<u32>,
+    group_ids: BTreeMap<Vec<u32>, u32>,
+    /// Per device id of the set that declares the share key: the key's position among
+    /// its capacities (its room's index) and its value, so reading its free share
+    /// needs no string comparison.
+    share_caps: Vec<Option<(u8, Quantity)>>,
+    /// Per device id, what the shapes with selectors need of it (see
+    /// [`scores::pressure`]); empty when no shape has selectors.
+    pub(crate) pressure: Vec<f64>,
+}
+
+impl ResolvedMix {
+    /// Device `d`'s group (see `groups`).
+    pub(crate) fn group_of(&self, d: DeviceId) -> u32 {
+        self.groups.get(d.index()).copied().unwrap_or(0)
+    }
+
+    /// The kernel's measure and deficit of a node state.
+    pub(crate) fn measure(&self, node: &NodeFree<'_>) -> scores::Measured {
+        match self.kernel {
+            ScoreKernel::Stranding(_) => scores::Measured {
+                measure: scores::stranding(&self.shapes, self.fill, node),
+                deficit: scores::deficit(self.ratio, node),
+            },
+            ScoreKernel::Fgd => scores::Measured {
+                measure: scores::fgd(&self.shapes, node),
+                deficit: 0.0,
+            },
+        }
+    }
 }
 
 /// The milli-devices a shape taking `amount` of the share key takes of a device whose
@@ -116,11 +150,20 @@ fn unit_of(mix: &ResolvedMix, device: &crate::Device) -> u16 {
         .map_or(0, |i| u16::try_from(i + 1).unwrap_or(0))
 }
 
+/// A node's devices of the mix, in allocation order.
+pub(crate) type NodeDevices = SmallVec<[DeviceFree; 8]>;
+
 /// The tracked table (see the module docs).
 #[derive(Clone, Debug)]
 pub(crate) struct ScoreTable {
     pub(crate) mix: Arc<ResolvedMix>,
     pub(crate) values: CowVec<NodeScore>,
+    /// Per node slot, its devices of the mix as the measures read them (what
+    /// `values` was computed from), so ranking does not walk them again.
+    pub(crate) devices: CowVec<NodeDevices>,
+    /// Measures of node states under `mix`, kept across placements (emptied
+    /// whenever `mix` changes).
+    pub(crate) memo: RankMemo,
 }
 
 impl Cluster {
@@ -132,6 +175,8 @@ impl Cluster {
         self.scores = Some(ScoreTable {
             mix: Arc::new(mix),
             values: CowVec::default(),
+            devices: CowVec::default(),
+            memo: RankMemo::default(),
         });
         self.rescore_all();
     }
@@ -151,6 +196,7 @@ impl Cluster {
         let mix = self.resolve_mix(kernel, source);
         if let Some(t) = self.scores.as_mut() {
             t.mix = Arc::new(mix);
+            t.memo = RankMemo::default();
         }
         self.rescore_all();
     }
@@ -167,17 +213,23 @@ impl Cluster {
         let Some(t) = self.scores.as_ref() else {
             return;
         };
-        let value = self.compute_score(&t.mix, n);
+        let (value, devices) = self.compute_score(&t.mix, n);
         let t = self.scores.as_mut().expect("tracked");
         while t.values.len() <= n.index() {
             t.values.push(NodeScore::default());
         }
+        while t.devices.len() <= n.index() {
+            t.devices.push(NodeDevices::new());
+        }
         if t.values[n.index()] != value {
             t.values[n.index()] = value;
         }
+        if t.devices[n.index()] != devices {
+            t.devices[n.index()] = devices;
+        }
     }
 
-    fn resolve_mix(&self, kernel: ScoreKernel, source: ShapeMix) -> ResolvedMix {
+    pub(super) fn resolve_mix(&self, kernel: ScoreKernel, source: ShapeMix) -> ResolvedMix {
         let share_key = source
             .shapes
             .iter()
@@ -228,6 +280,10 @@ impl Cluster {
             amounts,
             selectors,
             units: Vec::new(),
+            groups: Vec::new(),
+            group_ids: BTreeMap::new(),
+            share_caps: Vec::new(),
+            pressure: Vec::new(),
         };
         let all: Vec<DeviceId> = self.live.iter().collect();
         self.add_to_mix(&mut mix, &all);
@@ -259,11 +315,31 @@ impl Cluster {
                 }
             }
         }
+        for &d in ids.iter().filter(|&&d| mix.set.contains(d)) {
+            let sig: Vec<u32> = (0..mix.shapes.len() as u32)
+                .filter(|&i| mix.shapes[i as usize].allowed.contains(d))
+                .collect();
+            let next = mix.group_ids.len() as u32 + 1;
+            let g = *mix.group_ids.entry(sig).or_insert(next);
+            if mix.groups.len() <= d.index() {
+                mix.groups.resize(d.index() + 1, 0);
+            }
+            mix.groups[d.index()] = g;
+        }
         let Some(key) = mix.share_key.clone() else {
             return;
         };
         for &d in ids.iter().filter(|&&d| mix.set.contains(d)) {
-            let Some(cap) = self.device_of(d).capacity.get(&key) else {
+            let caps = &self.device_of(d).capacity;
+            let at = caps
+                .keys()
+                .position(|k| *k == key)
+                .and_then(|i| u8::try_from(i).ok());
+            if mix.share_caps.len() <= d.index() {
+                mix.share_caps.resize(d.index() + 1, None);
+            }
+            mix.share_caps[d.index()] = at.and_then(|i| Some((i, caps.get(&key)?.value)));
+            let Some(cap) = caps.get(&key) else {
                 continue;
             };
             if mix.units.contains(&cap.value) {
@@ -274,6 +350,37 @@ impl Cluster {
                 s.shares.push(share_of(*amount, Some(cap.value)));
             }
         }
+    }
+
+    /// The devices of `within` every one of `selectors` accepts (none when one does not
+    /// compile or fails on a device).
+    pub(super) fn devices_matching(
+        &self,
+        within: &DeviceSet,
+        selectors: &[crate::DeviceSelector],
+    ) -> DeviceSet {
+        let mut out = DeviceSet::with_universe(self.devices.len());
+        let Ok(compiled) = selectors
+            .iter()
+            .map(|s| crate::Selector::compile(&s.cel))
+            .collect::<Result<Vec<_>, _>>()
+        else {
+            return out;
+        };
+        for d in within.iter() {
+            let Some(slot) = self.devices[d.index()].as_ref() else {
+                continue;
+            };
+            let e = self.slice_entry(slot.slice);
+            let device = &e.slice.devices[slot.pos as usize];
+            if compiled
+                .iter()
+                .all(|sel| matches!(sel.eval(&e.slice.driver, device), Ok(true)))
+            {
+                out.insert(d);
+            }
+        }
+        out
     }
 
     /// Sets the shapes' reference share (against the capacity value of the first
@@ -290,6 +397,11 @@ impl Cluster {
             s.share = share_of(*amount, value);
         }
         scores::set_frequencies(&mut mix.shapes);
+        mix.pressure = if mix.shapes.iter().any(|s| s.restricted) {
+            scores::pressure(&mix.shapes, self.devices.len())
+        } else {
+            Vec::new()
+        };
         let ratio = Ratio::of(&mix.shapes);
         let changed = ratio != mix.ratio;
         mix.ratio = ratio;
@@ -304,6 +416,7 @@ impl Cluster {
             return;
         };
         let mix = Arc::make_mut(&mut t.mix);
+        t.memo = RankMemo::default();
         self.add_to_mix(mix, ids);
         let all = self.refer_mix(mix);
         self.scores = Some(t);
@@ -332,6 +445,7 @@ impl Cluster {
             return;
         };
         let mix = Arc::make_mut(&mut t.mix);
+        t.memo = RankMemo::default();
         for &d in ids {
             mix.set.remove(d);
             for s in &mut mix.shapes {
@@ -378,41 +492,108 @@ impl Cluster {
     }
 
     fn free_cpu_mem(&self, n: NodeId) -> (u64, u64) {
-        let cpu = self.node_free_by_symbol(n, self.symbol("cpu"));
-        let mem = self.node_free_by_symbol(n, self.symbol("memory"));
-        (free_cpu_milli(cpu), free_mib(mem))
+        self.free_cpu_mem_of(n, self.cpu_mem_symbols())
     }
 
-    fn compute_score(&self, mix: &ResolvedMix, n: NodeId) -> NodeScore {
-        let devices: SmallVec<[DeviceFree; 8]> = self
-            .nodes_ordered(n)
-            .iter()
-            .filter(|d| mix.set.contains(**d))
-            .map(|&id| DeviceFree {
-                id,
-                milli: self.device_free(n, id, mix.share_key.as_deref()),
-                unit: unit_of(mix, self.device_of(id)),
-            })
-            .collect();
+    /// The interned names of CPU and memory (`None` before any node or pod names them).
+    pub(super) fn cpu_mem_symbols(&self) -> (Option<Symbol>, Option<Symbol>) {
+        (self.symbol("cpu"), self.symbol("memory"))
+    }
+
+    /// Node `n`'s free CPU (milli) and memory (MiB), given [`Cluster::cpu_mem_symbols`].
+    pub(super) fn free_cpu_mem_of(
+        &self,
+        n: NodeId,
+        (cpu, mem): (Option<Symbol>, Option<Symbol>),
+    ) -> (u64, u64) {
+        (
+            free_cpu_milli(self.node_free_by_symbol(n, cpu)),
+            free_mib(self.node_free_by_symbol(n, mem)),
+        )
+    }
+
+    /// Node `n`'s devices of the mix's set in allocation order, with their free share
+    /// and unit.
+    pub(super) fn mix_devices(&self, mix: &ResolvedMix, n: NodeId) -> SmallVec<[DeviceFree; 8]> {
+        let (rooms, _) = self.node_rooms(n);
+        // Rooms are mostly in the node's device order: look at the next one first.
+        let mut next = 0;
+        let mut out = SmallVec::new();
+        for &id in self.nodes_ordered(n) {
+            if !mix.set.contains(id) {
+                continue;
+            }
+            let known = mix.share_caps.get(id.index()).copied().flatten();
+            let (milli, unit) = match known {
+                Some((at, value)) => {
+                    let at_room = if rooms.get(next).is_some_and(|r| r.dev == id) {
+                        Some(next)
+                    } else {
+                        rooms.iter().position(|r| r.dev == id)
+                    };
+                    if let Some(i) = at_room {
+                        next = i + 1;
+                    }
+                    let room = at_room.map(|i| &rooms[i]);
+                    let unit = match mix.units.first() {
+                        Some(u) if *u == value => 1,
+                        _ => mix
+                            .units
+                            .iter()
+                            .position(|u| *u == value)
+                            .map_or(0, |i| u16::try_from(i + 1).unwrap_or(0)),
+                    };
+                    (self.shared_free(id, room, at, value), unit)
+                }
+                None => (
+                    self.device_free(n, id, mix.share_key.as_deref()),
+                    unit_of(mix, self.device_of(id)),
+                ),
+            };
+            out.push(DeviceFree { id, milli, unit });
+        }
+        out
+    }
+
+    /// [`Cluster::device_free`] of a device that declares the share key, at position
+    /// `at` of its capacities with value `value`, its node's rooms `rooms`.
+    fn shared_free(
+        &self,
+        dev: DeviceId,
+        room: Option<&super::rooms::DeviceRoom>,
+        at: u8,
+        value: Quantity,
+    ) -> u32 {
+        let Some(slot) = self.devices[dev.index()].as_ref() else {
+            return 0;
+        };
+        let f = slot.flags;
+        if f & ELIGIBLE == 0 || f & TAINTED != 0 {
+            return 0;
+        }
+        if f & SHAREABLE == 0 {
+            return if f & FREE != 0 { WHOLE } else { 0 };
+        }
+        room.and_then(|r| r.caps.get(usize::from(at)))
+            .map_or(WHOLE, |c| free_share(c.left, value))
+    }
+
+    fn compute_score(&self, mix: &ResolvedMix, n: NodeId) -> (NodeScore, NodeDevices) {
+        let devices = self.mix_devices(mix, n);
         let (cpu_milli, memory_mib) = self.free_cpu_mem(n);
         let node = NodeFree {
             cpu_milli,
             memory_mib,
             devices: &devices,
         };
-        let (measure, deficit) = match mix.kernel {
-            ScoreKernel::Stranding(_) => (
-                scores::stranding(&mix.shapes, mix.fill, &node),
-                scores::deficit(mix.ratio, &node),
-            ),
-            ScoreKernel::Fgd => (scores::fgd(&mix.shapes, &node), 0.0),
-        };
-        NodeScore {
-            measure,
-            deficit,
+        let m = mix.measure(&node);
+        let score = NodeScore {
+            measure: m.measure,
+            deficit: m.deficit,
             free_milli: node.free(),
             touched: devices.iter().any(|d| d.milli < WHOLE),
-        }
+        };
+        (score, devices)
     }
 
     /// A node's tracked state, if a table is tracked and the node exists.
@@ -444,7 +625,7 @@ impl Cluster {
             ));
         }
         for (i, e) in self.nodes.iter().enumerate() {
-            let want = self.compute_score(&fresh, NodeId(i as u32));
+            let (want, devices) = self.compute_score(&fresh, NodeId(i as u32));
             let have = if i < t.values.len() {
                 t.values[i]
             } else {
@@ -452,6 +633,17 @@ impl Cluster {
             };
             if have != want {
                 out.push((e.name.clone(), have, want));
+            }
+            // The kept devices (units and groups are the tracked mix's own numbering).
+            let kept = (i < t.devices.len()).then(|| &t.devices[i]);
+            let same = kept.is_some_and(|k| {
+                k.len() == devices.len()
+                    && k.iter()
+                        .zip(&devices)
+                        .all(|(a, b)| a.id == b.id && a.milli == b.milli)
+            });
+            if !same {
+                out.push((format!("{} (devices)", e.name), have, want));
             }
         }
         out

@@ -41,9 +41,6 @@
 //! is the simulator's. A request for `count` shares takes the first `count` devices with
 //! room, in allocation order (the simulator's shares are always single-device).
 
-// The score table (issue 34, C3) is the first user; until then only the tests call in.
-#![cfg_attr(not(test), allow(dead_code))] // first_fit, pressure, scarcity and scores: C4
-
 use smallvec::SmallVec;
 
 use crate::Quantity;

@@ -8,9 +8,10 @@ use crate::alloc_prelude::*;
 use crate::allocate::{AllocationError, AllocationOutcome, AllocatorOptions};
 use crate::cluster::bits::{DeviceSet, SparseDeviceSet};
 use crate::cluster::ids::NodeId;
+use crate::cluster::ranking::{RankMemo, Ranker};
 use crate::cluster::rooms::RoomRequest;
 use crate::cluster::{Cluster, DeviceCounts};
-use crate::gang::scoring::{ScoringPolicy, WorkloadMix};
+use crate::gang::scoring::ScoringPolicy;
 use crate::model::claim::{AllocationMode, ResourceClaim, ResourceClaimSpec};
 use crate::model::workload::{Pod, PodGroup};
 
@@ -28,10 +29,29 @@ impl Cluster {
         claims: &'a [ResourceClaim],
         options: &GangOptions,
     ) -> Result<Gang<'a>, GangError> {
-        let mut gang = self.gang_intake(group, pods, claims)?;
-        self.count_candidates(&mut gang, options);
-        gang.order_domains(self, &options.policy);
-        Ok(gang)
+        self.gang_counted_with(group, pods, claims, options, RankMemo::default())
+            .0
+    }
+
+    /// [`Cluster::gang_counted`] with a memo of node measures for the ranking
+    /// policies (see `cluster/ranking.rs`), given back for the next placement.
+    pub(crate) fn gang_counted_with<'a>(
+        &self,
+        group: Option<&'a PodGroup>,
+        pods: &'a [Pod],
+        claims: &'a [ResourceClaim],
+        options: &GangOptions,
+        memo: RankMemo,
+    ) -> (Result<Gang<'a>, GangError>, RankMemo) {
+        let mut gang = match self.gang_intake(group, pods, claims) {
+            Ok(g) => g,
+            Err(e) => return (Err(e), memo),
+        };
+        let mut ranker = self.policy_ranker(&options.policy, pods, claims, memo);
+        self.count_candidates(&mut gang, options, ranker.as_mut());
+        gang.order_domains(self, &options.policy, ranker.as_ref());
+        let memo = ranker.map(Ranker::into_memo).unwrap_or_default();
+        (Ok(gang), memo)
     }
 
     /// Tightens the caps of `gang`'s candidates, for explanations and what-ifs (the
@@ -117,7 +137,12 @@ impl Cluster {
     }
 
     /// Step 2: every shape's candidate nodes with their caps; step 3's grouping.
-    fn count_candidates(&self, gang: &mut Gang<'_>, options: &GangOptions) {
+    fn count_candidates(
+        &self,
+        gang: &mut Gang<'_>,
+        options: &GangOptions,
+        mut ranker: Option<&mut Ranker<'_>>,
+    ) {
         let key = gang.key;
         // Domains: with running members, only theirs.
         let fixed: BTreeSet<&str> = match key {
@@ -157,6 +182,9 @@ impl Cluster {
                 continue;
             }
             let pod = shape.rep;
+            let take = ranker
+                .as_deref()
+                .map(|r| r.pod_take(&pod.name, &shape.requests, &shape.own_specs));
             let bounds = self.device_bounds(&shape.own_specs);
             let filter = ShapeFilter::new(self, pod, &shape.requests, &options.within, key);
             // More devices than all of the shape's pods need do not raise a cap.
@@ -250,11 +278,16 @@ impl Cluster {
                     free = self.node_counts(id).map_or(0, |c| c.free_untainted);
                 }
                 if cap > 0 {
+                    let rank = match (ranker.as_deref_mut(), &take) {
+                        (Some(r), Some(t)) => r.rank(id, t),
+                        _ => 0,
+                    };
                     out.push(Candidate {
                         node: id,
                         cap,
                         free,
                         domain,
+                        rank,
                     });
                 }
             }
@@ -443,22 +476,23 @@ fn intersects(a: &DeviceSet, b: &DeviceSet) -> bool {
 impl Gang<'_> {
     /// Sorts each shape's candidates by domain then policy, and orders the domains
     /// that pass the count bound by the policy's domain score.
-    fn order_domains(&mut self, cluster: &Cluster, policy: &ScoringPolicy) {
+    fn order_domains(
+        &mut self,
+        cluster: &Cluster,
+        policy: &ScoringPolicy,
+        ranker: Option<&Ranker<'_>>,
+    ) {
         let domains = self.domains.len();
         for shape in &mut self.shapes {
-            let k = shape.min_devices;
             // Stable: equal keys stay in node-name order.
-            match policy {
-                ScoringPolicy::BestFit => {
-                    sort_by_domain_and_free(&mut shape.candidates, domains, false);
-                }
-                ScoringPolicy::Spread => {
+            match (policy, ranker) {
+                (ScoringPolicy::Spread, _) => {
                     sort_by_domain_and_free(&mut shape.candidates, domains, true);
                 }
-                ScoringPolicy::FragmentationAware(mix) => shape.candidates.sort_by_key(|c| {
-                    let take = u32::try_from(k).unwrap_or(u32::MAX);
-                    (c.domain, mix.node_fragmentation_delta(c.free, take), c.free)
-                }),
+                (ScoringPolicy::Stranding(_) | ScoringPolicy::Fgd(_), Some(_)) => {
+                    shape.candidates.sort_by_key(|c| (c.domain, c.rank));
+                }
+                _ => sort_by_domain_and_free(&mut shape.candidates, domains, false),
             }
         }
         self.ranges = self
@@ -517,12 +551,12 @@ impl Gang<'_> {
             let mut free_in = |d: usize| {
                 free.get_or_insert_with(|| self.domains_count(cluster, |c| c.free_untainted))[d]
             };
-            let score = match policy {
-                ScoringPolicy::BestFit => free_in(d),
-                ScoringPolicy::Spread => -free_in(d),
-                ScoringPolicy::FragmentationAware(mix) => {
-                    self.domain_fragmentation(mix, d as u32, &want)
+            let score = match (policy, ranker) {
+                (ScoringPolicy::Spread, _) => -free_in(d),
+                (ScoringPolicy::Stranding(_) | ScoringPolicy::Fgd(_), Some(r)) => {
+                    self.domain_rank(r, d as u32, &want)
                 }
+                _ => free_in(d),
             };
             scored.push((score, d as u32));
         }
@@ -600,33 +634,28 @@ impl Gang<'_> {
         total
     }
 
-    /// How much the mix's fragmentation of domain `d` rises when `want[s]` pods of each
-    /// shape are placed greedily on its candidates in policy order.
-    fn domain_fragmentation(&self, mix: &WorkloadMix, d: u32, want: &[usize]) -> i64 {
-        let mut free: BTreeMap<NodeId, u32> = BTreeMap::new();
-        for s in 0..self.shapes.len() {
-            for c in self.candidates_in(s, d) {
-                free.entry(c.node).or_insert(c.free);
-            }
-        }
-        let before: Vec<u32> = free.values().copied().collect();
-        let before = mix.fragmentation(&before);
+    /// Domain `d`'s score under a ranked policy: the values of the ranks of the
+    /// candidates `want[s]` pods of each shape take, greedily in rank order (a
+    /// candidate's rank counted once per pod it takes), summed and rounded to the
+    /// nearest integer after scaling by 1000 (ranks are per pod; ties keep name order).
+    fn domain_rank(&self, ranker: &Ranker<'_>, d: u32, want: &[usize]) -> i64 {
+        let mut sum = 0.0;
         for (s, &n) in want.iter().enumerate() {
-            let k = u32::try_from(self.shapes[s].min_devices).unwrap_or(u32::MAX);
             let mut left = n;
             for c in self.candidates_in(s, d) {
-                let f = free.get_mut(&c.node).expect("collected above");
-                let mut placed = 0;
-                while left > 0 && placed < c.cap && *f >= k {
-                    *f -= k;
-                    placed += 1;
-                    left -= 1;
+                if left == 0 {
+                    break;
                 }
+                let k = left.min(c.cap as usize);
+                #[allow(clippy::cast_precision_loss)]
+                let pods = k as f64;
+                sum += pods * ranker.value(c.rank);
+                left -= k;
             }
         }
-        let after: Vec<u32> = free.values().copied().collect();
-        let after = mix.fragmentation(&after);
-        i64::try_from(after).unwrap_or(i64::MAX) - i64::try_from(before).unwrap_or(i64::MAX)
+        #[allow(clippy::cast_possible_truncation)]
+        let scaled = (sum * 1000.0) as i64;
+        scaled
     }
 }
 
@@ -642,6 +671,7 @@ mod tests {
             cap: 1,
             free,
             domain,
+            rank: 0,
         }
     }
 

@@ -87,6 +87,9 @@ pub(crate) struct Candidate {
     pub(crate) free: u32,
     /// Index into `Gang::domains` (0 without a topology key).
     pub(crate) domain: u32,
+    /// The policy's rank of the node for the shape's first pod, lower is better
+    /// (Stranding and FGD; 0 under the others).
+    pub(crate) rank: i64,
 }
 
 /// A gang ready to be placed: intake, counts and domains.

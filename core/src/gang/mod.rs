@@ -11,7 +11,7 @@
 //! | stage | file | what it holds |
 //! | --- | --- | --- |
 //! | 0 | `options.rs` | `GangOptions`, `GangOutcome`, `GangError`, `SearchStats`, `StepBudget` |
-//! | 0 | `scoring.rs` | `ScoringPolicy` (BestFit, Spread, FragmentationAware) and `WorkloadMix` |
+//! | 0 | `scoring.rs` | `ScoringPolicy` (BestFit, Spread, Stranding, FGD), its mix source and the ranker it builds; `WorkloadMix` (the capacity report's measure) |
 //! | 1 | `intake.rs` | the gang: pending pods resolved and grouped into shapes, shared and group claims |
 //! | 2 | `filter.rs` | the node filter: why a node cannot host a pod of a shape (one rejection, one fact) |
 //! | 3 | `counts.rs` | per-node caps (the filter, scalars, devices by count), domains and their order |

@@ -157,7 +157,10 @@ impl Cluster {
         claims: &[ResourceClaim],
         options: &GangOptions,
     ) -> Result<(GangOutcome, SearchStats), GangError> {
-        let gang = self.gang_counted(group, pods, claims, options)?;
+        let memo = self.take_rank_memo();
+        let (gang, memo) = self.gang_counted_with(group, pods, claims, options, memo);
+        self.restore_rank_memo(memo);
+        let gang = gang?;
         if let Some(waiting) = gang.waiting() {
             return Ok((waiting, SearchStats::default()));
         }

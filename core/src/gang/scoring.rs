@@ -19,29 +19,32 @@
 //! - [`ScoringPolicy::Spread`] does the opposite: the nodes and domains with the most
 //!   free capacity left, as NodeResourcesFit's `LeastAllocated` strategy (the upstream
 //!   default) does. It spreads load and failure risk at the price of fragmentation.
-//! - [`ScoringPolicy::FragmentationAware`] chooses the placement that raises the
-//!   expected fragmentation of the free capacity least, for a [`WorkloadMix`] that
-//!   describes which requests are expected next.
+//! - [`ScoringPolicy::Stranding`] places each pod where it strands the least capacity
+//!   for the typical shapes of the workload ([`ShapeMix`]): after FGD's measure (below),
+//!   it also counts the GPU share a shape's CPU and memory needs leave unusable, keeps
+//!   CPU and memory in balance with the GPUs they feed, and leaves devices that
+//!   selector-bound shapes need to them. `docs/QUALITY.md` measures it against FGD and
+//!   the paper's baselines on the Alibaba traces.
+//! - [`ScoringPolicy::Fgd`] is Fragmentation Gradient Descent: Q. Weng, L. Yang, Y. Yu,
+//!   W. Wang, X. Tang, G. Yang, L. Zhang, "Beware of Fragmentation: Scheduling
+//!   GPU-Sharing Workloads with Fragmentation Gradient Descent", USENIX ATC 2023. A
+//!   node's fragmentation for one shape is the free GPU share it could not use (all of
+//!   it when no copy of the shape fits); for the workload, the expectation over the
+//!   shapes; each pod goes where that grows least.
 //!
-//! # Fragmentation, after FGD
+//! Both measure nodes over their devices' free shares, CPU and memory; the formulas are
+//! in `cluster/scores.rs`. A [`Cluster`](crate::Cluster) can keep every node's measure up
+//! to date as it changes ([`Cluster::track_scoring`](crate::Cluster::track_scoring); a
+//! [`Scheduler`](crate::Scheduler) does), so a placement reads it instead of computing it.
 //!
-//! The fragmentation-aware policy follows Fragmentation Gradient Descent (FGD): Q. Weng,
-//! L. Yang, Y. Yu, W. Wang, X. Tang, G. Yang, L. Zhang, "Beware of Fragmentation:
-//! Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent", USENIX ATC
-//! 2023 (simulator: GitHub `hkust-adsl/kubernetes-scheduler-simulator`). In our words:
+//! `FragmentationAware`, the whole-device measure these replace, scored shareable GPUs as
+//! if they were free as long as any share was, and so decided exactly like BestFit on the
+//! GPU-sharing traces. Its name reads as FGD ([`ScoringPolicy::parse`]).
 //!
-//! - A node's fragmentation *for one task shape* is the part of its free GPU capacity
-//!   that a task of that shape could not use. If the task does not fit on the node at
-//!   all (too few GPUs, or too little CPU or memory), all of the node's free GPU
-//!   capacity counts; if it fits, only the GPUs whose free share is smaller than what
-//!   the task needs from one GPU count.
-//! - A node's fragmentation *for a workload* is the expectation of that quantity over
-//!   the distribution of task shapes (the "typical pods", each with its frequency).
-//! - To place a task, FGD tries each feasible node (and GPU) and picks the one where
-//!   the node's expected fragmentation grows least (or falls most): a greedy step down
-//!   the fragmentation gradient.
+//! # The capacity report's fragmentation
 //!
-//! gangpack allocates whole devices and places gangs, so we generalise the measure:
+//! [`WorkloadMix`] is the whole-device measure the capacity report counts with
+//! ([`Cluster::capacity_report`](crate::Cluster::capacity_report)):
 //!
 //! - A shape is a [`MixEntry`]: `pods` (N) pods of `devices_per_pod` (k) whole devices
 //!   each, all in one topology domain when N > 1.
@@ -52,22 +55,18 @@
 //!   by the entries' weights. Pods of one shape are interchangeable and each node's
 //!   capacity for them is independent of the others', so this greedy count is the
 //!   true maximum (the integration tests check it against an exhaustive search).
-//! - For N = 1 it reduces to `Σ (free mod k)`. On a node with fewer than k free devices
-//!   that is all of its free devices, exactly FGD's measure for a whole-GPU task that
-//!   does not fit. On a larger node FGD counts nothing (the task fits and it has no
-//!   partial GPUs); we also count the shard left after as many copies as fit, e.g.
-//!   3 of 11 free devices for an 8-device shape. That makes "leave 8 free, not 11" a
-//!   preference, which FGD's measure cannot express with whole devices.
-//! - Only devices are measured: CPU and memory, which FGD also checks, are the
-//!   placer's feasibility question, not part of the score. GPU sharing (a fraction of
-//!   one device) is not modelled: a device is either wholly free here or not free.
+//! - For N = 1 it reduces to `Σ (free mod k)`.
 //!
 //! [`WorkloadMix::openb`] is the default mix, derived from the Alibaba trace the FGD
-//! paper evaluates on; [`WorkloadMix::node_fragmentation_delta`] is the per-node
-//! gradient step, for ranking single nodes.
+//! paper evaluates on.
 
 use crate::alloc_prelude::*;
+use crate::cluster::ranking::{RankMemo, Ranker};
+use crate::cluster::{Cluster, ScoreKernel};
+use crate::model::claim::ResourceClaim;
 use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError, finish};
+use crate::model::mix::{ShapeMix, StrandingWeights};
+use crate::model::workload::Pod;
 
 /// How the placer chooses among feasible nodes and domains.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -79,59 +78,210 @@ pub enum ScoringPolicy {
     BestFit,
     /// The nodes and domain with the most free capacity left.
     Spread,
-    /// The placement that least raises the expected fragmentation of the free capacity
-    /// for a workload mix.
-    FragmentationAware(WorkloadMix),
+    /// The node where the pod strands the least capacity for the typical shapes:
+    /// GPU share left unusable by the shapes' GPU, CPU and memory needs, CPU and memory
+    /// balance, and scarce devices left to the shapes that need them (see
+    /// [`StrandingParams`]).
+    Stranding(StrandingParams),
+    /// Fragmentation Gradient Descent (Weng et al., USENIX ATC'23): the node whose
+    /// expected fragmentation for the typical shapes grows least (see [`FgdParams`]).
+    Fgd(FgdParams),
+}
+
+/// Where a policy's typical shapes come from.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub enum MixSource {
+    /// What the engine holds: a [`Scheduler`](crate::Scheduler) counts its running and
+    /// pending pods ([`ShapeMix::observe`]); a single placement on a
+    /// [`Cluster`](crate::Cluster) reads the mix the cluster tracks
+    /// ([`Cluster::track_scoring`](crate::Cluster::track_scoring)), else the placed
+    /// pods' own shapes.
+    #[default]
+    Observed,
+    /// This mix.
+    Given(ShapeMix),
+}
+
+/// The Stranding policy's parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", default))]
+pub struct StrandingParams {
+    /// The typical shapes.
+    pub mix: MixSource,
+    /// The weights of the score's terms.
+    pub weights: StrandingWeights,
+}
+
+/// The FGD policy's parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", default))]
+pub struct FgdParams {
+    /// The typical shapes.
+    pub mix: MixSource,
+    /// Breaks ties between equally scored nodes by a hash of this seed, the pod and
+    /// the node (FGD draws at random); `None`: the first node by name.
+    pub seed: Option<u64>,
 }
 
 impl ScoringPolicy {
     /// The policy names as [`ScoringPolicy::name`] spells them, in declaration order.
-    pub const NAMES: [&'static str; 3] = ["BestFit", "Spread", "FragmentationAware"];
+    pub const NAMES: [&'static str; 4] = ["BestFit", "Spread", "Stranding", "FGD"];
 
     /// The policy's name as the CLI and the playground spell it.
     pub const fn name(&self) -> &'static str {
         match self {
             ScoringPolicy::BestFit => "BestFit",
             ScoringPolicy::Spread => "Spread",
-            ScoringPolicy::FragmentationAware(_) => "FragmentationAware",
+            ScoringPolicy::Stranding(_) => "Stranding",
+            ScoringPolicy::Fgd(_) => "FGD",
         }
     }
 
-    /// The policy named `name` (one of [`ScoringPolicy::NAMES`], ASCII case-insensitive),
-    /// `FragmentationAware` with the default mix ([`WorkloadMix::openb`]); `None` for any
-    /// other text (no trimming).
+    /// The Stranding policy with the observed mix and the default weights.
+    pub fn stranding() -> ScoringPolicy {
+        ScoringPolicy::Stranding(StrandingParams::default())
+    }
+
+    /// The FGD policy with the observed mix, ties to the first node by name.
+    pub fn fgd() -> ScoringPolicy {
+        ScoringPolicy::Fgd(FgdParams::default())
+    }
+
+    /// The policy named `name` (one of [`ScoringPolicy::NAMES`], ASCII case-insensitive,
+    /// `-` and `_` ignored), Stranding and FGD with the observed mix; `None` for any
+    /// other text (no trimming). `FragmentationAware`, the policy FGD replaced, is
+    /// deprecated and reads as FGD ([`ScoringPolicy::is_deprecated_name`]).
     ///
     /// ```
-    /// use gangpack::{ScoringPolicy, WorkloadMix};
+    /// use gangpack::ScoringPolicy;
     ///
     /// assert_eq!(ScoringPolicy::parse("spread"), Some(ScoringPolicy::Spread));
-    /// assert_eq!(
-    ///     ScoringPolicy::parse("FRAGMENTATIONAWARE"),
-    ///     Some(ScoringPolicy::FragmentationAware(WorkloadMix::openb())),
-    /// );
+    /// assert_eq!(ScoringPolicy::parse("STRANDING"), Some(ScoringPolicy::stranding()));
+    /// assert_eq!(ScoringPolicy::parse("fragmentation-aware"), Some(ScoringPolicy::fgd()));
     /// assert_eq!(ScoringPolicy::parse("binpack"), None);
     /// ```
     pub fn parse(name: &str) -> Option<ScoringPolicy> {
-        if name.eq_ignore_ascii_case("BestFit") {
-            Some(ScoringPolicy::BestFit)
-        } else if name.eq_ignore_ascii_case("Spread") {
-            Some(ScoringPolicy::Spread)
-        } else if name.eq_ignore_ascii_case("FragmentationAware") {
-            Some(ScoringPolicy::FragmentationAware(WorkloadMix::openb()))
-        } else {
-            None
+        match flat(name).as_str() {
+            "bestfit" => Some(ScoringPolicy::BestFit),
+            "spread" => Some(ScoringPolicy::Spread),
+            "stranding" => Some(ScoringPolicy::stranding()),
+            "fgd" | "fragmentationaware" => Some(ScoringPolicy::fgd()),
+            _ => None,
         }
     }
 
-    /// Checks the policy's parameters: the workload mix of `FragmentationAware` (see
-    /// [`WorkloadMix::validate`], whose object and field paths this uses); the other
-    /// policies have none.
-    pub fn validate(&self) -> Result<(), Vec<ValidationError>> {
+    /// Whether `name` is a deprecated spelling [`ScoringPolicy::parse`] still reads
+    /// (`FragmentationAware`, now FGD), for a warning.
+    pub fn is_deprecated_name(name: &str) -> bool {
+        flat(name) == "fragmentationaware"
+    }
+
+    /// The policy's mix source, for the policies that score against typical shapes.
+    pub fn mix_source(&self) -> Option<&MixSource> {
         match self {
-            ScoringPolicy::BestFit | ScoringPolicy::Spread => Ok(()),
-            ScoringPolicy::FragmentationAware(mix) => mix.validate(),
+            ScoringPolicy::BestFit | ScoringPolicy::Spread => None,
+            ScoringPolicy::Stranding(p) => Some(&p.mix),
+            ScoringPolicy::Fgd(p) => Some(&p.mix),
         }
     }
+
+    /// The policy with its mix replaced by `mix` (no change for BestFit and Spread).
+    #[must_use]
+    pub fn with_mix(mut self, mix: MixSource) -> ScoringPolicy {
+        match &mut self {
+            ScoringPolicy::BestFit | ScoringPolicy::Spread => {}
+            ScoringPolicy::Stranding(p) => p.mix = mix,
+            ScoringPolicy::Fgd(p) => p.mix = mix,
+        }
+        self
+    }
+
+    /// Checks the policy's parameters: a given mix (see [`ShapeMix::validate_at`]),
+    /// reported against the pseudo-object `PodGroup "scoring policy"` at
+    /// `policy.stranding.mix.given` or `policy.fgd.mix.given`.
+    pub fn validate(&self) -> Result<(), Vec<ValidationError>> {
+        let object = ObjectRef::cluster(ObjectKind::PodGroup, POLICY_OBJECT);
+        match self {
+            ScoringPolicy::Stranding(StrandingParams {
+                mix: MixSource::Given(mix),
+                ..
+            }) => mix.validate_at(&object, "policy.stranding.mix.given"),
+            ScoringPolicy::Fgd(FgdParams {
+                mix: MixSource::Given(mix),
+                ..
+            }) => mix.validate_at(&object, "policy.fgd.mix.given"),
+            ScoringPolicy::BestFit
+            | ScoringPolicy::Spread
+            | ScoringPolicy::Stranding(_)
+            | ScoringPolicy::Fgd(_) => Ok(()),
+        }
+    }
+}
+
+impl Cluster {
+    /// Starts keeping every node's measure under `policy` (Stranding or FGD) with
+    /// `mix`, so that placements with that policy and mix read a node's measure
+    /// instead of computing it; BestFit and Spread stop any tracking. Each
+    /// allocation, release and change of a node or device then updates the nodes it
+    /// touches. A [`Scheduler`](crate::Scheduler) with one of these policies does this
+    /// itself, with the mix it observes or was given.
+    ///
+    /// Placements with [`MixSource::Observed`] on this cluster use the tracked mix.
+    pub fn track_scoring(&mut self, policy: &ScoringPolicy, mix: &ShapeMix) {
+        match policy.kernel() {
+            Some(kernel) => self.track_scores(kernel, mix),
+            None => self.untrack_scores(),
+        }
+    }
+
+    /// The ranker of a placement of `pods` under `policy`: its given mix, else the
+    /// tracked one, else the pods' own shapes; `None` for BestFit and Spread.
+    pub(crate) fn policy_ranker(
+        &self,
+        policy: &ScoringPolicy,
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+        memo: RankMemo,
+    ) -> Option<Ranker<'_>> {
+        let kernel = policy.kernel()?;
+        let seed = match policy {
+            ScoringPolicy::Fgd(p) => p.seed,
+            _ => None,
+        };
+        match policy.mix_source()? {
+            MixSource::Given(mix) => self.ranker(kernel, Some(mix), seed, memo),
+            MixSource::Observed => {
+                if self.tracks(kernel) {
+                    return self.ranker(kernel, None, seed, memo);
+                }
+                let own = ShapeMix::observe(pods, claims);
+                self.ranker(kernel, Some(&own), seed, memo)
+            }
+        }
+    }
+}
+
+impl ScoringPolicy {
+    /// The node measure the policy ranks by.
+    fn kernel(&self) -> Option<ScoreKernel> {
+        match self {
+            ScoringPolicy::BestFit | ScoringPolicy::Spread => None,
+            ScoringPolicy::Stranding(p) => Some(ScoreKernel::Stranding(p.weights)),
+            ScoringPolicy::Fgd(_) => Some(ScoreKernel::Fgd),
+        }
+    }
+}
+
+/// `name` lower-cased without `-` and `_`.
+fn flat(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 /// One kind of incoming request: `pods` pods of `devices_per_pod` devices each, in one
@@ -180,9 +330,8 @@ impl Default for WorkloadMix {
 /// option of one gang placement, i.e. of placing one PodGroup, hence the kind.
 const POLICY_OBJECT: &str = "scoring policy";
 
-/// The field path of a fragmentation-aware policy's mix inside `GangOptions`, in the
-/// serde spelling (`{"policy": {"fragmentationAware": {"entries": [...]}}}`).
-const MIX_PATH: &str = "policy.fragmentationAware";
+/// The field path [`WorkloadMix::validate`] reports under.
+const MIX_PATH: &str = "mix";
 
 impl WorkloadMix {
     /// The most entries a mix may have.
@@ -346,7 +495,7 @@ impl WorkloadMix {
     /// Errors name the pseudo-object `PodGroup "scoring policy"` (no Kubernetes kind
     /// holds a scoring policy; it is an option of placing one PodGroup) and the field
     /// path inside `GangOptions` in its serde spelling, e.g.
-    /// `policy.fragmentationAware.entries[2].devicesPerPod`. Use
+    /// `mix.entries[2].devicesPerPod`. Use
     /// [`WorkloadMix::validate_at`] to report against another object or path.
     ///
     /// ```
@@ -355,7 +504,7 @@ impl WorkloadMix {
     /// assert!(WorkloadMix::openb().validate().is_ok());
     /// let bad = WorkloadMix { entries: vec![MixEntry { weight: 0, pods: 1, devices_per_pod: 8 }] };
     /// let errs = bad.validate().unwrap_err();
-    /// assert_eq!(errs[0].field, "policy.fragmentationAware.entries[0].weight");
+    /// assert_eq!(errs[0].field, "mix.entries[0].weight");
     /// ```
     pub fn validate(&self) -> Result<(), Vec<ValidationError>> {
         let object = ObjectRef::cluster(ObjectKind::PodGroup, POLICY_OBJECT);
@@ -363,7 +512,7 @@ impl WorkloadMix {
     }
 
     /// [`WorkloadMix::validate`], reporting against `object` with field paths under
-    /// `path` (the mix's own path, e.g. `policy.fragmentationAware`; the entries are at
+    /// `path` (the mix's own path, e.g. `mix`; the entries are at
     /// `<path>.entries`).
     pub fn validate_at(&self, object: &ObjectRef, path: &str) -> Result<(), Vec<ValidationError>> {
         let mut errs = Vec::new();
@@ -443,7 +592,6 @@ mod tests {
         let sizes: Vec<u32> = m.entries.iter().map(|e| e.devices_per_pod).collect();
         assert_eq!(sizes, [1, 2, 4, 8]);
         assert!(m.validate().is_ok());
-        assert!(ScoringPolicy::FragmentationAware(m).validate().is_ok());
     }
 
     #[test]
@@ -538,17 +686,20 @@ mod tests {
             assert_eq!(ScoringPolicy::parse(&name.to_ascii_uppercase()), Some(p));
         }
         assert_eq!(
-            ScoringPolicy::parse("fragmentationaware"),
-            Some(ScoringPolicy::FragmentationAware(WorkloadMix::openb()))
+            ScoringPolicy::parse("fragmentation_aware"),
+            Some(ScoringPolicy::fgd())
         );
-        for bad in [
-            "",
-            " BestFit",
-            "BestFit ",
-            "best-fit",
-            "MostAllocated",
-            "Spreadd",
-        ] {
+        assert!(ScoringPolicy::is_deprecated_name("Fragmentation-Aware"));
+        assert!(!ScoringPolicy::is_deprecated_name("fgd"));
+        assert_eq!(
+            ScoringPolicy::parse("best-fit"),
+            Some(ScoringPolicy::BestFit)
+        );
+        assert_eq!(
+            ScoringPolicy::parse("Best_Fit"),
+            Some(ScoringPolicy::BestFit)
+        );
+        for bad in ["", " BestFit", "BestFit ", "MostAllocated", "Spreadd"] {
             assert_eq!(ScoringPolicy::parse(bad), None, "{bad:?}");
         }
     }
@@ -557,11 +708,11 @@ mod tests {
     fn validate_names_every_bad_field() {
         let errs = mix(&[]).validate().unwrap_err();
         assert_eq!(errs.len(), 1);
-        assert_eq!(errs[0].field, "policy.fragmentationAware.entries");
+        assert_eq!(errs[0].field, "mix.entries");
         assert_eq!(errs[0].problem, Problem::Required);
         assert_eq!(
             errs[0].to_string(),
-            "PodGroup \"scoring policy\": policy.fragmentationAware.entries: required value"
+            "PodGroup \"scoring policy\": mix.entries: required value"
         );
 
         let errs = mix(&[(1, 1, 1); 65]).validate().unwrap_err();
@@ -586,15 +737,15 @@ mod tests {
         assert_eq!(
             fields,
             [
-                "policy.fragmentationAware.entries[0].weight",
-                "policy.fragmentationAware.entries[1].pods",
-                "policy.fragmentationAware.entries[1].devicesPerPod",
-                "policy.fragmentationAware.entries[2]",
+                "mix.entries[0].weight",
+                "mix.entries[1].pods",
+                "mix.entries[1].devicesPerPod",
+                "mix.entries[2]",
             ]
         );
         assert_eq!(
             errs[3].to_string(),
-            "PodGroup \"scoring policy\": policy.fragmentationAware.entries[2]: invalid value \
+            "PodGroup \"scoring policy\": mix.entries[2]: invalid value \
              \"65536 × 65536\": pods × devicesPerPod must be at most 4294967295 devices"
         );
 
@@ -603,10 +754,17 @@ mod tests {
         assert_eq!(errs[0].object, pg);
         assert_eq!(errs[0].field, "spec.mix.entries[0].weight");
         assert_eq!(ScoringPolicy::BestFit.validate(), Ok(()));
-        assert!(
-            ScoringPolicy::FragmentationAware(mix(&[]))
-                .validate()
-                .is_err()
-        );
+        assert_eq!(ScoringPolicy::stranding().validate(), Ok(()));
+        let bad = ShapeMix {
+            shapes: vec![crate::TypicalShape {
+                weight: 0,
+                ..crate::TypicalShape::new("gpu")
+            }],
+        };
+        let errs = ScoringPolicy::fgd()
+            .with_mix(MixSource::Given(bad))
+            .validate()
+            .unwrap_err();
+        assert_eq!(errs[0].field, "policy.fgd.mix.given.shapes[0].weight");
     }
 }

@@ -280,12 +280,12 @@ impl ShapeMix {
     /// assert_eq!(mix.shapes[0].device_class_name, "gpu.example.com");
     /// # Ok::<(), gangpack::QuantityError>(())
     /// ```
-    pub fn observe<'a>(
+    pub fn observe<'a, 'c>(
         pods: impl IntoIterator<Item = &'a Pod>,
-        claims: &[ResourceClaim],
+        claims: impl IntoIterator<Item = &'c ResourceClaim>,
     ) -> ShapeMix {
         let by_name: BTreeMap<(&str, &str), &ResourceClaim> = claims
-            .iter()
+            .into_iter()
             .map(|c| ((c.namespace.as_str(), c.name.as_str()), c))
             .collect();
         let mut counts: BTreeMap<ShapeKey, u32> = BTreeMap::new();

@@ -21,9 +21,11 @@ use crate::Time;
 use crate::alloc_prelude::*;
 use crate::cluster::{Cluster, ClusterError};
 use crate::gang::options::{GangError, GangOptions, GangOutcome};
+use crate::gang::scoring::MixSource;
 use crate::model::claim::{AllocationResult, ResourceClaim};
 use crate::model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
+use crate::model::mix::{ShapeMix, TypicalShape};
 use crate::model::workload::{
     ClaimSource, Pod, PodGroup, PreemptionPolicy, PriorityClass, check_group_members_gated,
 };
@@ -272,6 +274,11 @@ pub struct Scheduler {
     /// concerned (see [`BoundIndex`]).
     index: BoundIndex,
     options: GangOptions,
+    /// The mix a Stranding or FGD policy scores against, when the user gave one
+    /// ([`Scheduler::set_workload_mix`]) or the policy names one.
+    given_mix: Option<ShapeMix>,
+    /// The mix the cluster tracks now (given, or last observed).
+    tracked_mix: Option<ShapeMix>,
 }
 
 /// Indexes over the bound pods, kept in step with `Scheduler::bound` by
@@ -302,6 +309,46 @@ fn bound_members<'a>(
         .filter(|m| bound.contains_key(*m))
 }
 
+/// Whether the observed mix `seen` moved away from `tracked` by more than 1/64 in total
+/// variation of the shapes' frequencies, or gained a shape of frequency 1/64 or more.
+fn mix_moved(tracked: &ShapeMix, seen: &ShapeMix) -> bool {
+    let (t, s) = (
+        u128::from(tracked.weight_sum()),
+        u128::from(seen.weight_sum()),
+    );
+    if t == 0 || s == 0 {
+        return t != s;
+    }
+    // Σ |a/t − b/s| = Σ |a·s − b·t| / (t·s); total variation is half of it.
+    let mut diff: u128 = 0;
+    for x in &seen.shapes {
+        let b = u128::from(x.weight) * t;
+        match tracked.shapes.iter().find(|y| same_shape(x, y)) {
+            Some(y) => diff += (u128::from(y.weight) * s).abs_diff(b),
+            None if u128::from(x.weight) * 64 >= s => return true,
+            None => diff += b,
+        }
+    }
+    for y in &tracked.shapes {
+        if !seen.shapes.iter().any(|x| same_shape(x, y)) {
+            diff += u128::from(y.weight) * s;
+        }
+    }
+    diff * 32 > t * s
+}
+
+/// Two shapes equal but for their weight.
+fn same_shape(a: &TypicalShape, b: &TypicalShape) -> bool {
+    a.cpu == b.cpu
+        && a.memory == b.memory
+        && a.count == b.count
+        && a.pods == b.pods
+        && a.device_class_name == b.device_class_name
+        && a.capacity == b.capacity
+        && a.selectors == b.selectors
+        && a.topology_key == b.topology_key
+}
+
 fn key(namespace: &str, name: &str) -> String {
     format!("{namespace}/{name}")
 }
@@ -330,8 +377,14 @@ impl Scheduler {
             node_taint_seen: BTreeMap::new(),
             device_evictions: evict::DeviceEvictions::default(),
             index: BoundIndex::default(),
+            given_mix: match options.policy.mix_source() {
+                Some(MixSource::Given(m)) => Some(m.clone()),
+                _ => None,
+            },
+            tracked_mix: None,
             options,
         };
+        s.track_mix();
         let tainted: Vec<String> = s.cluster.nodes().map(|n| n.name.clone()).collect();
         for n in tainted {
             s.reindex_node_taints(&n);
@@ -898,11 +951,72 @@ impl Scheduler {
         }
     }
 
+    /// Scores Stranding and FGD placements against `mix` from now on (`None`: the
+    /// policy's own source again, the observed mix unless the policy names one).
+    /// Refused, with nothing changed, when the mix is invalid.
+    ///
+    /// With [`MixSource::Observed`] the scheduler counts the shapes of the pods it
+    /// holds, running and pending, at each cycle, and follows them when they have
+    /// moved by more than 1/64 (total variation) since it last did: each change
+    /// rescores every node, so small drifts do not.
+    pub fn set_workload_mix(&mut self, mix: Option<ShapeMix>) -> Result<(), SchedulerError> {
+        if let Some(m) = &mix {
+            let object = ObjectRef::cluster(ObjectKind::PodGroup, "workload mix");
+            m.validate_at(&object, "shapes")
+                .map_err(SchedulerError::Invalid)?;
+        }
+        self.given_mix = match mix {
+            Some(m) => Some(m),
+            None => match self.options.policy.mix_source() {
+                Some(MixSource::Given(m)) => Some(m.clone()),
+                _ => None,
+            },
+        };
+        self.tracked_mix = None;
+        self.track_mix();
+        Ok(())
+    }
+
+    /// The mix Stranding and FGD placements score against now: given, or as last
+    /// observed; `None` under the other policies.
+    pub fn workload_mix(&self) -> Option<&ShapeMix> {
+        self.tracked_mix.as_ref()
+    }
+
+    /// Keeps the cluster's tracked measures on the mix of the policy: the given one,
+    /// else the observed one when it moved (see [`Scheduler::set_workload_mix`]).
+    fn track_mix(&mut self) {
+        if self.options.policy.mix_source().is_none() {
+            return;
+        }
+        let mix = match &self.given_mix {
+            Some(m) if self.tracked_mix.as_ref() == Some(m) => return,
+            Some(m) => m.clone(),
+            None => {
+                let seen = ShapeMix::observe(self.pods.values(), self.claims.values());
+                if self
+                    .tracked_mix
+                    .as_ref()
+                    .is_some_and(|t| !mix_moved(t, &seen))
+                {
+                    return;
+                }
+                seen
+            }
+        };
+        if self.tracked_mix.as_ref() == Some(&mix) {
+            return;
+        }
+        self.cluster.track_scoring(&self.options.policy, &mix);
+        self.tracked_mix = Some(mix);
+    }
+
     /// Runs one scheduling cycle (see [`Scheduler`]). A unit whose inputs are
     /// invalid (a claim that does not exist, a selector that does not compile, ...) is
     /// reported as [`UnitResult::Failed`] with nothing of it applied; the other units
     /// are scheduled as usual.
     pub fn cycle(&mut self) -> CycleReport {
+        self.track_mix();
         let mut report = CycleReport::default();
         for unit in self.pending_units() {
             let result = self.schedule_unit(&unit).unwrap_or_else(UnitResult::Failed);

@@ -1,0 +1,397 @@
+//! Ranking a pod's candidate nodes under the Stranding and FGD measures
+//! ([`scores`](super::scores)): for each node, its measure before (the tracked
+//! table's value, or computed) and after the pod's first fit, and the policy's score
+//! of that change.
+//!
+//! A ranker serves one placement call. Node states repeat (idle nodes, nodes filled
+//! alike), so the measure of a state is computed once per call: states are keyed by
+//! free CPU, memory and each device's free share, share unit and *group* (the set of
+//! shapes that may use it), which is all a measure reads.
+
+use alloc::sync::Arc;
+use smallvec::SmallVec;
+
+use crate::alloc_prelude::*;
+use crate::model::claim::{AllocationMode, ResourceClaimSpec};
+use crate::{Quantity, ShapeMix};
+
+use super::Cluster;
+use super::bits::DeviceSet;
+use super::ids::{DeviceId, NodeId};
+use super::intern::Symbol;
+use super::score_table::{ResolvedMix, ScoreKernel};
+use super::scores::{self, DeviceFree, Measured, NodeFree, ScoredShape, WHOLE, Weights};
+
+/// What one pod takes, as the measures count it.
+#[derive(Clone, Debug)]
+pub(crate) struct PodTake {
+    cpu_milli: u64,
+    memory_mib: u64,
+    /// Its scored device request as a shape (count, share per unit, the class's
+    /// devices); `None` without a request of the mix's devices.
+    device: Option<ScoredShape>,
+    /// A hash of the pod's name, for FGD's seeded tie-break.
+    name_hash: u64,
+}
+
+/// A node state as the measures read it (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct StateKey {
+    cpu_milli: u64,
+    memory_mib: u64,
+    devices: SmallVec<[(u32, u16, u32); 8]>,
+}
+
+/// Measures of node states under one resolved mix (see the module docs). A tracked
+/// table keeps one across placements; a copy of a cluster starts without (a clone is
+/// empty), and `Debug` shows only its size, so a cache never makes two states differ.
+#[derive(Default)]
+pub(crate) struct RankMemo {
+    table: hashbrown::HashTable<(u64, StateKey, Measured)>,
+}
+
+/// The most states a memo keeps; it starts over when full.
+const MEMO_CAP: usize = 1 << 16;
+
+impl Clone for RankMemo {
+    fn clone(&self) -> RankMemo {
+        RankMemo::default()
+    }
+}
+
+impl core::fmt::Debug for RankMemo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("RankMemo")
+    }
+}
+
+/// Ranks candidate nodes for one placement (see the module docs).
+pub(crate) struct Ranker<'c> {
+    cluster: &'c Cluster,
+    mix: Arc<ResolvedMix>,
+    /// The cluster's tracked table holds this mix's values.
+    tracked: bool,
+    weights: Weights,
+    seed: Option<u64>,
+    memo: RankMemo,
+    symbols: (Option<Symbol>, Option<Symbol>),
+}
+
+/// FNV-1a over the key's numbers: fixed, so ranking is the same everywhere.
+fn hash_key(k: &StateKey) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut mix = |x: u64| {
+        h ^= x;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    };
+    mix(k.cpu_milli);
+    mix(k.memory_mib);
+    for &(m, u, g) in &k.devices {
+        mix(u64::from(m) | (u64::from(u) << 32) | (u64::from(g) << 48));
+    }
+    h
+}
+
+/// SplitMix64's finaliser.
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn hash_str(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// An `i64` that orders as `x` does (total order; `-0.0 < 0.0`, NaN above all).
+pub(crate) fn ordered(x: f64) -> i64 {
+    let bits = x.to_bits().cast_signed();
+    if bits < 0 { bits ^ i64::MAX } else { bits }
+}
+
+/// The `f64` of an [`ordered`] rank.
+pub(crate) fn unordered(r: i64) -> f64 {
+    let bits = if r < 0 { r ^ i64::MAX } else { r };
+    f64::from_bits(bits.cast_unsigned())
+}
+
+/// FGD ranks: `99 − score` above 32 bits of tie-break.
+const FGD_SHIFT: u32 = 32;
+
+impl Cluster {
+    /// A ranker for `kernel` over `mix`: the tracked table's when it tracks this
+    /// kernel and this mix (or any, when `mix` is `None`); else `mix` resolved now.
+    /// `None` when `mix` is `None` and nothing matching is tracked.
+    pub(crate) fn ranker(
+        &self,
+        kernel: ScoreKernel,
+        mix: Option<&ShapeMix>,
+        seed: Option<u64>,
+        memo: RankMemo,
+    ) -> Option<Ranker<'_>> {
+        let tracked = self
+            .scores
+            .as_ref()
+            .filter(|t| t.mix.kernel == kernel && mix.is_none_or(|m| *m == t.mix.source));
+        let (mix, tracked) = match (tracked, mix) {
+            (Some(t), _) => (Arc::clone(&t.mix), true),
+            (None, Some(m)) => (Arc::new(self.resolve_mix(kernel, m.clone())), false),
+            (None, None) => return None,
+        };
+        let weights = match kernel {
+            ScoreKernel::Stranding(w) => Weights::from(w),
+            ScoreKernel::Fgd => Weights::from(crate::StrandingWeights::default()),
+        };
+        Some(Ranker {
+            cluster: self,
+            mix,
+            tracked,
+            weights,
+            seed,
+            memo: if tracked { memo } else { RankMemo::default() },
+            symbols: self.cpu_mem_symbols(),
+        })
+    }
+
+    /// Whether a table tracks `kernel` (with any mix).
+    pub(crate) fn tracks(&self, kernel: ScoreKernel) -> bool {
+        self.scores.as_ref().is_some_and(|t| t.mix.kernel == kernel)
+    }
+
+    /// Takes the tracked table's memo, for a placement that ranks (see
+    /// [`Ranker::into_memo`]); an empty one when nothing is tracked.
+    pub(crate) fn take_rank_memo(&mut self) -> RankMemo {
+        self.scores
+            .as_mut()
+            .map(|t| core::mem::take(&mut t.memo))
+            .unwrap_or_default()
+    }
+
+    /// Gives a memo taken with [`Cluster::take_rank_memo`] back to the tracked table.
+    pub(crate) fn restore_rank_memo(&mut self, memo: RankMemo) {
+        if let Some(t) = self.scores.as_mut() {
+            t.memo = memo;
+        }
+    }
+}
+
+impl Ranker<'_> {
+    /// The memo, when it belongs to the tracked mix (else an empty one).
+    pub(crate) fn into_memo(self) -> RankMemo {
+        if self.tracked {
+            self.memo
+        } else {
+            RankMemo::default()
+        }
+    }
+
+    /// What a pod with scalar `requests` and own claims `specs` takes: its CPU and
+    /// memory, and its first device request (first alternative) whose class has
+    /// devices the mix measures.
+    pub(crate) fn pod_take(
+        &self,
+        name: &str,
+        requests: &BTreeMap<String, Quantity>,
+        specs: &[&ResourceClaimSpec],
+    ) -> PodTake {
+        let amount = |k: &str| requests.get(k).copied().unwrap_or_default();
+        let mix = &self.mix;
+        let device = specs
+            .iter()
+            .flat_map(|spec| spec.requests.iter())
+            .find_map(|r| {
+                let view = r.alternatives().into_iter().next()?;
+                if view.admin_access {
+                    return None;
+                }
+                let set = self.cluster.class_devices(view.device_class_name)?;
+                if !intersects(set, &mix.set) {
+                    return None;
+                }
+                let count = match view.allocation_mode {
+                    AllocationMode::ExactCount(n) => n.max(1),
+                    AllocationMode::All => return None,
+                };
+                let amount = mix
+                    .share_key
+                    .as_deref()
+                    .and_then(|k| view.capacity.get(k))
+                    .copied();
+                let mut shares: SmallVec<[u32; 2]> = SmallVec::from_slice(&[WHOLE]);
+                shares.extend(mix.units.iter().map(|u| match amount {
+                    Some(q) => scores::share_taken(q, *u),
+                    None => WHOLE,
+                }));
+                let share = shares.get(1).copied().unwrap_or(WHOLE);
+                // The devices the pod may take: a shape's of the same class and
+                // selectors (resolved with the mix), else its selectors evaluated on
+                // the class's devices the mix measures.
+                let same = mix.source.shapes.iter().position(|s| {
+                    s.device_class_name == view.device_class_name && s.selectors == view.selectors
+                });
+                let allowed = match same {
+                    Some(i) => mix.shapes[i].allowed.clone(),
+                    None if view.selectors.is_empty() => set.clone(),
+                    None => {
+                        let mut within = set.clone();
+                        within.intersect_with(&mix.set);
+                        self.cluster.devices_matching(&within, view.selectors)
+                    }
+                };
+                Some(ScoredShape {
+                    weight: 1,
+                    frequency: 0.0,
+                    cpu_milli: 0,
+                    memory_mib: 0,
+                    count,
+                    share,
+                    shares,
+                    allowed,
+                    restricted: !view.selectors.is_empty(),
+                })
+            });
+        PodTake {
+            cpu_milli: scores::cpu_milli_needed(amount("cpu")),
+            memory_mib: scores::mib_needed(amount("memory")),
+            device,
+            name_hash: hash_str(name),
+        }
+    }
+
+    /// Node `n`'s devices of the mix, as the measures read them.
+    fn devices(&self, n: NodeId) -> SmallVec<[DeviceFree; 8]> {
+        match self.cluster.scores.as_ref() {
+            Some(t) if self.tracked && n.index() < t.devices.len() => t.devices[n.index()].clone(),
+            _ => self.cluster.mix_devices(&self.mix, n),
+        }
+    }
+
+    fn key(&self, cpu_milli: u64, memory_mib: u64, devices: &[DeviceFree]) -> StateKey {
+        StateKey {
+            cpu_milli,
+            memory_mib,
+            devices: devices
+                .iter()
+                .map(|d| (d.milli, d.unit, self.mix.group_of(d.id)))
+                .collect(),
+        }
+    }
+
+    /// The measure and deficit of a state, computed once per call.
+    fn measured(&mut self, cpu_milli: u64, memory_mib: u64, devices: &[DeviceFree]) -> Measured {
+        let key = self.key(cpu_milli, memory_mib, devices);
+        let h = hash_key(&key);
+        if let Some((_, _, m)) = self.memo.table.find(h, |(kh, k, _)| *kh == h && *k == key) {
+            return *m;
+        }
+        if self.memo.table.len() >= MEMO_CAP {
+            self.memo.table.clear();
+        }
+        let node = NodeFree {
+            cpu_milli,
+            memory_mib,
+            devices,
+        };
+        let m = self.mix.measure(&node);
+        self.memo
+            .table
+            .insert_unique(h, (h, key, m), |(kh, _, _)| *kh);
+        m
+    }
+
+    /// The rank of node `n` for pod `pod` (lower is better; equal ranks keep name
+    /// order). Stranding: the score as an ordered `i64`; FGD: `99 − score`, ties
+    /// broken by a hash of the seed, the pod and the node when seeded.
+    pub(crate) fn rank(&mut self, n: NodeId, pod: &PodTake) -> i64 {
+        let devices = self.devices(n);
+        let (cpu, mem) = self.cluster.free_cpu_mem_of(n, self.symbols);
+        let before = match self.cluster.scores.as_ref() {
+            Some(t) if self.tracked && n.index() < t.values.len() => {
+                let v = t.values[n.index()];
+                Measured {
+                    measure: v.measure,
+                    deficit: v.deficit,
+                }
+            }
+            _ => self.measured(cpu, mem, &devices),
+        };
+        let mut after = devices.clone();
+        let taken: SmallVec<[DeviceId; 8]> = pod
+            .device
+            .as_ref()
+            .and_then(|s| scores::first_fit(&mut after, s))
+            .map(|at| at.iter().map(|&i| devices[i].id).collect())
+            .unwrap_or_default();
+        let (cpu_after, mem_after) = (
+            cpu.saturating_sub(pod.cpu_milli),
+            mem.saturating_sub(pod.memory_mib),
+        );
+        let measured_after = self.measured(cpu_after, mem_after, &after);
+        match self.mix.kernel {
+            ScoreKernel::Stranding(_) => {
+                let free_after: u64 = after.iter().map(|d| u64::from(d.milli)).sum();
+                let scarcity = pod.device.as_ref().map_or(0.0, |s| {
+                    scores::scarcity(s.demand(), s.restricted, &taken, &self.mix.pressure)
+                });
+                ordered(scores::stranding_score(
+                    &self.weights,
+                    before,
+                    measured_after,
+                    free_after,
+                    scarcity,
+                ))
+            }
+            ScoreKernel::Fgd => {
+                let s = scores::fgd_score(before.measure, measured_after.measure);
+                let tie = self.seed.map_or(0, |seed| {
+                    let node = hash_str(self.cluster.node_name_of(n));
+                    splitmix(seed ^ splitmix(pod.name_hash ^ splitmix(node))) >> FGD_SHIFT
+                });
+                (i64::from(99 - s) << FGD_SHIFT) | tie.cast_signed()
+            }
+        }
+    }
+
+    /// The value a rank stands for, additive across pods (a domain's score sums them):
+    /// Stranding's score, FGD's `99 − score`.
+    pub(crate) fn value(&self, rank: i64) -> f64 {
+        match self.mix.kernel {
+            ScoreKernel::Stranding(_) => unordered(rank),
+            ScoreKernel::Fgd => f64::from((rank >> FGD_SHIFT) as i32),
+        }
+    }
+}
+
+fn intersects(a: &DeviceSet, b: &DeviceSet) -> bool {
+    a.words().iter().zip(b.words()).any(|(x, y)| x & y != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ordered, unordered};
+
+    #[test]
+    fn ordered_ranks_sort_as_their_floats() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-300,
+            0.001,
+            2.5,
+            1e300,
+            f64::INFINITY,
+        ];
+        for w in xs.windows(2) {
+            assert!(ordered(w[0]) < ordered(w[1]), "{} < {}", w[0], w[1]);
+        }
+        for x in xs {
+            assert_eq!(unordered(ordered(x)).to_bits(), x.to_bits());
+        }
+    }
+}
