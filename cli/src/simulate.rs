@@ -33,10 +33,9 @@ pub(crate) struct SimulateArgs {
     /// `NAME.svg`, or `NAME-<workload>.svg` for several).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
-    /// The policies to run, comma-separated: Random, DotProd, FGD (the paper's
-    /// policies, re-implemented), BestFit, Spread, FragmentationAware (the engine's), Stranding (gangpack's policy
-    /// for GPU sharing, `gangpack_sim::stranding`) [default: all; the global `--policy`
-    /// runs one of the engine's].
+    /// The policies to run, comma-separated: Random, DotProd (the FGD paper's
+    /// baselines), BestFit, Spread, Stranding, FGD (every one the engine's own, the
+    /// baselines included) [default: all; the global `--policy` runs one].
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     policies: Vec<String>,
     /// Threads [default: the machine's cores].
@@ -148,15 +147,15 @@ pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<St
                 "--policy and --policies: give one of them".into(),
             ));
         }
-        (Some(p), true) => vec![sim::Policy::Engine(p.scoring())],
-        (None, true) => sim::Policy::all(),
+        (Some(p), true) => vec![p.scoring()],
+        (None, true) => sim::all_policies(),
         (None, false) => args
             .policies
             .iter()
             .map(|n| {
-                sim::Policy::parse(n).ok_or_else(|| {
+                sim::parse_policy(n).ok_or_else(|| {
                     SimError::Usage(format!(
-                        "--policies: {n:?} is not a policy (Random, DotProd, FGD, BestFit, Spread, FragmentationAware, Stranding)"
+                        "--policies: {n:?} is not a policy (Random, DotProd, BestFit, Spread, Stranding, FGD)"
                     ))
                 })
             })

@@ -18,9 +18,6 @@ pub const CLASS: &str = "gpu";
 pub const MILLI: &str = "milli";
 /// The device attribute holding the GPU model.
 pub const MODEL: &str = "model";
-/// The device attribute holding the GPU's index on its node (`gpu-<index>`), which a
-/// policy that picks the GPU itself pins with [`pin_gpu`].
-pub const INDEX: &str = "index";
 /// The node label naming each node's rack: consecutive groups of [`RACK_NODES`] nodes of
 /// one GPU model and count, in node-list order (the trace has no topology, so the
 /// time-based replay makes one up for its rack-constrained gangs).
@@ -29,7 +26,7 @@ pub const RACK: &str = "topology.gangpack.io/rack";
 pub const RACK_NODES: usize = 8;
 /// The namespace of the trace's pods.
 pub const NAMESPACE: &str = "openb";
-/// The node label naming each node (what the baselines pin pods with).
+/// The node label naming each node (Kubernetes' well-known `kubernetes.io/hostname`).
 pub const HOSTNAME: &str = "kubernetes.io/hostname";
 
 /// The cluster of a node list: nodes with their CPU and memory, GPUs shareable by
@@ -67,8 +64,7 @@ pub fn cluster(nodes: &[NodeRow]) -> Result<Cluster, gangpack::ClusterError> {
             ResourceSlice::node_local(format!("{}-gpus", n.name), DRIVER, &n.name, &n.name);
         for g in 0..n.gpus {
             let mut d = Device::new(format!("gpu-{g}"))
-                .with_attribute(MODEL, DeviceAttribute::String(n.model.clone()))
-                .with_attribute(INDEX, DeviceAttribute::Int(i64::from(g)));
+                .with_attribute(MODEL, DeviceAttribute::String(n.model.clone()));
             d.capacity.insert(
                 MILLI.into(),
                 DeviceCapacity {
@@ -183,16 +179,4 @@ pub fn placement<'r>(
         gangpack::UnitResult::Scheduled(d) if d.bindings.iter().any(|b| b.pod == pod) => Some(d),
         _ => None,
     })
-}
-
-/// Restricts a task's claim (from [`pod`]) to the GPU with index `gpu` on its node: a
-/// CEL selector on the [`INDEX`] attribute.
-pub fn pin_gpu(claim: &mut ResourceClaim, gpu: usize) {
-    for r in &mut claim.spec.requests {
-        if let gangpack::DeviceRequestKind::Exactly(exact) = &mut r.kind {
-            exact.selectors.push(gangpack::DeviceSelector {
-                cel: format!("device.attributes[\"{DRIVER}\"].{INDEX} == {gpu}"),
-            });
-        }
-    }
 }

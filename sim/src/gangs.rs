@@ -63,11 +63,10 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use gangpack::{
-    DisruptionMode, GangOptions, PlacementDecision, PodGroup, PreemptionPolicy, Scheduler,
-    SchedulingPolicy, TopologyConstraint,
+    DisruptionMode, GangOptions, NodeLoad, PlacementDecision, PodGroup, PreemptionPolicy,
+    Scheduler, SchedulingPolicy, TopologyConstraint,
 };
 
-use crate::baseline::Mirror;
 use crate::cluster;
 use crate::protocol::Rng;
 use crate::trace::{NodeRow, PodRow};
@@ -334,7 +333,6 @@ enum Event {
 }
 
 struct Running {
-    row: PodRow,
     decision: PlacementDecision,
 }
 
@@ -342,7 +340,8 @@ struct Running {
 struct Sim<'a> {
     mode: Mode,
     s: Scheduler,
-    mirror: Mirror,
+    /// The node names, in the node list's order.
+    names: Vec<String>,
     racks: Vec<String>,
     gangs: &'a [Gang],
     /// Per gang: its pods bound so far (pod by pod always the first ones), with their
@@ -367,29 +366,53 @@ struct Sim<'a> {
     lost_ms: u128,
 }
 
-/// The cheap necessary condition: `pods` 8-GPU nodes wholly free with room for one pod
-/// each (in one rack when `rack`).
-fn room_for(mirror: &Mirror, racks: &[String], gang: &Gang, pods: u32) -> bool {
-    let row = gang.pod_row();
-    if !gang.rack {
-        return fitting_nodes(mirror, &row) >= pods;
+/// Whether a pod of `row` (no model list) fits a node with `load` free now: its CPU
+/// and memory, and its share on one device or its count of wholly free devices.
+fn load_fits(load: &NodeLoad, row: &PodRow) -> bool {
+    if load.cpu_milli < row.cpu_milli || load.memory_mib < row.memory_mib {
+        return false;
     }
-    let mut per_rack: BTreeMap<&str, u32> = BTreeMap::new();
-    for (n, rack) in racks.iter().enumerate().take(mirror.len()) {
-        if mirror.fits(n, &row) {
-            *per_rack.entry(rack.as_str()).or_default() += 1;
-        }
+    let free = load.devices.iter().map(|(_, f)| *f);
+    match row.num_gpu {
+        0 => true,
+        _ if row.gpu_milli < 1000 => free.clone().any(|f| f >= row.gpu_milli),
+        n => free.filter(|&f| f == 1000).count() >= n as usize,
     }
-    per_rack.values().any(|&c| c >= pods)
-}
-
-/// The nodes a pod of `row` fits on now.
-fn fitting_nodes(mirror: &Mirror, row: &PodRow) -> u32 {
-    let n = (0..mirror.len()).filter(|&n| mirror.fits(n, row)).count();
-    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl Sim<'_> {
+    /// What node `n` (in node-list order) has free now, from the engine's cluster.
+    fn load(&self, n: usize) -> Option<NodeLoad> {
+        self.s.cluster().node_load(&self.names[n])
+    }
+
+    /// Whether a pod of `row` fits node `n` now.
+    fn fits(&self, n: usize, row: &PodRow) -> bool {
+        self.load(n).is_some_and(|l| load_fits(&l, row))
+    }
+
+    /// The nodes a pod of `row` fits on now.
+    fn fitting_nodes(&self, row: &PodRow) -> u32 {
+        let n = (0..self.names.len()).filter(|&n| self.fits(n, row)).count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    /// The cheap necessary condition: `pods` nodes where a pod of the gang fits now
+    /// (in one rack when the gang asks for one).
+    fn room_for(&self, gang: &Gang, pods: u32) -> bool {
+        let row = gang.pod_row();
+        if !gang.rack {
+            return self.fitting_nodes(&row) >= pods;
+        }
+        let mut per_rack: BTreeMap<&str, u32> = BTreeMap::new();
+        for (n, rack) in self.racks.iter().enumerate() {
+            if self.fits(n, &row) {
+                *per_rack.entry(rack.as_str()).or_default() += 1;
+            }
+        }
+        per_rack.values().any(|&c| c >= pods)
+    }
+
     fn pod_name(g: usize, p: u32) -> String {
         format!("gang{g:05}-{p:02}")
     }
@@ -449,7 +472,6 @@ impl Sim<'_> {
         }
         self.evicted[g] += 1;
         for r in std::mem::take(&mut self.bound[g]) {
-            self.mirror.release(&r.row, &r.decision);
             if self.mode == Mode::PodByPod {
                 for b in &r.decision.bindings {
                     self.s.remove_pod(&b.pod)?;
@@ -463,12 +485,10 @@ impl Sim<'_> {
         Ok(())
     }
 
-    /// Records a placement of gang `g` (pods of `row`) that evicted `victims`.
+    /// Records a placement of gang `g` that evicted `victims`.
     fn commit(
         &mut self,
         g: usize,
-        row: &PodRow,
-        d: &PlacementDecision,
         victims: &[usize],
         now: u64,
     ) -> Result<(), gangpack::SchedulerError> {
@@ -478,7 +498,6 @@ impl Sim<'_> {
         for &v in victims.iter().filter(|&&v| v != g) {
             self.evict(v, now)?;
         }
-        self.mirror.commit(row, d);
         Ok(())
     }
 
@@ -489,10 +508,9 @@ impl Sim<'_> {
         let need = if self.mode == Mode::Gang { missing } else { 1 };
         // A preemptor may make room by preemption: the engine decides.
         let preemptor = gang.priority > 0;
-        if !preemptor && !room_for(&self.mirror, &self.racks, &gang, need) {
+        if !preemptor && !self.room_for(&gang, need) {
             return Ok(false);
         }
-        let row = gang.pod_row();
         match self.mode {
             Mode::Gang => {
                 let mut group = PodGroup::new(
@@ -514,10 +532,9 @@ impl Sim<'_> {
                 let report = self.s.cycle();
                 let first = cluster::key(&Self::pod_name(g, 0));
                 if let Some((d, victims)) = Self::placed(&report, &first) {
-                    self.commit(g, &row, &d, &victims, now)?;
+                    self.commit(g, &victims, now)?;
                     for b in &d.bindings {
                         self.bound[g].push(Running {
-                            row: row.clone(),
                             decision: PlacementDecision {
                                 bindings: vec![b.clone()],
                                 ..PlacementDecision::default()
@@ -533,7 +550,7 @@ impl Sim<'_> {
                 // first ones.
                 let first_unbound = u32::try_from(self.bound[g].len()).unwrap_or(u32::MAX);
                 for p in first_unbound..gang.pods {
-                    if !preemptor && !room_for(&self.mirror, &self.racks, &gang, 1) {
+                    if !preemptor && !self.room_for(&gang, 1) {
                         break;
                     }
                     let key = cluster::key(&Self::pod_name(g, p));
@@ -543,11 +560,8 @@ impl Sim<'_> {
                         self.s.remove_pod(&key)?;
                         break;
                     };
-                    self.commit(g, &row, &d, &victims, now)?;
-                    self.bound[g].push(Running {
-                        row: row.clone(),
-                        decision: d,
-                    });
+                    self.commit(g, &victims, now)?;
+                    self.bound[g].push(Running { decision: d });
                 }
             }
         }
@@ -565,7 +579,6 @@ impl Sim<'_> {
 
     fn end_gang(&mut self, g: usize) -> Result<(), gangpack::SchedulerError> {
         for r in std::mem::take(&mut self.bound[g]) {
-            self.mirror.release(&r.row, &r.decision);
             for b in &r.decision.bindings {
                 self.s.remove_pod(&b.pod)?;
             }
@@ -584,7 +597,7 @@ impl Sim<'_> {
         if now.saturating_sub(gang.arrival) < r.after {
             return None;
         }
-        let mut free = fitting_nodes(&self.mirror, &gang.pod_row());
+        let mut free = self.fitting_nodes(&gang.pod_row());
         let mut ends: Vec<(u64, u32)> = (0..self.gangs.len())
             .filter_map(|o| {
                 let start = self.started[o]?;
@@ -688,11 +701,12 @@ impl Sim<'_> {
     }
 
     fn allocated_milli(&self) -> u64 {
-        (0..self.mirror.len())
-            .map(|n| {
-                let (_, _, _, gpus) = self.mirror.state(n);
-                gpus.iter()
-                    .map(|&f| u64::from(1000 - f.min(1000)))
+        (0..self.names.len())
+            .filter_map(|n| self.load(n))
+            .map(|l| {
+                l.devices
+                    .iter()
+                    .map(|&(_, f)| u64::from(1000 - f.min(1000)))
                     .sum::<u64>()
             })
             .sum()
@@ -729,14 +743,16 @@ impl Sim<'_> {
         }
         .pod_row();
         let (mut free, mut stranded) = (0u64, 0u64);
-        for n in 0..self.mirror.len() {
-            let (_, _, _, gpus) = self.mirror.state(n);
-            if gpus.len() != GPUS_PER_POD as usize {
+        for n in 0..self.names.len() {
+            let Some(load) = self.load(n) else {
+                continue;
+            };
+            if load.devices.len() != GPUS_PER_POD as usize {
                 continue;
             }
-            let f: u64 = gpus.iter().map(|&g| u64::from(g)).sum();
+            let f: u64 = load.devices.iter().map(|&(_, g)| u64::from(g)).sum();
             free += f;
-            if !self.mirror.fits(n, &smallest) {
+            if !load_fits(&load, &smallest) {
                 stranded += f;
             }
         }
@@ -764,7 +780,7 @@ pub fn replay(
     let mut sim = Sim {
         mode,
         s: Scheduler::new(c, GangOptions::default()),
-        mirror: Mirror::new(nodes),
+        names: nodes.iter().map(|n| n.name.clone()).collect(),
         racks: cluster::racks(nodes),
         gangs,
         bound: (0..gangs.len()).map(|_| Vec::new()).collect(),
@@ -842,7 +858,6 @@ pub fn replay(
                 }
                 Event::TaskEnd(i) => {
                     if let Some(r) = sim.tasks[i].take() {
-                        sim.mirror.release(&r.row, &r.decision);
                         for b in &r.decision.bindings {
                             sim.s.remove_pod(&b.pod)?;
                         }
@@ -861,9 +876,7 @@ pub fn replay(
                     sim.s.add_pod(pod)?;
                     let report = sim.s.cycle();
                     if let Some(d) = cluster::placement(&report, &key) {
-                        sim.mirror.commit(&tasks[i], d);
                         sim.tasks[i] = Some(Running {
-                            row: tasks[i].clone(),
                             decision: d.clone(),
                         });
                         placed_tasks += 1;

@@ -11,12 +11,10 @@
 //! The trace's GPUs are shareable devices with 1000 milli-GPU of consumable capacity;
 //! a task is a pod with one claim for its GPUs ([`cluster`]).
 
-pub mod baseline;
 pub mod cluster;
-pub mod fgd;
 pub mod gangs;
+pub mod mix;
 pub mod protocol;
 pub mod report;
 pub mod run;
-pub mod stranding;
 pub mod trace;

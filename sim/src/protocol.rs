@@ -5,10 +5,7 @@
 
 use gangpack::{GangOptions, Scheduler, ScoringPolicy};
 
-use crate::baseline::{Baseline, Mirror};
 use crate::cluster;
-use crate::fgd::Fgd;
-use crate::stranding::Stranding;
 use crate::trace::{NodeRow, PodRow};
 
 /// A small, fixed pseudo-random generator (SplitMix64): the same sequence for a seed
@@ -81,70 +78,49 @@ pub struct Sample {
     pub allocated: u64,
 }
 
-/// How a replay chooses nodes: the engine's own scoring, or a baseline that picks the
-/// node itself (and lets the engine place the pod there).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Policy {
-    /// One of the engine's scoring policies.
-    Engine(ScoringPolicy),
-    /// A baseline of the paper ([`crate::baseline`]).
-    Baseline(Baseline),
-    /// FGD re-implemented as a baseline ([`crate::fgd`]).
-    Fgd,
-    /// gangpack's stranding policy for GPU sharing ([`crate::stranding`]).
-    Stranding,
+/// A replay's policy: one of the engine's scoring policies, the baselines
+/// ([`ScoringPolicy::Random`], [`ScoringPolicy::DotProduct`]) included. The simulator
+/// has no policy of its own: every pod is placed by the engine's `Scheduler`.
+pub type Policy = ScoringPolicy;
+
+/// The policy of a name (case-insensitive, `-`/`_` ignored): the engine's names and the
+/// baselines' (`Random`, `DotProd`).
+pub fn parse_policy(name: &str) -> Option<Policy> {
+    ScoringPolicy::parse(name)
 }
 
-impl Policy {
-    /// Its name: the engine's policy names, `Random`, `DotProd`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Policy::Engine(p) => p.name(),
-            Policy::Baseline(Baseline::Random) => "Random",
-            Policy::Baseline(Baseline::DotProd) => "DotProd",
-            Policy::Fgd => "FGD",
-            Policy::Stranding => "Stranding",
-        }
-    }
+/// Every policy: the baselines (Random, DotProd), then the engine's (BestFit, Spread,
+/// Stranding, FGD).
+pub fn all_policies() -> Vec<Policy> {
+    ScoringPolicy::BASELINES
+        .iter()
+        .chain(ScoringPolicy::NAMES.iter())
+        .filter_map(|n| ScoringPolicy::parse(n))
+        .collect()
+}
 
-    /// The policy of a name (case-insensitive, `-`/`_` ignored).
-    pub fn parse(name: &str) -> Option<Policy> {
-        let flat: String = name
-            .chars()
-            .filter(|c| *c != '-' && *c != '_')
-            .collect::<String>()
-            .to_ascii_lowercase();
-        match flat.as_str() {
-            "random" => Some(Policy::Baseline(Baseline::Random)),
-            "dotprod" => Some(Policy::Baseline(Baseline::DotProd)),
-            "fgd" => Some(Policy::Fgd),
-            "stranding" => Some(Policy::Stranding),
-            _ => ScoringPolicy::parse(&flat).map(Policy::Engine),
-        }
+/// `policy` as a replay of `pods` with `seed` runs it: scoring against the typical
+/// shapes of `pods` ([`crate::mix::typical`]) when it scores against observed ones
+/// (the whole pod list, as FGD's simulator takes it), and drawing its random choices
+/// (Random's, FGD's ties) from `seed` when it draws any.
+pub fn engine_policy(policy: &ScoringPolicy, pods: &[PodRow], seed: u64) -> ScoringPolicy {
+    let mut p = match policy.mix_source() {
+        Some(gangpack::MixSource::Observed) => policy
+            .clone()
+            .with_mix(gangpack::MixSource::Given(crate::mix::typical(pods))),
+        _ => policy.clone(),
+    };
+    match &mut p {
+        ScoringPolicy::Random(s) if *s == 0 => *s = seed,
+        ScoringPolicy::Fgd(f) if f.seed.is_none() => f.seed = Some(seed),
+        _ => {}
     }
-
-    /// Every policy: the baselines (Random, DotProd, FGD), the engine's policies, then
-    /// the stranding policy.
-    pub fn all() -> Vec<Policy> {
-        let mut v = vec![
-            Policy::Baseline(Baseline::Random),
-            Policy::Baseline(Baseline::DotProd),
-            Policy::Fgd,
-        ];
-        v.extend(
-            ScoringPolicy::NAMES
-                .iter()
-                .filter_map(|n| ScoringPolicy::parse(n))
-                .map(Policy::Engine),
-        );
-        v.push(Policy::Stranding);
-        v
-    }
+    p
 }
 
 /// Schedules `order` one pod at a time with `policy` on a fresh cluster of `nodes`:
 /// one sample per attempt. A pod that does not fit is dropped (it never retries).
-/// `seed` drives the Random baseline's choices.
+/// `seed` drives the policy's random choices (see [`engine_policy`]).
 pub fn replay(
     nodes: &[NodeRow],
     pods: &[PodRow],
@@ -153,58 +129,25 @@ pub fn replay(
     seed: u64,
 ) -> Result<Vec<Sample>, gangpack::SchedulerError> {
     let c = cluster::cluster(nodes).map_err(gangpack::SchedulerError::from)?;
-    let scoring = match policy {
-        Policy::Engine(p) => p.clone(),
-        Policy::Baseline(_) | Policy::Fgd | Policy::Stranding => ScoringPolicy::BestFit,
-    };
-    let mut stranding = matches!(policy, Policy::Stranding).then(|| Stranding::new(pods, nodes));
-    let mut fgd = matches!(policy, Policy::Fgd).then(|| Fgd::new(pods));
     let options = GangOptions {
-        policy: scoring,
+        policy: engine_policy(policy, pods, seed),
         ..GangOptions::default()
     };
     let mut s = Scheduler::new(c, options);
-    let mut mirror = Mirror::new(nodes);
-    let mut rng = Rng::new(seed ^ 0x5eed_0fba_5e11_e500);
     let mut samples = Vec::with_capacity(order.len());
     let (mut arrived, mut allocated) = (0u64, 0u64);
     for (k, &i) in order.iter().enumerate() {
         let row = &pods[i];
         arrived += row.gpu_demand_milli();
         let name = format!("p{k:06}");
-        let (mut pod, mut claim) = cluster::pod(row, &name);
-        let pinned = match (policy, stranding.as_mut(), fgd.as_mut()) {
-            (Policy::Baseline(b), _, _) => Some(mirror.choose(*b, row, &mut rng)),
-            (_, Some(st), _) => Some(st.choose(&mirror, row)),
-            (_, _, Some(f)) => Some(f.choose(&mirror, row, &mut rng).map(|c| {
-                if let (Some(g), Some(claim)) = (c.gpu, claim.as_mut()) {
-                    cluster::pin_gpu(claim, g);
-                }
-                c.node
-            })),
-            _ => None,
-        };
-        if let Some(choice) = pinned {
-            let Some(n) = choice else {
-                samples.push(Sample { arrived, allocated });
-                continue;
-            };
-            pod.node_selector
-                .insert(cluster::HOSTNAME.into(), mirror.name(n).to_owned());
-        }
+        let (pod, claim) = cluster::pod(row, &name);
         if let Some(claim) = claim {
             s.add_claim(claim)?;
         }
         s.add_pod(pod)?;
         let report = s.cycle();
-        if let Some(d) = cluster::placement(&report, &cluster::key(&name)) {
+        if cluster::placement(&report, &cluster::key(&name)).is_some() {
             allocated += row.gpu_demand_milli();
-            if matches!(
-                policy,
-                Policy::Baseline(_) | Policy::Fgd | Policy::Stranding
-            ) {
-                mirror.commit(row, d);
-            }
         } else {
             s.remove_pod(&cluster::key(&name))?;
         }

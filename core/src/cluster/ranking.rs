@@ -32,6 +32,10 @@ pub(crate) struct PodTake {
     device: Option<ScoredShape>,
     /// A hash of the pod's name, for FGD's seeded tie-break.
     name_hash: u64,
+    /// Its first device request's milli-devices (count times the share of the
+    /// class's first device declaring the capacity it names, else whole), for
+    /// DotProduct.
+    demand: u64,
 }
 
 /// A node state as the measures read it (see the module docs).
@@ -65,9 +69,21 @@ impl core::fmt::Debug for RankMemo {
     }
 }
 
+/// What a ranker ranks by.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// The mix's measure (Stranding or FGD, its kernel's).
+    Measure,
+    /// A uniform draw: a hash of this seed, the pod and the node.
+    Random(u64),
+    /// The free resources' alignment with the pod's requests, largest first.
+    Dot,
+}
+
 /// Ranks candidate nodes for one placement (see the module docs).
 pub(crate) struct Ranker<'c> {
     cluster: &'c Cluster,
+    kind: Kind,
     mix: Arc<ResolvedMix>,
     /// The cluster's tracked table holds this mix's values.
     tracked: bool,
@@ -147,6 +163,7 @@ impl Cluster {
         };
         Some(Ranker {
             cluster: self,
+            kind: Kind::Measure,
             mix,
             tracked,
             weights,
@@ -154,6 +171,21 @@ impl Cluster {
             memo: if tracked { memo } else { RankMemo::default() },
             symbols: self.cpu_mem_symbols(),
         })
+    }
+
+    /// A ranker for a baseline: Random with `Some(seed)`, DotProduct with `None`.
+    pub(crate) fn baseline_ranker(&self, seed: Option<u64>) -> Ranker<'_> {
+        let empty = crate::ShapeMix::default();
+        Ranker {
+            cluster: self,
+            kind: seed.map_or(Kind::Dot, Kind::Random),
+            mix: Arc::new(self.resolve_empty(ScoreKernel::Fgd, empty)),
+            tracked: false,
+            weights: Weights::from(crate::StrandingWeights::default()),
+            seed,
+            memo: RankMemo::default(),
+            symbols: self.cpu_mem_symbols(),
+        }
     }
 
     /// Whether a table tracks `kernel` (with any mix).
@@ -253,12 +285,72 @@ impl Ranker<'_> {
                     restricted: !view.selectors.is_empty(),
                 })
             });
+        let demand = match self.kind {
+            Kind::Dot => self.dot_demand(specs),
+            Kind::Measure | Kind::Random(_) => 0,
+        };
         PodTake {
             cpu_milli: scores::cpu_milli_needed(amount("cpu")),
             memory_mib: scores::mib_needed(amount("memory")),
             device,
             name_hash: hash_str(name),
+            demand,
         }
+    }
+
+    /// [`PodTake::demand`] of a pod whose own claims are `specs`.
+    fn dot_demand(&self, specs: &[&ResourceClaimSpec]) -> u64 {
+        let Some(view) = specs
+            .iter()
+            .flat_map(|spec| spec.requests.iter())
+            .find_map(|r| r.alternatives().into_iter().next())
+        else {
+            return 0;
+        };
+        let count = match view.allocation_mode {
+            AllocationMode::ExactCount(n) => u64::from(n.max(1)),
+            AllocationMode::All => 1,
+        };
+        let share = view
+            .capacity
+            .iter()
+            .next()
+            .and_then(|(key, amount)| {
+                let class = self.cluster.class_devices(view.device_class_name)?;
+                let value = class
+                    .iter()
+                    .find_map(|d| self.cluster.device_of(d).capacity.get(key))?
+                    .value;
+                Some(scores::share_taken(*amount, value))
+            })
+            .unwrap_or(WHOLE);
+        count * u64::from(share)
+    }
+
+    /// DotProduct's alignment of node `n` with the pod: `Σ (request / capacity) ·
+    /// (free / capacity)` over CPU, memory and the node's devices' shares.
+    #[allow(clippy::cast_precision_loss)] // milli-units of one node: exact in f64
+    fn dot(&self, n: NodeId, pod: &PodTake) -> f64 {
+        let Some(node) = self.cluster.node_by_id(n) else {
+            return 0.0;
+        };
+        let cap = |k: &str| node.allocatable.get(k).copied().unwrap_or_default();
+        let (cpu_cap, mem_cap) = (
+            scores::free_cpu_milli(cap("cpu")),
+            scores::free_mib(cap("memory")),
+        );
+        let (cpu, mem) = self.cluster.free_cpu_mem_of(n, self.symbols);
+        let (gpu_cap, gpu_free) = self.cluster.node_shares(n);
+        let part = |want: u64, free: u64, cap: u64| {
+            if cap == 0 {
+                0.0
+            } else {
+                (want as f64 / cap as f64) * (free as f64 / cap as f64)
+            }
+        };
+        part(pod.cpu_milli, cpu, cpu_cap)
+            + part(pod.memory_mib, mem, mem_cap)
+            + part(pod.demand, gpu_free, gpu_cap)
     }
 
     /// Node `n`'s devices of the mix, as the measures read them.
@@ -306,6 +398,15 @@ impl Ranker<'_> {
     /// order). Stranding: the score as an ordered `i64`; FGD: `99 − score`, ties
     /// broken by a hash of the seed, the pod and the node when seeded.
     pub(crate) fn rank(&mut self, n: NodeId, pod: &PodTake) -> i64 {
+        match self.kind {
+            Kind::Measure => {}
+            Kind::Random(seed) => {
+                let node = hash_str(self.cluster.node_name_of(n));
+                return (splitmix(seed ^ splitmix(pod.name_hash ^ splitmix(node))) >> 1)
+                    .cast_signed();
+            }
+            Kind::Dot => return ordered(-self.dot(n, pod)),
+        }
         let devices = self.devices(n);
         let (cpu, mem) = self.cluster.free_cpu_mem_of(n, self.symbols);
         let before = match self.cluster.scores.as_ref() {
@@ -357,7 +458,13 @@ impl Ranker<'_> {
 
     /// The value a rank stands for, additive across pods (a domain's score sums them):
     /// Stranding's score, FGD's `99 − score`.
+    #[allow(clippy::cast_precision_loss)] // a domain's order only
     pub(crate) fn value(&self, rank: i64) -> f64 {
+        match self.kind {
+            Kind::Measure => {}
+            Kind::Random(_) => return rank as f64,
+            Kind::Dot => return unordered(rank),
+        }
         match self.mix.kernel {
             ScoreKernel::Stranding(_) => unordered(rank),
             ScoreKernel::Fgd => f64::from((rank >> FGD_SHIFT) as i32),

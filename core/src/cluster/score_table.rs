@@ -230,6 +230,15 @@ impl Cluster {
     }
 
     pub(super) fn resolve_mix(&self, kernel: ScoreKernel, source: ShapeMix) -> ResolvedMix {
+        let mut mix = self.resolve_empty(kernel, source);
+        let all: Vec<DeviceId> = self.live.iter().collect();
+        self.add_to_mix(&mut mix, &all);
+        self.refer_mix(&mut mix);
+        mix
+    }
+
+    /// `source` resolved against no device yet.
+    pub(super) fn resolve_empty(&self, kernel: ScoreKernel, source: ShapeMix) -> ResolvedMix {
         let share_key = source
             .shapes
             .iter()
@@ -269,7 +278,7 @@ impl Cluster {
                 restricted: !s.selectors.is_empty(),
             })
             .collect();
-        let mut mix = ResolvedMix {
+        ResolvedMix {
             kernel,
             source,
             shapes,
@@ -284,11 +293,7 @@ impl Cluster {
             group_ids: BTreeMap::new(),
             share_caps: Vec::new(),
             pressure: Vec::new(),
-        };
-        let all: Vec<DeviceId> = self.live.iter().collect();
-        self.add_to_mix(&mut mix, &all);
-        self.refer_mix(&mut mix);
-        mix
+        }
     }
 
     /// Adds devices `ids` (live, their classes evaluated) to the mix: to its set and
@@ -647,6 +652,17 @@ impl Cluster {
             }
         }
         out
+    }
+
+    /// Node `n`'s devices' capacity and free share, milli-devices (1000 each; free as
+    /// [`NodeLoad::devices`] counts it).
+    pub(super) fn node_shares(&self, n: NodeId) -> (u64, u64) {
+        let devices = self.nodes_ordered(n);
+        let free = devices
+            .iter()
+            .map(|&d| u64::from(self.device_free(n, d, None)))
+            .sum();
+        (devices.len() as u64 * u64::from(WHOLE), free)
     }
 
     /// What node `node` has free, as the measures read it: its free CPU and memory

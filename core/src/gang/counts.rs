@@ -489,9 +489,7 @@ impl Gang<'_> {
                 (ScoringPolicy::Spread, _) => {
                     sort_by_domain_and_free(&mut shape.candidates, domains, true);
                 }
-                (ScoringPolicy::Stranding(_) | ScoringPolicy::Fgd(_), Some(_)) => {
-                    shape.candidates.sort_by_key(|c| (c.domain, c.rank));
-                }
+                (_, Some(_)) => shape.candidates.sort_by_key(|c| (c.domain, c.rank)),
                 _ => sort_by_domain_and_free(&mut shape.candidates, domains, false),
             }
         }
@@ -553,9 +551,7 @@ impl Gang<'_> {
             };
             let score = match (policy, ranker) {
                 (ScoringPolicy::Spread, _) => -free_in(d),
-                (ScoringPolicy::Stranding(_) | ScoringPolicy::Fgd(_), Some(r)) => {
-                    self.domain_rank(r, d as u32, &want)
-                }
+                (_, Some(r)) => self.domain_rank(r, d as u32, &want),
                 _ => free_in(d),
             };
             scored.push((score, d as u32));

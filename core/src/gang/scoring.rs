@@ -86,6 +86,13 @@ pub enum ScoringPolicy {
     /// Fragmentation Gradient Descent (Weng et al., USENIX ATC'23): the node whose
     /// expected fragmentation for the typical shapes grows least (see [`FgdParams`]).
     Fgd(FgdParams),
+    /// A baseline: a node drawn uniformly among the feasible ones, by a hash of this
+    /// seed, the pod and the node (the FGD paper's Random).
+    Random(u64),
+    /// A baseline after Tetris's alignment score (the FGD paper's DotProd): the node
+    /// whose free CPU, memory and device share, each over the node's capacity, have
+    /// the largest dot product with the pod's requests over the same capacity.
+    DotProduct,
 }
 
 /// Where a policy's typical shapes come from.
@@ -131,6 +138,11 @@ impl ScoringPolicy {
     /// The policy names as [`ScoringPolicy::name`] spells them, in declaration order.
     pub const NAMES: [&'static str; 4] = ["BestFit", "Spread", "Stranding", "FGD"];
 
+    /// The baselines' names ([`ScoringPolicy::Random`], [`ScoringPolicy::DotProduct`]),
+    /// which [`ScoringPolicy::parse`] also reads: policies to compare against, not to
+    /// schedule with.
+    pub const BASELINES: [&'static str; 2] = ["Random", "DotProd"];
+
     /// The policy's name as the CLI and the playground spell it.
     pub const fn name(&self) -> &'static str {
         match self {
@@ -138,6 +150,8 @@ impl ScoringPolicy {
             ScoringPolicy::Spread => "Spread",
             ScoringPolicy::Stranding(_) => "Stranding",
             ScoringPolicy::Fgd(_) => "FGD",
+            ScoringPolicy::Random(_) => "Random",
+            ScoringPolicy::DotProduct => "DotProd",
         }
     }
 
@@ -170,6 +184,8 @@ impl ScoringPolicy {
             "spread" => Some(ScoringPolicy::Spread),
             "stranding" => Some(ScoringPolicy::stranding()),
             "fgd" | "fragmentationaware" => Some(ScoringPolicy::fgd()),
+            "random" => Some(ScoringPolicy::Random(0)),
+            "dotprod" | "dotproduct" => Some(ScoringPolicy::DotProduct),
             _ => None,
         }
     }
@@ -183,7 +199,10 @@ impl ScoringPolicy {
     /// The policy's mix source, for the policies that score against typical shapes.
     pub fn mix_source(&self) -> Option<&MixSource> {
         match self {
-            ScoringPolicy::BestFit | ScoringPolicy::Spread => None,
+            ScoringPolicy::BestFit
+            | ScoringPolicy::Spread
+            | ScoringPolicy::Random(_)
+            | ScoringPolicy::DotProduct => None,
             ScoringPolicy::Stranding(p) => Some(&p.mix),
             ScoringPolicy::Fgd(p) => Some(&p.mix),
         }
@@ -193,7 +212,10 @@ impl ScoringPolicy {
     #[must_use]
     pub fn with_mix(mut self, mix: MixSource) -> ScoringPolicy {
         match &mut self {
-            ScoringPolicy::BestFit | ScoringPolicy::Spread => {}
+            ScoringPolicy::BestFit
+            | ScoringPolicy::Spread
+            | ScoringPolicy::Random(_)
+            | ScoringPolicy::DotProduct => {}
             ScoringPolicy::Stranding(p) => p.mix = mix,
             ScoringPolicy::Fgd(p) => p.mix = mix,
         }
@@ -217,7 +239,9 @@ impl ScoringPolicy {
             ScoringPolicy::BestFit
             | ScoringPolicy::Spread
             | ScoringPolicy::Stranding(_)
-            | ScoringPolicy::Fgd(_) => Ok(()),
+            | ScoringPolicy::Fgd(_)
+            | ScoringPolicy::Random(_)
+            | ScoringPolicy::DotProduct => Ok(()),
         }
     }
 }
@@ -239,7 +263,8 @@ impl Cluster {
     }
 
     /// The ranker of a placement of `pods` under `policy`: its given mix, else the
-    /// tracked one, else the pods' own shapes; `None` for BestFit and Spread.
+    /// tracked one, else the pods' own shapes (the baselines need none); `None` for
+    /// BestFit and Spread.
     pub(crate) fn policy_ranker(
         &self,
         policy: &ScoringPolicy,
@@ -247,6 +272,11 @@ impl Cluster {
         claims: &[ResourceClaim],
         memo: RankMemo,
     ) -> Option<Ranker<'_>> {
+        match policy {
+            ScoringPolicy::Random(seed) => return Some(self.baseline_ranker(Some(*seed))),
+            ScoringPolicy::DotProduct => return Some(self.baseline_ranker(None)),
+            _ => {}
+        }
         let kernel = policy.kernel()?;
         let seed = match policy {
             ScoringPolicy::Fgd(p) => p.seed,
@@ -269,7 +299,10 @@ impl ScoringPolicy {
     /// The node measure the policy ranks by.
     fn kernel(&self) -> Option<ScoreKernel> {
         match self {
-            ScoringPolicy::BestFit | ScoringPolicy::Spread => None,
+            ScoringPolicy::BestFit
+            | ScoringPolicy::Spread
+            | ScoringPolicy::Random(_)
+            | ScoringPolicy::DotProduct => None,
             ScoringPolicy::Stranding(p) => Some(ScoreKernel::Stranding(p.weights)),
             ScoringPolicy::Fgd(_) => Some(ScoreKernel::Fgd),
         }
