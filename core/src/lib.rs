@@ -220,7 +220,8 @@ pub use gang::options::{
     DEFAULT_STEP_BUDGET, GangError, GangOptions, GangOutcome, SearchStats, StepBudget,
 };
 pub use gang::scoring::{
-    FgdParams, MixEntry, MixSource, ScoringPolicy, StrandingParams, WorkloadMix,
+    DomainLevel, FgdParams, GangAwareParams, MixEntry, MixSource, ScoringPolicy, StrandingParams,
+    WorkloadMix,
 };
 
 // scheduler: the lifecycle.

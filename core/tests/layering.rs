@@ -516,6 +516,7 @@ const GANG_STAGES: &[(&str, u8)] = &[
     ("intake", 1),
     ("filter", 2),
     ("counts", 3),
+    ("ranking", 3),
     ("search", 4),
     ("placer", 5),
     ("explain", 6),

@@ -188,6 +188,45 @@ impl Cluster {
         }
     }
 
+    /// Whether node `n` has a device allocated, even in part (a share, a hold): what
+    /// breaks the wholeness of the domains it is in. Tainted or ineligible devices do
+    /// not count: nothing holds them.
+    pub(crate) fn node_touched(&self, n: NodeId) -> bool {
+        let (rooms, _) = self.node_rooms(n);
+        self.nodes_ordered(n).iter().any(|&d| {
+            let Some(slot) = self.devices[d.index()].as_ref() else {
+                return false;
+            };
+            if slot.flags & super::SHAREABLE == 0 {
+                // FREE is clear exactly while an allocation or a hold takes it.
+                return slot.flags & super::FREE == 0;
+            }
+            rooms.iter().find(|r| r.dev == d).is_some_and(|r| {
+                r.caps
+                    .iter()
+                    .zip(self.device_of(d).capacity.values())
+                    .any(|(c, cap)| c.left < cap.value)
+            })
+        })
+    }
+
+    /// The value of a device attribute on node `n`'s first device that has it:
+    /// `name` as a qualified name (`domain/name`), or a name under the device's driver.
+    pub(crate) fn node_device_attribute(&self, n: NodeId, name: &str) -> Option<String> {
+        self.nodes_ordered(n).iter().find_map(|&d| {
+            let slot = self.devices[d.index()].as_ref()?;
+            let e = self.slice_entry(slot.slice);
+            let device = &e.slice.devices[slot.pos as usize];
+            let value = device.attributes.get(name).or_else(|| {
+                let (domain, short) = name.split_once('/')?;
+                (domain == e.slice.driver)
+                    .then(|| device.attributes.get(short))
+                    .flatten()
+            })?;
+            Some(format!("{value:?}"))
+        })
+    }
+
     /// Whether a table tracks `kernel` (with any mix).
     pub(crate) fn tracks(&self, kernel: ScoreKernel) -> bool {
         self.scores.as_ref().is_some_and(|t| t.mix.kernel == kernel)

@@ -49,7 +49,10 @@ impl Cluster {
         };
         let mut ranker = self.policy_ranker(&options.policy, pods, claims, memo);
         self.count_candidates(&mut gang, options, ranker.as_mut());
-        gang.order_domains(self, &options.policy, ranker.as_ref());
+        gang.order_domains(self, options.policy.base(), ranker.as_ref());
+        if let ScoringPolicy::GangAware(params) = &options.policy {
+            gang.keep_whole(self, params);
+        }
         let memo = ranker.map(Ranker::into_memo).unwrap_or_default();
         (Ok(gang), memo)
     }

@@ -11,10 +11,11 @@
 //! | stage | file | what it holds |
 //! | --- | --- | --- |
 //! | 0 | `options.rs` | `GangOptions`, `GangOutcome`, `GangError`, `SearchStats`, `StepBudget` |
-//! | 0 | `scoring.rs` | `ScoringPolicy` (BestFit, Spread, Stranding, FGD), its mix source and the ranker it builds; `WorkloadMix` (the capacity report's measure) |
+//! | 0 | `scoring.rs` | `ScoringPolicy` (BestFit, Spread, Stranding, FGD, GangAware, the baselines), its mix source and the ranker it builds; `WorkloadMix` (the capacity report's measure) |
 //! | 1 | `intake.rs` | the gang: pending pods resolved and grouped into shapes, shared and group claims |
 //! | 2 | `filter.rs` | the node filter: why a node cannot host a pod of a shape (one rejection, one fact) |
 //! | 3 | `counts.rs` | per-node caps (the filter, scalars, devices by count), domains and their order |
+//! | 3 | `ranking.rs` | the gang-aware reordering: whole domains of protected keys kept, the fewest lower domains |
 //! | 4 | `search.rs` | the depth-first, all-or-nothing search over pods and candidate nodes, with exact undo |
 //! | 5 | `placer.rs` | `place_gang`: the stages in order |
 //! | 6 | `explain/` | `explain_gang`: facts as data and their wording, the per-node diagnosis, relaxing facts, the minimal blocking set |
@@ -31,5 +32,6 @@ pub(crate) mod filter;
 pub(crate) mod intake;
 pub(crate) mod options;
 pub(crate) mod placer;
+pub(crate) mod ranking;
 pub(crate) mod scoring;
 mod search;

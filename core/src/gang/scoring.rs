@@ -86,6 +86,11 @@ pub enum ScoringPolicy {
     /// Fragmentation Gradient Descent (Weng et al., USENIX ATC'23): the node whose
     /// expected fragmentation for the typical shapes grows least (see [`FgdParams`]).
     Fgd(FgdParams),
+    /// Keeps topology domains whole for gangs: a placement avoids breaking into a
+    /// domain (of a protected key) that is still whole when an equally feasible one
+    /// keeps it whole, and inside a gang's required domain takes the fewest lower
+    /// domains (see [`GangAwareParams`]); the base policy ranks nodes otherwise.
+    GangAware(Box<GangAwareParams>),
     /// A baseline: a node drawn uniformly among the feasible ones, by a hash of this
     /// seed, the pod and the node (the FGD paper's Random).
     Random(u64),
@@ -122,6 +127,48 @@ pub struct StrandingParams {
     pub weights: StrandingWeights,
 }
 
+/// The gang-aware policy's parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", default))]
+pub struct GangAwareParams {
+    /// The policy that ranks nodes within what keeping domains whole allows
+    /// (Stranding by default; not GangAware itself).
+    pub base: ScoringPolicy,
+    /// Node label keys whose domains are kept whole, beside the keys that pending
+    /// PodGroups require (a [`Scheduler`](crate::Scheduler) adds those each cycle) and
+    /// the topology keys of a given mix's gang shapes. A domain is whole while none of
+    /// its nodes' devices is allocated, even in part.
+    pub protect: Vec<String>,
+    /// Lower levels inside a gang's domain, outermost first (racks in a block, NVLink
+    /// domains in a rack): a gang takes the fewest domains of each, the largest first
+    /// while the rest of it fits in no single one, then the tightest that holds the
+    /// rest (Kueue's topology-aware BestFit).
+    pub levels: Vec<DomainLevel>,
+}
+
+impl Default for GangAwareParams {
+    fn default() -> GangAwareParams {
+        GangAwareParams {
+            base: ScoringPolicy::stranding(),
+            protect: Vec::new(),
+            levels: Vec::new(),
+        }
+    }
+}
+
+/// A lower topology level (see [`GangAwareParams::levels`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub enum DomainLevel {
+    /// Nodes with the same value of this label.
+    NodeLabel(String),
+    /// Nodes whose first device has the same value of this device attribute (its
+    /// qualified name, `domain/name`, or its name under the device's driver).
+    DeviceAttribute(String),
+}
+
 /// The FGD policy's parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -136,7 +183,7 @@ pub struct FgdParams {
 
 impl ScoringPolicy {
     /// The policy names as [`ScoringPolicy::name`] spells them, in declaration order.
-    pub const NAMES: [&'static str; 4] = ["BestFit", "Spread", "Stranding", "FGD"];
+    pub const NAMES: [&'static str; 5] = ["BestFit", "Spread", "Stranding", "FGD", "GangAware"];
 
     /// The baselines' names ([`ScoringPolicy::Random`], [`ScoringPolicy::DotProduct`]),
     /// which [`ScoringPolicy::parse`] also reads: policies to compare against, not to
@@ -150,6 +197,7 @@ impl ScoringPolicy {
             ScoringPolicy::Spread => "Spread",
             ScoringPolicy::Stranding(_) => "Stranding",
             ScoringPolicy::Fgd(_) => "FGD",
+            ScoringPolicy::GangAware(_) => "GangAware",
             ScoringPolicy::Random(_) => "Random",
             ScoringPolicy::DotProduct => "DotProd",
         }
@@ -158,6 +206,12 @@ impl ScoringPolicy {
     /// The Stranding policy with the observed mix and the default weights.
     pub fn stranding() -> ScoringPolicy {
         ScoringPolicy::Stranding(StrandingParams::default())
+    }
+
+    /// The gang-aware policy over Stranding with the observed mix, no key protected
+    /// beyond what pending PodGroups require, no lower levels.
+    pub fn gang_aware() -> ScoringPolicy {
+        ScoringPolicy::GangAware(Box::default())
     }
 
     /// The FGD policy with the observed mix, ties to the first node by name.
@@ -184,6 +238,7 @@ impl ScoringPolicy {
             "spread" => Some(ScoringPolicy::Spread),
             "stranding" => Some(ScoringPolicy::stranding()),
             "fgd" | "fragmentationaware" => Some(ScoringPolicy::fgd()),
+            "gangaware" => Some(ScoringPolicy::gang_aware()),
             "random" => Some(ScoringPolicy::Random(0)),
             "dotprod" | "dotproduct" => Some(ScoringPolicy::DotProduct),
             _ => None,
@@ -196,6 +251,14 @@ impl ScoringPolicy {
         flat(name) == "fragmentationaware"
     }
 
+    /// The policy that orders nodes: the base of a gang-aware policy, else itself.
+    pub fn base(&self) -> &ScoringPolicy {
+        match self {
+            ScoringPolicy::GangAware(p) => p.base.base(),
+            other => other,
+        }
+    }
+
     /// The policy's mix source, for the policies that score against typical shapes.
     pub fn mix_source(&self) -> Option<&MixSource> {
         match self {
@@ -205,6 +268,7 @@ impl ScoringPolicy {
             | ScoringPolicy::DotProduct => None,
             ScoringPolicy::Stranding(p) => Some(&p.mix),
             ScoringPolicy::Fgd(p) => Some(&p.mix),
+            ScoringPolicy::GangAware(p) => p.base.mix_source(),
         }
     }
 
@@ -218,6 +282,10 @@ impl ScoringPolicy {
             | ScoringPolicy::DotProduct => {}
             ScoringPolicy::Stranding(p) => p.mix = mix,
             ScoringPolicy::Fgd(p) => p.mix = mix,
+            ScoringPolicy::GangAware(p) => {
+                let base = core::mem::take(&mut p.base);
+                p.base = base.with_mix(mix);
+            }
         }
         self
     }
@@ -236,6 +304,39 @@ impl ScoringPolicy {
                 mix: MixSource::Given(mix),
                 ..
             }) => mix.validate_at(&object, "policy.fgd.mix.given"),
+            ScoringPolicy::GangAware(p) => {
+                let mut errs = match &p.base {
+                    ScoringPolicy::GangAware(_) => vec![ValidationError::new(
+                        object.clone(),
+                        "policy.gangAware.base",
+                        Problem::Invalid {
+                            value: "gangAware".into(),
+                            reason: "the base policy cannot be gangAware itself",
+                        },
+                    )],
+                    base => base.validate().err().unwrap_or_default(),
+                };
+                for (i, k) in p.protect.iter().enumerate() {
+                    if k.is_empty() {
+                        errs.push(ValidationError::new(
+                            object.clone(),
+                            format!("policy.gangAware.protect[{i}]"),
+                            Problem::Required,
+                        ));
+                    }
+                }
+                for (i, l) in p.levels.iter().enumerate() {
+                    let (DomainLevel::NodeLabel(k) | DomainLevel::DeviceAttribute(k)) = l;
+                    if k.is_empty() {
+                        errs.push(ValidationError::new(
+                            object.clone(),
+                            format!("policy.gangAware.levels[{i}]"),
+                            Problem::Required,
+                        ));
+                    }
+                }
+                finish(errs)
+            }
             ScoringPolicy::BestFit
             | ScoringPolicy::Spread
             | ScoringPolicy::Stranding(_)
@@ -273,6 +374,7 @@ impl Cluster {
         memo: RankMemo,
     ) -> Option<Ranker<'_>> {
         match policy {
+            ScoringPolicy::GangAware(p) => return self.policy_ranker(&p.base, pods, claims, memo),
             ScoringPolicy::Random(seed) => return Some(self.baseline_ranker(Some(*seed))),
             ScoringPolicy::DotProduct => return Some(self.baseline_ranker(None)),
             _ => {}
@@ -299,6 +401,7 @@ impl ScoringPolicy {
     /// The node measure the policy ranks by.
     fn kernel(&self) -> Option<ScoreKernel> {
         match self {
+            ScoringPolicy::GangAware(p) => p.base.kernel(),
             ScoringPolicy::BestFit
             | ScoringPolicy::Spread
             | ScoringPolicy::Random(_)

@@ -21,7 +21,7 @@ use crate::Time;
 use crate::alloc_prelude::*;
 use crate::cluster::{Cluster, ClusterError};
 use crate::gang::options::{GangError, GangOptions, GangOutcome};
-use crate::gang::scoring::MixSource;
+use crate::gang::scoring::{MixSource, ScoringPolicy};
 use crate::model::claim::{AllocationResult, ResourceClaim};
 use crate::model::decision::{ClaimAllocation, PlacementDecision, PodBinding};
 use crate::model::error::{ObjectKind, ObjectRef, Problem, ValidationError};
@@ -983,6 +983,32 @@ impl Scheduler {
         self.tracked_mix.as_ref()
     }
 
+    /// Under the gang-aware policy, adds the topology keys the pending PodGroups of
+    /// `units` require to the protected keys for this cycle; returns the keys as given,
+    /// to restore after it.
+    fn protect_pending(&mut self, units: &[Unit]) -> Option<Vec<String>> {
+        let ScoringPolicy::GangAware(_) = &self.options.policy else {
+            return None;
+        };
+        let keys: BTreeSet<String> = units
+            .iter()
+            .filter_map(|u| match u {
+                Unit::Group(g) => self.groups.get(g)?.topology.first().map(|t| t.key.clone()),
+                Unit::Pod(_) => None,
+            })
+            .collect();
+        let ScoringPolicy::GangAware(p) = &mut self.options.policy else {
+            return None;
+        };
+        let given = p.protect.clone();
+        for k in keys {
+            if !p.protect.contains(&k) {
+                p.protect.push(k);
+            }
+        }
+        Some(given)
+    }
+
     /// Keeps the cluster's tracked measures on the mix of the policy: the given one,
     /// else the observed one when it moved (see [`Scheduler::set_workload_mix`]).
     fn track_mix(&mut self) {
@@ -1018,9 +1044,14 @@ impl Scheduler {
     pub fn cycle(&mut self) -> CycleReport {
         self.track_mix();
         let mut report = CycleReport::default();
-        for unit in self.pending_units() {
+        let units = self.pending_units();
+        let given = self.protect_pending(&units);
+        for unit in units {
             let result = self.schedule_unit(&unit).unwrap_or_else(UnitResult::Failed);
             report.units.push((unit, result));
+        }
+        if let (Some(protect), ScoringPolicy::GangAware(p)) = (given, &mut self.options.policy) {
+            p.protect = protect;
         }
         report.evictions = self.refresh_evictions();
         report

@@ -315,7 +315,7 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
         Search {
             cluster,
             gang,
-            spread: matches!(options.policy, ScoringPolicy::Spread),
+            spread: matches!(options.policy.base(), ScoringPolicy::Spread),
             network,
             lists: Vec::new(),
             caps: Vec::new(),
