@@ -58,11 +58,19 @@ pub(crate) struct SimulateArgs {
     /// Gang mode: hours a gang waits before it reserves (0: no reservation row).
     #[arg(long, default_value_t = 1, requires = "gangs")]
     reserve_after: u64,
+    /// Gang mode: the share of gangs that are high-priority preemptors (0: none).
+    #[arg(long, default_value_t = 0.1, requires = "gangs")]
+    preemptors: f64,
 }
 
 /// `gangpack simulate --gangs`: the time-based replay with gangs, every scheduler
 /// setup side by side.
-fn simulate_gangs(args: &SimulateArgs) -> Result<String, SimError> {
+/// With `policies` (the global `--policy` or `--policies`), one PodGroups row per
+/// policy; without, PodGroups, with reservation and pod by pod under BestFit.
+fn simulate_gangs(
+    args: &SimulateArgs,
+    policies: &[gangpack::ScoringPolicy],
+) -> Result<String, SimError> {
     use gangpack_sim::gangs::{self, GangMix, Mode, Reservation, Setup};
     if !(args.load.is_finite() && args.load > 0.0) {
         return Err(SimError::Usage(format!(
@@ -72,6 +80,12 @@ fn simulate_gangs(args: &SimulateArgs) -> Result<String, SimError> {
     }
     if args.hours == 0 {
         return Err(SimError::Usage("--hours 0: expected at least 1".into()));
+    }
+    if !(0.0..=1.0).contains(&args.preemptors) {
+        return Err(SimError::Usage(format!(
+            "--preemptors {}: expected a share between 0 and 1",
+            args.preemptors
+        )));
     }
     let seeds = run::parse_seeds(&args.seeds)?;
     let mut workloads = run::load(&args.traces, args.nodes.as_deref())?;
@@ -85,24 +99,39 @@ fn simulate_gangs(args: &SimulateArgs) -> Result<String, SimError> {
     let mix = GangMix {
         hours: args.hours,
         load: args.load,
+        preemptor_share: args.preemptors,
         ..GangMix::default()
     };
-    let mut setups = vec![Setup {
-        mode: Mode::Gang,
-        reservation: None,
-    }];
-    if args.reserve_after > 0 {
+    let best_fit = gangpack::ScoringPolicy::BestFit;
+    let mut setups: Vec<Setup> = policies
+        .iter()
+        .map(|p| Setup {
+            mode: Mode::Gang,
+            reservation: None,
+            policy: p.clone(),
+        })
+        .collect();
+    if policies.is_empty() {
         setups.push(Setup {
             mode: Mode::Gang,
-            reservation: Some(Reservation {
-                after: args.reserve_after.saturating_mul(3600),
-            }),
+            reservation: None,
+            policy: best_fit.clone(),
+        });
+        if args.reserve_after > 0 {
+            setups.push(Setup {
+                mode: Mode::Gang,
+                reservation: Some(Reservation {
+                    after: args.reserve_after.saturating_mul(3600),
+                }),
+                policy: best_fit.clone(),
+            });
+        }
+        setups.push(Setup {
+            mode: Mode::PodByPod,
+            reservation: None,
+            policy: best_fit,
         });
     }
-    setups.push(Setup {
-        mode: Mode::PodByPod,
-        reservation: None,
-    });
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
@@ -133,14 +162,6 @@ fn simulate_gangs(args: &SimulateArgs) -> Result<String, SimError> {
 /// Runs it: the table at 100 % arrived on stdout, progress on stderr (a TTY only).
 /// `policy` is the global `--policy` (one policy; without it, every policy).
 pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<String, SimError> {
-    if args.gangs {
-        if policy.is_some() || !args.policies.is_empty() {
-            return Err(SimError::Usage(
-                "--gangs: the gang mode places with the engine's BestFit; --policy and --policies do not apply".into(),
-            ));
-        }
-        return simulate_gangs(args);
-    }
     let policies: Vec<sim::Policy> = match (policy, args.policies.is_empty()) {
         (Some(_), false) => {
             return Err(SimError::Usage(
@@ -161,6 +182,14 @@ pub(crate) fn simulate(args: &SimulateArgs, policy: Option<Policy>) -> Result<St
             })
             .collect::<Result<_, _>>()?,
     };
+    if args.gangs {
+        let chosen = if policy.is_none() && args.policies.is_empty() {
+            Vec::new()
+        } else {
+            policies
+        };
+        return simulate_gangs(args, &chosen);
+    }
     if !(args.inflation.is_finite() && args.inflation > 0.0) {
         return Err(SimError::Usage(format!(
             "--inflation {}: expected a positive number",

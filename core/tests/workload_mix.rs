@@ -83,7 +83,7 @@ fn a_given_mix_is_kept_and_an_invalid_one_refused() {
     let err = s
         .set_workload_mix(Some(ShapeMix { shapes: vec![bad] }))
         .unwrap_err();
-    assert!(err.to_string().contains("shapes[0].weight"), "{err}");
+    assert!(err.to_string().contains(": shapes[0].weight:"), "{err}");
     assert_eq!(format!("{s:?}"), before, "a refused mix changes nothing");
 
     let given = ShapeMix {

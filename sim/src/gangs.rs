@@ -64,7 +64,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use gangpack::{
     DisruptionMode, GangOptions, NodeLoad, PlacementDecision, PodGroup, PreemptionPolicy,
-    Scheduler, SchedulingPolicy, TopologyConstraint,
+    Scheduler, SchedulingPolicy, ScoringPolicy, TopologyConstraint,
 };
 
 use crate::cluster;
@@ -776,10 +776,33 @@ pub fn replay(
     mode: Mode,
     reservation: Option<Reservation>,
 ) -> Result<Timeline, gangpack::SchedulerError> {
+    let setup = Setup {
+        mode,
+        reservation,
+        policy: ScoringPolicy::BestFit,
+    };
+    replay_setup(nodes, tasks, gangs, hours, &setup)
+}
+
+/// [`replay`] with the engine's scoring policy of `setup` (Stranding and FGD with the
+/// mix the scheduler observes: the running and pending tasks and gang pods).
+#[allow(clippy::cast_precision_loss)]
+pub fn replay_setup(
+    nodes: &[NodeRow],
+    tasks: &[PodRow],
+    gangs: &[Gang],
+    hours: u64,
+    setup: &Setup,
+) -> Result<Timeline, gangpack::SchedulerError> {
+    let (mode, reservation) = (setup.mode, setup.reservation);
     let c = cluster::cluster(nodes).map_err(gangpack::SchedulerError::from)?;
+    let options = GangOptions {
+        policy: setup.policy.clone(),
+        ..GangOptions::default()
+    };
     let mut sim = Sim {
         mode,
-        s: Scheduler::new(c, GangOptions::default()),
+        s: Scheduler::new(c, options),
         names: nodes.iter().map(|n| n.name.clone()).collect(),
         racks: cluster::racks(nodes),
         gangs,
@@ -968,25 +991,32 @@ pub fn quantiles(v: &mut [u64]) -> Option<(u64, u64, u64)> {
 }
 
 /// One scheduler configuration of a gang run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Setup {
     /// The mode.
     pub mode: Mode,
     /// Reservation with backfill, if any.
     pub reservation: Option<Reservation>,
+    /// The engine's scoring policy.
+    pub policy: ScoringPolicy,
 }
 
 impl Setup {
-    /// Its label in tables and plots.
+    /// Its label in tables and plots (the policy named unless it is BestFit).
     pub fn label(&self) -> String {
-        match self.reservation {
+        let mut label = match self.reservation {
             None => self.mode.name().to_owned(),
             Some(r) => format!(
                 "{} + reservation after {} h",
                 self.mode.name(),
                 r.after / 3600
             ),
+        };
+        if self.policy != ScoringPolicy::BestFit {
+            label.push_str(", ");
+            label.push_str(self.policy.name());
         }
+        label
     }
 }
 
@@ -1001,18 +1031,11 @@ pub fn run_matrix(
 ) -> Result<Vec<(Setup, u64, Timeline)>, crate::run::SimError> {
     let jobs: Vec<(Setup, u64)> = setups
         .iter()
-        .flat_map(|s| seeds.iter().map(move |&seed| (*s, seed)))
+        .flat_map(|s| seeds.iter().map(move |&seed| (s.clone(), seed)))
         .collect();
-    let results = crate::run::on_threads(&jobs, threads, |&(setup, seed)| {
-        let gangs = generate(mix, nodes, seed);
-        replay(
-            nodes,
-            tasks,
-            &gangs,
-            mix.hours,
-            setup.mode,
-            setup.reservation,
-        )
+    let results = crate::run::on_threads(&jobs, threads, |(setup, seed)| {
+        let gangs = generate(mix, nodes, *seed);
+        replay_setup(nodes, tasks, &gangs, mix.hours, setup)
     });
     jobs.into_iter()
         .zip(results)

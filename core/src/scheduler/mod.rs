@@ -962,7 +962,7 @@ impl Scheduler {
     pub fn set_workload_mix(&mut self, mix: Option<ShapeMix>) -> Result<(), SchedulerError> {
         if let Some(m) = &mix {
             let object = ObjectRef::cluster(ObjectKind::PodGroup, "workload mix");
-            m.validate_at(&object, "shapes")
+            m.validate_at(&object, "")
                 .map_err(SchedulerError::Invalid)?;
         }
         self.given_mix = match mix {
