@@ -6,7 +6,7 @@
 //! cause (`gangpack_k8s::group_warnings`: the same warning for 16 devices is one line
 //! with a count). Unknown fields are warnings, or errors with `--strict`.
 
-use gangpack::GangOptions;
+use gangpack::{GangOptions, ShapeMix, TypicalShape};
 use gangpack_k8s::{BuildOptions, InputError, InputErrors, LoadOptions, Loaded, Snapshot, Warning};
 
 use crate::{Failure, Options};
@@ -53,6 +53,26 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// A problem at `field` (empty: the whole file) of a file that holds no object (a
+    /// `--workload-mix` file): `FILE: field: message`.
+    pub(crate) fn in_file(file: &str, field: &str, message: impl Into<String>) -> Problem {
+        let message = message.into();
+        let line = if field.is_empty() {
+            format!("{file}: {message}")
+        } else {
+            format!("{file}: {field}: {message}")
+        };
+        Problem {
+            line,
+            file: Some(file.to_owned()),
+            doc: None,
+            item: None,
+            object: None,
+            field: field.to_owned(),
+            message,
+        }
+    }
+
     /// A problem that is only a message (a bad flag value, a name that does not exist).
     pub(crate) fn message(message: impl Into<String>) -> Problem {
         let message = message.into();
@@ -112,7 +132,7 @@ impl Messages {
 pub(crate) fn build_options(global: &Options) -> BuildOptions {
     BuildOptions {
         gang: GangOptions {
-            policy: global.policy.scoring(),
+            policy: global.scoring(),
             step_budget: global.step_budget,
             allocator_step_budget: global.allocator_step_budget,
             pod_group_preemption_policy: global.pod_group_preemption_policy,
@@ -121,6 +141,136 @@ pub(crate) fn build_options(global: &Options) -> BuildOptions {
         skip_invalid: global.skip_invalid,
         now: global.now,
         admit_admin_access: false,
+    }
+}
+
+/// Without `--workload-mix`, has Stranding and FGD score against the shapes of every
+/// pod in the input, running and pending ([`ShapeMix::observe`]), from the start: the
+/// workload the input describes, for `plan`'s cycle as for `explain`'s and `taint`'s
+/// what-ifs (which run no cycle, where the scheduler has observed nothing yet). Nothing
+/// changes when no pod requests devices, or under best-fit and spread.
+pub(crate) fn track_input_mix(global: &Options, snapshot: &mut Snapshot) {
+    if global.workload_mix.is_some() || !global.policy.uses_mix() {
+        return;
+    }
+    let scheduler = &snapshot.scheduler;
+    let mix = ShapeMix::observe(scheduler.pods(), scheduler.claims());
+    if mix.shapes.is_empty() {
+        return;
+    }
+    // The shapes of valid pods and claims make a valid mix; were one refused, the
+    // scheduler would go on observing the same pods itself at its cycle.
+    let _ = snapshot.scheduler.set_workload_mix(Some(mix));
+}
+
+/// The fields of a `--workload-mix` shape ([`TypicalShape`], camelCase).
+const SHAPE_FIELDS: [&str; 9] = [
+    "weight",
+    "cpu",
+    "memory",
+    "deviceClassName",
+    "count",
+    "capacity",
+    "selectors",
+    "pods",
+    "topologyKey",
+];
+
+/// A `--workload-mix` file's mix (see [`crate::workload_mix`]): YAML or JSON, every
+/// field known, every value of its type, the mix valid. Each problem names the file and
+/// the field.
+pub(crate) fn workload_mix(name: &str, text: &str) -> Result<ShapeMix, Failure> {
+    use serde_json::Value;
+    let one = |field: &str, message: String| {
+        Failure::Invalid(vec![Problem::in_file(name, field, message)])
+    };
+    let value: Value = serde_norway::from_str(text).map_err(|e| one("", e.to_string()))?;
+    let Value::Object(top) = &value else {
+        return Err(one(
+            "",
+            "expected a workload mix, {shapes: [{weight, deviceClassName, count, ...}]}".into(),
+        ));
+    };
+    let mut problems = Vec::new();
+    for key in top.keys().filter(|k| *k != "shapes") {
+        problems.push(Problem::in_file(
+            name,
+            key,
+            "unknown field (expected shapes)",
+        ));
+    }
+    match top.get("shapes") {
+        None => problems.push(Problem::in_file(name, "shapes", "required value")),
+        Some(Value::Array(shapes)) => {
+            for (i, shape) in shapes.iter().enumerate() {
+                shape_problems(name, &format!("shapes[{i}]"), shape, &mut problems);
+            }
+        }
+        Some(_) => problems.push(Problem::in_file(
+            name,
+            "shapes",
+            "expected a list of shapes",
+        )),
+    }
+    if !problems.is_empty() {
+        return Err(Failure::Invalid(problems));
+    }
+    let mix: ShapeMix = serde_json::from_value(value).map_err(|e| one("", e.to_string()))?;
+    mix.validate().map_err(|errors| {
+        Failure::Invalid(
+            errors
+                .iter()
+                .map(|e| Problem::in_file(name, &e.field, e.problem.to_string()))
+                .collect(),
+        )
+    })?;
+    Ok(mix)
+}
+
+/// The problems of one shape of a `--workload-mix` file: unknown fields, and values
+/// that are not of their field's type (each field read on its own, so that the message
+/// names it).
+fn shape_problems(name: &str, path: &str, shape: &serde_json::Value, out: &mut Vec<Problem>) {
+    use serde_json::Value;
+    let Value::Object(fields) = shape else {
+        out.push(Problem::in_file(
+            name,
+            path,
+            "expected a shape, {weight, deviceClassName, count, ...}",
+        ));
+        return;
+    };
+    for (key, value) in fields {
+        let field = format!("{path}.{key}");
+        if !SHAPE_FIELDS.contains(&key.as_str()) {
+            out.push(Problem::in_file(
+                name,
+                &field,
+                format!(
+                    "unknown field (expected one of {})",
+                    SHAPE_FIELDS.join(", ")
+                ),
+            ));
+            continue;
+        }
+        let alone = Value::Object([(key.clone(), value.clone())].into_iter().collect());
+        if let Err(e) = serde_json::from_value::<TypicalShape>(alone) {
+            out.push(Problem::in_file(name, &field, e.to_string()));
+            continue;
+        }
+        if key == "selectors" {
+            for (j, selector) in value.as_array().into_iter().flatten().enumerate() {
+                for k in selector.as_object().into_iter().flat_map(|o| o.keys()) {
+                    if k != "cel" {
+                        out.push(Problem::in_file(
+                            name,
+                            &format!("{field}[{j}].{k}"),
+                            "unknown field (expected cel)",
+                        ));
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -193,7 +343,8 @@ pub(crate) fn build(
 ) -> Result<Snapshot, Failure> {
     let load_warnings = loaded.warnings.clone();
     match Snapshot::build(loaded, &build_options(global)) {
-        Ok(snapshot) => {
+        Ok(mut snapshot) => {
+            track_input_mix(global, &mut snapshot);
             messages.warnings(&snapshot.warnings);
             for s in &snapshot.skipped {
                 messages.warning(&format!("skipped: {s}"));

@@ -65,6 +65,10 @@ pub const EXIT_VIOLATIONS: u8 = 4;
 pub struct Options {
     /// How to choose among feasible nodes and racks.
     pub policy: Policy,
+    /// `--workload-mix`: the typical shapes Stranding and FGD score against (see
+    /// [`workload_mix`]); `None`: the shapes of every pod in the input, running and
+    /// pending. Ignored by best-fit and spread (the command line refuses it there).
+    pub workload_mix: Option<gangpack::ShapeMix>,
     /// The demo's seed (which GPU fails). Planning never uses randomness.
     pub seed: u64,
     /// Skip objects that fail validation or conversion (each a warning) instead of failing.
@@ -86,10 +90,22 @@ pub struct Options {
     pub pod_group_preemption_policy: bool,
 }
 
+impl Options {
+    /// The core's policy: [`Policy::scoring`], with `--workload-mix` as its given mix.
+    pub fn scoring(&self) -> gangpack::ScoringPolicy {
+        let policy = self.policy.scoring();
+        match &self.workload_mix {
+            Some(mix) => policy.with_mix(gangpack::MixSource::Given(mix.clone())),
+            None => policy,
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Options {
         Options {
             policy: Policy::BestFit,
+            workload_mix: None,
             seed: 0,
             skip_invalid: false,
             strict: false,
@@ -195,36 +211,94 @@ pub enum Policy {
     BestFit,
     /// The emptiest nodes and racks first.
     Spread,
-    /// The placement that least fragments free GPUs for a typical workload mix (FGD).
-    FragmentationAware,
+    /// Where a pod strands the least GPU, CPU and memory for the workload's typical
+    /// shapes (`--workload-mix`, else the shapes of every pod in the input).
+    Stranding,
+    /// Fragmentation Gradient Descent: where the workload's expected GPU
+    /// fragmentation grows least (same mix as stranding).
+    Fgd,
 }
 
 impl Policy {
-    /// The core's policy of that name.
-    pub fn scoring(self) -> gangpack::ScoringPolicy {
-        let name = match self {
-            Policy::BestFit => "BestFit",
-            Policy::Spread => "Spread",
-            Policy::FragmentationAware => "FragmentationAware",
-        };
-        gangpack::ScoringPolicy::parse(name).expect("the core knows every policy name")
-    }
+    /// The command-line names, in order (`fragmentation-aware`, deprecated, is not one).
+    pub const NAMES: [&'static str; 4] = ["best-fit", "spread", "stranding", "fgd"];
 
-    /// The policy of a command-line name (`best-fit`, `spread`, `fragmentation-aware`,
-    /// any case) or a core name (`BestFit`, ...).
-    pub fn parse(name: &str) -> Option<Policy> {
-        let folded: String = name
-            .chars()
-            .filter(|c| *c != '-' && *c != '_')
-            .map(|c| c.to_ascii_lowercase())
-            .collect();
-        match folded.as_str() {
-            "bestfit" => Some(Policy::BestFit),
-            "spread" => Some(Policy::Spread),
-            "fragmentationaware" => Some(Policy::FragmentationAware),
-            _ => None,
+    /// The core's policy of that name (Stranding and FGD with the observed mix).
+    pub fn scoring(self) -> gangpack::ScoringPolicy {
+        match self {
+            Policy::BestFit => gangpack::ScoringPolicy::BestFit,
+            Policy::Spread => gangpack::ScoringPolicy::Spread,
+            Policy::Stranding => gangpack::ScoringPolicy::stranding(),
+            Policy::Fgd => gangpack::ScoringPolicy::fgd(),
         }
     }
+
+    /// The policy's command-line name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Policy::BestFit => "best-fit",
+            Policy::Spread => "spread",
+            Policy::Stranding => "stranding",
+            Policy::Fgd => "fgd",
+        }
+    }
+
+    /// Whether the policy scores against a workload mix (`--workload-mix`).
+    pub const fn uses_mix(self) -> bool {
+        matches!(self, Policy::Stranding | Policy::Fgd)
+    }
+
+    /// The policy of a command-line name (`best-fit`, `spread`, `stranding`, `fgd`; any
+    /// case, `-` and `_` ignored) or a core name (`BestFit`, `FGD`, ...).
+    /// `fragmentation-aware`, the policy FGD replaced, reads as [`Policy::Fgd`]; see
+    /// [`Policy::is_deprecated_name`].
+    pub fn parse(name: &str) -> Option<Policy> {
+        match gangpack::ScoringPolicy::parse(name)? {
+            gangpack::ScoringPolicy::BestFit => Some(Policy::BestFit),
+            gangpack::ScoringPolicy::Spread => Some(Policy::Spread),
+            gangpack::ScoringPolicy::Stranding(_) => Some(Policy::Stranding),
+            gangpack::ScoringPolicy::Fgd(_) => Some(Policy::Fgd),
+        }
+    }
+
+    /// Whether `name` is a deprecated spelling [`Policy::parse`] still reads
+    /// (`fragmentation-aware`, now `fgd`): the caller says so ([`DEPRECATED_POLICY`]).
+    pub fn is_deprecated_name(name: &str) -> bool {
+        gangpack::ScoringPolicy::is_deprecated_name(name)
+    }
+}
+
+/// The warning for `--policy fragmentation-aware` (printed after `warning: `).
+pub const DEPRECATED_POLICY: &str = "--policy fragmentation-aware is deprecated; it now means fgd";
+
+/// The workload mix of a `--workload-mix` file (`name` in messages, `text` its YAML or
+/// JSON: a `ShapeMix`, `{shapes: [{weight, cpu, memory, deviceClassName, count,
+/// capacity, selectors: [{cel}], pods, topologyKey}]}`), for `policy`. Invalid input
+/// (exit 2) when the policy scores without a mix (best-fit, spread), when the text does
+/// not parse or has a field a mix does not, or when the mix is invalid
+/// ([`gangpack::ShapeMix::validate`]); every problem names the file and the field
+/// (`mix.yaml: shapes[0].weight: invalid value "0": must be at least 1`).
+pub fn workload_mix(policy: Policy, name: &str, text: &str) -> Result<gangpack::ShapeMix, Failure> {
+    mix_policy(policy, name)?;
+    input::workload_mix(name, text)
+}
+
+/// [`workload_mix`] of the file at `path` (unreadable: an I/O failure, exit 1).
+pub fn read_workload_mix(policy: Policy, path: &str) -> Result<gangpack::ShapeMix, Failure> {
+    mix_policy(policy, path)?;
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::Io(format!("{path}: {e}")))?;
+    input::workload_mix(path, &text)
+}
+
+/// Refuses a workload mix for a policy that scores without one.
+fn mix_policy(policy: Policy, name: &str) -> Result<(), Failure> {
+    if policy.uses_mix() {
+        return Ok(());
+    }
+    Err(Failure::invalid(format!(
+        "--workload-mix {name}: --policy {} scores without a workload mix; use --policy stranding or fgd",
+        policy.name()
+    )))
 }
 
 /// `-o`.

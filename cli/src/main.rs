@@ -14,8 +14,9 @@
 //! gangpack watch   -f STREAM... [--initial PATH...] [--quiet-ms MS] [--every N] [--audit] [-o table|json]
 //! ```
 //!
-//! Global flags (before or after the command): `--policy best-fit|spread|fragmentation-aware`,
-//! `--seed N`, `--color auto|always|never`, `--skip-invalid`, `--strict`, `--now RFC3339`,
+//! Global flags (before or after the command): `--policy best-fit|spread|stranding|fgd`
+//! (`fragmentation-aware`, deprecated, means `fgd`), `--workload-mix FILE`, `--seed N`,
+//! `--color auto|always|never`, `--skip-invalid`, `--strict`, `--now RFC3339`,
 //! `--step-budget N`, `--allocator-step-budget N`, `--max-input-bytes BYTES`,
 //! `--max-alias-expansion N`.
 //!
@@ -87,16 +88,31 @@ pub(crate) struct Cli {
 /// Flags every command takes.
 #[derive(Debug, Args)]
 pub(crate) struct Global {
-    /// How to choose among feasible nodes and racks [default: best-fit; `simulate`:
-    /// every policy].
+    /// How to choose among feasible nodes and racks: best-fit (the tightest), spread
+    /// (the emptiest), stranding (where a pod strands the least GPU, CPU and memory for
+    /// the workload's typical shapes), fgd (Fragmentation Gradient Descent: where the
+    /// workload's expected GPU fragmentation grows least). `fragmentation-aware` is
+    /// deprecated and means fgd [default: best-fit; `simulate`: every policy].
     #[arg(
         help_heading = "Global options",
         long,
         global = true,
-        value_enum,
-        ignore_case = true
+        ignore_case = true,
+        value_name = "POLICY",
+        value_parser = policy_parser()
     )]
-    pub(crate) policy: Option<Policy>,
+    pub(crate) policy: Option<PolicyArg>,
+    /// The typical shapes stranding and fgd score against, a YAML or JSON file:
+    /// `shapes: [{weight, deviceClassName, count, cpu, memory, capacity, selectors:
+    /// [{cel}], pods, topologyKey}]`. Default: the shapes of every pod in the input,
+    /// running and pending. Not with best-fit or spread.
+    #[arg(
+        help_heading = "Global options",
+        long,
+        global = true,
+        value_name = "FILE"
+    )]
+    pub(crate) workload_mix: Option<String>,
     /// Seed for the demo's random choices (which GPU fails) and for `gen`'s scenario.
     /// Planning never uses randomness: ties are broken by name, so the same input
     /// gives the same output.
@@ -165,6 +181,25 @@ pub(crate) struct Global {
     /// the PodGroup's own preemptionPolicy decides and every pod must match it).
     #[arg(help_heading = "Global options", long, global = true, value_name = "GATES", value_parser = gangpack_cli::parse_feature_gates)]
     pub(crate) feature_gates: Option<gangpack_cli::FeatureGates>,
+}
+
+/// `--policy`: the policy, and whether it was named by a deprecated alias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PolicyArg {
+    pub(crate) policy: Policy,
+    pub(crate) deprecated: bool,
+}
+
+/// `--policy`'s values: the policies' names (in errors and `--help`), and the
+/// deprecated `fragmentation-aware`, hidden.
+fn policy_parser() -> impl clap::builder::TypedValueParser<Value = PolicyArg> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    let names = Policy::NAMES.into_iter().map(PossibleValue::new);
+    PossibleValuesParser::new(names.chain([PossibleValue::new("fragmentation-aware").hide(true)]))
+        .map(|name: String| PolicyArg {
+            policy: Policy::parse(&name).expect("every possible value is a policy"),
+            deprecated: Policy::is_deprecated_name(&name),
+        })
 }
 
 /// `--color`.
@@ -521,9 +556,21 @@ impl gangpack_cli::WatchSink for Terminal {
 }
 
 impl Global {
-    fn options(&self) -> Options {
-        Options {
-            policy: self.policy.unwrap_or(Policy::BestFit),
+    /// The policy `--policy` names, if any.
+    fn policy(&self) -> Option<Policy> {
+        self.policy.map(|p| p.policy)
+    }
+
+    /// The options of the global flags, `--workload-mix` read.
+    fn options(&self) -> Result<Options, gangpack_cli::Failure> {
+        let policy = self.policy().unwrap_or(Policy::BestFit);
+        let workload_mix = match &self.workload_mix {
+            Some(path) => Some(gangpack_cli::read_workload_mix(policy, path)?),
+            None => None,
+        };
+        Ok(Options {
+            policy,
+            workload_mix,
             seed: self.seed,
             skip_invalid: self.skip_invalid,
             strict: self.strict,
@@ -543,7 +590,7 @@ impl Global {
                     .max_alias_expansion
                     .unwrap_or(gangpack_k8s::Limits::DEFAULT_MAX_ALIAS_EXPANSION),
             },
-        }
+        })
     }
 }
 
@@ -575,7 +622,27 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let err_style = style(cli.global.color, std::io::stderr().is_terminal());
     let out_style = style(cli.global.color, std::io::stdout().is_terminal());
-    let options = cli.global.options();
+    if cli.global.policy.is_some_and(|p| p.deprecated) {
+        message(err_style, "warning:", "33", gangpack_cli::DEPRECATED_POLICY);
+    }
+    if cli.global.workload_mix.is_some() && matches!(cli.command, Command::Simulate(_)) {
+        message(
+            err_style,
+            "error:",
+            "31",
+            "--workload-mix: simulate does not read a workload mix",
+        );
+        return ExitCode::from(gangpack_cli::EXIT_INVALID);
+    }
+    let options = match cli.global.options() {
+        Ok(options) => options,
+        Err(failure) => {
+            for line in failure.lines() {
+                message(err_style, "error:", "31", &line);
+            }
+            return ExitCode::from(failure.code());
+        }
+    };
     timings::install(cli.global.timings, std::io::stderr().is_terminal());
     // What a command planned on, left unfreed: the process exits once it has printed.
     let mut kept = None;
@@ -692,7 +759,7 @@ fn main() -> ExitCode {
             timings::finish();
             return ExitCode::from(code);
         }
-        Command::Simulate(args) => match simulate::simulate(args, cli.global.policy) {
+        Command::Simulate(args) => match simulate::simulate(args, cli.global.policy()) {
             Ok(stdout) => Run {
                 stdout,
                 warnings: Vec::new(),

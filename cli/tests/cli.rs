@@ -322,11 +322,8 @@ fn plan_accepts_comma_separated_paths() {
 fn scoring_policy_changes_where_a_pod_goes() {
     let best = run(&cmd("plan", &[CLUSTER, CLAIM], &["--policy", "best-fit"]));
     let spread = run(&cmd("plan", &[CLUSTER, CLAIM], &["--policy", "spread"]));
-    let frag = run(&cmd(
-        "plan",
-        &[CLUSTER, CLAIM],
-        &["--policy", "fragmentation-aware"],
-    ));
+    let stranding = run(&cmd("plan", &[CLUSTER, CLAIM], &["--policy", "stranding"]));
+    let fgd = run(&cmd("plan", &[CLUSTER, CLAIM], &["--policy", "fgd"]));
     assert_eq!(best.out, run(&cmd("plan", &[CLUSTER, CLAIM], &[])).out);
     // BestFit: the tightest node (7 usable GPUs); Spread: one with all 8 free.
     assert!(best.has_row(&["Pod", "ml/chat-inference", "placed", "1", "1", "gpu-r2-n2"]));
@@ -336,9 +333,22 @@ fn scoring_policy_changes_where_a_pod_goes() {
         "spread avoids the tightest node:\n{}",
         spread.out
     );
-    assert_eq!(frag.code, 0, "{}", frag.err);
+    // Stranding packs too: the pod strands least where a GPU is already out of use.
+    assert_eq!(stranding.code, 0, "{}", stranding.err);
+    assert!(stranding.has_row(&["Pod", "ml/chat-inference", "placed", "1", "1", "gpu-r2-n2"]));
+    // FGD against the input's one 1-GPU shape: no node fragments more than another,
+    // the first by name wins (`cli/tests/policies.rs` gives it a mix that tells them apart).
+    assert_eq!(fgd.code, 0, "{}", fgd.err);
+    assert!(fgd.has_row(&["Pod", "ml/chat-inference", "placed", "1", "1", "gpu-r1-n1"]));
     let bogus = run(&cmd("plan", &[CLUSTER], &["--policy", "binpack"]));
     assert_eq!(bogus.code, 2);
+    assert!(
+        bogus
+            .err
+            .contains("[possible values: best-fit, spread, stranding, fgd]"),
+        "{}",
+        bogus.err
+    );
 }
 
 #[test]

@@ -465,7 +465,10 @@ impl Watch {
         };
         let mut said: Vec<Said> = Vec::new();
         let mut snapshot = match Snapshot::build(loaded.clone(), &build) {
-            Ok(s) => s,
+            Ok(mut s) => {
+                input::track_input_mix(&self.global, &mut s);
+                s
+            }
             Err(errors) => {
                 for e in &errors.errors {
                     let line = Said::error(&self.places, e).to_string();
