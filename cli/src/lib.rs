@@ -69,6 +69,10 @@ pub struct Options {
     /// [`workload_mix`]); `None`: the shapes of every pod in the input, running and
     /// pending. Ignored by best-fit and spread (the command line refuses it there).
     pub workload_mix: Option<gangpack::ShapeMix>,
+    /// `--protect-key`: node label keys whose domains gang-aware keeps whole.
+    pub protect: Vec<String>,
+    /// `--lower-domain`: the levels inside a gang's domain gang-aware packs it into.
+    pub levels: Vec<gangpack::DomainLevel>,
     /// The demo's seed (which GPU fails). Planning never uses randomness.
     pub seed: u64,
     /// Skip objects that fail validation or conversion (each a warning) instead of failing.
@@ -93,7 +97,11 @@ pub struct Options {
 impl Options {
     /// The core's policy: [`Policy::scoring`], with `--workload-mix` as its given mix.
     pub fn scoring(&self) -> gangpack::ScoringPolicy {
-        let policy = self.policy.scoring();
+        let mut policy = self.policy.scoring();
+        if let gangpack::ScoringPolicy::GangAware(p) = &mut policy {
+            p.protect.clone_from(&self.protect);
+            p.levels.clone_from(&self.levels);
+        }
         match &self.workload_mix {
             Some(mix) => policy.with_mix(gangpack::MixSource::Given(mix.clone())),
             None => policy,
@@ -106,6 +114,8 @@ impl Default for Options {
         Options {
             policy: Policy::BestFit,
             workload_mix: None,
+            protect: Vec::new(),
+            levels: Vec::new(),
             seed: 0,
             skip_invalid: false,
             strict: false,
@@ -115,6 +125,32 @@ impl Default for Options {
             limits: gangpack_k8s::Limits::default(),
             pod_group_preemption_policy: false,
         }
+    }
+}
+
+/// Refuses `--protect-key` and `--lower-domain` with a policy other than gang-aware.
+pub fn gang_aware_flags(
+    policy: Policy,
+    protect: &[String],
+    levels: &[gangpack::DomainLevel],
+) -> Result<(), Failure> {
+    if (protect.is_empty() && levels.is_empty()) || policy == Policy::GangAware {
+        return Ok(());
+    }
+    Err(Failure::invalid(format!(
+        "--protect-key and --lower-domain apply to --policy gang-aware, not {}",
+        policy.name()
+    )))
+}
+
+/// A `--lower-domain` value: `device:ATTRIBUTE` (a device attribute), else a node
+/// label key.
+pub fn parse_lower_domain(s: &str) -> Result<gangpack::DomainLevel, String> {
+    match s.strip_prefix("device:") {
+        Some("") => Err("device: needs an attribute name (device:nvidia.com/clique)".into()),
+        Some(a) => Ok(gangpack::DomainLevel::DeviceAttribute(a.to_owned())),
+        None if s.is_empty() => Err("expected a node label key or device:ATTRIBUTE".into()),
+        None => Ok(gangpack::DomainLevel::NodeLabel(s.to_owned())),
     }
 }
 
@@ -217,11 +253,15 @@ pub enum Policy {
     /// Fragmentation Gradient Descent: where the workload's expected GPU
     /// fragmentation grows least (same mix as stranding).
     Fgd,
+    /// Stranding that keeps whole racks (`--protect-key`, and every key a pending
+    /// PodGroup requires) whole when it can, and puts a gang in the fewest lower
+    /// domains (`--lower-domain`).
+    GangAware,
 }
 
 impl Policy {
     /// The command-line names, in order (`fragmentation-aware`, deprecated, is not one).
-    pub const NAMES: [&'static str; 4] = ["best-fit", "spread", "stranding", "fgd"];
+    pub const NAMES: [&'static str; 5] = ["best-fit", "spread", "stranding", "fgd", "gang-aware"];
 
     /// The core's policy of that name (Stranding and FGD with the observed mix).
     pub fn scoring(self) -> gangpack::ScoringPolicy {
@@ -230,6 +270,7 @@ impl Policy {
             Policy::Spread => gangpack::ScoringPolicy::Spread,
             Policy::Stranding => gangpack::ScoringPolicy::stranding(),
             Policy::Fgd => gangpack::ScoringPolicy::fgd(),
+            Policy::GangAware => gangpack::ScoringPolicy::gang_aware(),
         }
     }
 
@@ -240,12 +281,13 @@ impl Policy {
             Policy::Spread => "spread",
             Policy::Stranding => "stranding",
             Policy::Fgd => "fgd",
+            Policy::GangAware => "gang-aware",
         }
     }
 
     /// Whether the policy scores against a workload mix (`--workload-mix`).
     pub const fn uses_mix(self) -> bool {
-        matches!(self, Policy::Stranding | Policy::Fgd)
+        matches!(self, Policy::Stranding | Policy::Fgd | Policy::GangAware)
     }
 
     /// The policy of a command-line name (`best-fit`, `spread`, `stranding`, `fgd`; any
@@ -258,6 +300,9 @@ impl Policy {
             gangpack::ScoringPolicy::Spread => Some(Policy::Spread),
             gangpack::ScoringPolicy::Stranding(_) => Some(Policy::Stranding),
             gangpack::ScoringPolicy::Fgd(_) => Some(Policy::Fgd),
+            gangpack::ScoringPolicy::GangAware(_) => Some(Policy::GangAware),
+            // The baselines are `simulate`'s alone.
+            gangpack::ScoringPolicy::Random(_) | gangpack::ScoringPolicy::DotProduct => None,
         }
     }
 
@@ -296,7 +341,7 @@ fn mix_policy(policy: Policy, name: &str) -> Result<(), Failure> {
         return Ok(());
     }
     Err(Failure::invalid(format!(
-        "--workload-mix {name}: --policy {} scores without a workload mix; use --policy stranding or fgd",
+        "--workload-mix {name}: --policy {} scores without a workload mix; use --policy stranding, fgd or gang-aware",
         policy.name()
     )))
 }

@@ -14,8 +14,10 @@
 //! gangpack watch   -f STREAM... [--initial PATH...] [--quiet-ms MS] [--every N] [--audit] [-o table|json]
 //! ```
 //!
-//! Global flags (before or after the command): `--policy best-fit|spread|stranding|fgd`
-//! (`fragmentation-aware`, deprecated, means `fgd`), `--workload-mix FILE`, `--seed N`,
+//! Global flags (before or after the command): `--policy
+//! best-fit|spread|stranding|fgd|gang-aware` (`fragmentation-aware`, deprecated, means
+//! `fgd`), `--workload-mix FILE`, `--protect-key KEY`, `--lower-domain KEY|device:ATTR`,
+//! `--seed N`,
 //! `--color auto|always|never`, `--skip-invalid`, `--strict`, `--now RFC3339`,
 //! `--step-budget N`, `--allocator-step-budget N`, `--max-input-bytes BYTES`,
 //! `--max-alias-expansion N`.
@@ -91,8 +93,10 @@ pub(crate) struct Global {
     /// How to choose among feasible nodes and racks: best-fit (the tightest), spread
     /// (the emptiest), stranding (where a pod strands the least GPU, CPU and memory for
     /// the workload's typical shapes), fgd (Fragmentation Gradient Descent: where the
-    /// workload's expected GPU fragmentation grows least). `fragmentation-aware` is
-    /// deprecated and means fgd [default: best-fit; `simulate`: every policy].
+    /// workload's expected GPU fragmentation grows least), gang-aware (stranding that
+    /// keeps whole racks whole for gangs: `--protect-key`, `--lower-domain`).
+    /// `fragmentation-aware` is deprecated and means fgd [default: best-fit;
+    /// `simulate`: every policy].
     #[arg(
         help_heading = "Global options",
         long,
@@ -113,6 +117,26 @@ pub(crate) struct Global {
         value_name = "FILE"
     )]
     pub(crate) workload_mix: Option<String>,
+    /// Gang-aware: a node label key whose domains are kept whole when a placement
+    /// can avoid breaking into them (repeatable; the keys pending PodGroups require
+    /// are protected anyway).
+    #[arg(
+        help_heading = "Global options",
+        long = "protect-key",
+        global = true,
+        value_name = "KEY"
+    )]
+    pub(crate) protect_key: Vec<String>,
+    /// Gang-aware: a level inside a gang's domain to pack it into the fewest of, a
+    /// node label key or `device:ATTRIBUTE` (repeatable, outermost first).
+    #[arg(
+        help_heading = "Global options",
+        long = "lower-domain",
+        global = true,
+        value_name = "KEY|device:ATTR",
+        value_parser = gangpack_cli::parse_lower_domain
+    )]
+    pub(crate) lower_domain: Vec<gangpack::DomainLevel>,
     /// Seed for the demo's random choices (which GPU fails) and for `gen`'s scenario.
     /// Planning never uses randomness: ties are broken by name, so the same input
     /// gives the same output.
@@ -568,9 +592,12 @@ impl Global {
             Some(path) => Some(gangpack_cli::read_workload_mix(policy, path)?),
             None => None,
         };
+        gangpack_cli::gang_aware_flags(policy, &self.protect_key, &self.lower_domain)?;
         Ok(Options {
             policy,
             workload_mix,
+            protect: self.protect_key.clone(),
+            levels: self.lower_domain.clone(),
             seed: self.seed,
             skip_invalid: self.skip_invalid,
             strict: self.strict,

@@ -324,6 +324,7 @@ fn scoring_policy_changes_where_a_pod_goes() {
     let spread = run(&cmd("plan", &[CLUSTER, CLAIM], &["--policy", "spread"]));
     let stranding = run(&cmd("plan", &[CLUSTER, CLAIM], &["--policy", "stranding"]));
     let fgd = run(&cmd("plan", &[CLUSTER, CLAIM], &["--policy", "fgd"]));
+    let gang_aware = run(&cmd("plan", &[CLUSTER, CLAIM], &["--policy", "gang-aware"]));
     assert_eq!(best.out, run(&cmd("plan", &[CLUSTER, CLAIM], &[])).out);
     // BestFit: the tightest node (7 usable GPUs); Spread: one with all 8 free.
     assert!(best.has_row(&["Pod", "ml/chat-inference", "placed", "1", "1", "gpu-r2-n2"]));
@@ -340,12 +341,15 @@ fn scoring_policy_changes_where_a_pod_goes() {
     // the first by name wins (`cli/tests/policies.rs` gives it a mix that tells them apart).
     assert_eq!(fgd.code, 0, "{}", fgd.err);
     assert!(fgd.has_row(&["Pod", "ml/chat-inference", "placed", "1", "1", "gpu-r1-n1"]));
+    // Gang-aware: stranding's choice, a node already broken into.
+    assert_eq!(gang_aware.code, 0, "{}", gang_aware.err);
+    assert!(gang_aware.has_row(&["Pod", "ml/chat-inference", "placed", "1", "1", "gpu-r2-n2"]));
     let bogus = run(&cmd("plan", &[CLUSTER], &["--policy", "binpack"]));
     assert_eq!(bogus.code, 2);
     assert!(
         bogus
             .err
-            .contains("[possible values: best-fit, spread, stranding, fgd]"),
+            .contains("[possible values: best-fit, spread, stranding, fgd, gang-aware]"),
         "{}",
         bogus.err
     );
@@ -1271,21 +1275,13 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
         r.out
     );
     assert!(
-        [
-            "Random",
-            "DotProd",
-            "FGD",
-            "BestFit",
-            "Spread",
-            "FragmentationAware",
-            "Stranding"
-        ]
-        .iter()
-        .all(|p| r.out.contains(p))
+        ["Random", "DotProd", "BestFit", "Spread", "Stranding", "FGD"]
+            .iter()
+            .all(|p| r.out.contains(p))
     );
     assert!(
         r.out
-            .contains("14 replays (1 workloads x 7 policies x 2 seeds)"),
+            .contains("12 replays (1 workloads x 6 policies x 2 seeds)"),
         "{}",
         r.out
     );
@@ -1294,7 +1290,7 @@ fn simulate_replays_a_trace_excerpt_and_writes_the_csv_and_the_plot() {
         text.lines().next(),
         Some("workload,policy,seed,arrived_pct,allocated_pct")
     );
-    assert_eq!(text.lines().count(), 1 + 7 * 2 * 131);
+    assert_eq!(text.lines().count(), 1 + 6 * 2 * 131);
     // One policy with the global --policy.
     let r = run(&[
         "simulate", "--trace", &trace, "--seeds", "42", "--policy", "spread",
@@ -1401,14 +1397,38 @@ fn simulate_gangs_compares_podgroups_with_pod_by_pod() {
             "--gangs",
             "--trace",
             &trace,
-            "--policies",
-            "fgd",
+            "--preemptors",
+            "1.5",
         ],
         vec!["simulate", "--trace", &trace, "--hours", "5"],
     ] {
         let r = run(&bad);
         assert_eq!(r.code, 2, "{bad:?}: {}", r.err);
     }
+    // One PodGroup row per policy, without preemptors.
+    let r = run(&[
+        "simulate",
+        "--gangs",
+        "--trace",
+        &trace,
+        "--seeds",
+        "42",
+        "--hours",
+        "12",
+        "--preemptors",
+        "0",
+        "--policies",
+        "best-fit,gang-aware",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    for row in [
+        "gangpack (PodGroup) ",
+        "gangpack (PodGroup), GangAware ",
+        "2 replays (2 schedulers x 1 seeds)",
+    ] {
+        assert!(r.out.contains(row), "{row}\n{}", r.out);
+    }
+    assert!(!r.out.contains("pod by pod"), "{}", r.out);
     let _ = std::fs::remove_dir_all(&out);
 }
 

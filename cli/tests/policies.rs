@@ -60,7 +60,7 @@ fn every_example_plans_under_stranding_and_fgd() {
     inputs.push(vec![CLUSTER, RUNNING, GANG, CLAIM]);
     for paths in &inputs {
         let best = plan(paths, &[]);
-        for policy in ["stranding", "fgd"] {
+        for policy in ["stranding", "fgd", "gang-aware"] {
             let r = plan(paths, &["--policy", policy]);
             assert!(
                 r.code == 0 || r.code == 3,
@@ -93,7 +93,7 @@ fn every_example_plans_under_stranding_and_fgd() {
         };
         let best = check("best-fit");
         assert_eq!(best.code, 4, "{d}: {}{}", best.out, best.err);
-        for policy in ["stranding", "fgd"] {
+        for policy in ["stranding", "fgd", "gang-aware"] {
             let r = check(policy);
             assert_eq!((r.code, &r.out), (best.code, &best.out), "{d} {policy}");
         }
@@ -262,11 +262,51 @@ fn a_mix_is_refused_with_a_policy_that_has_none() {
         assert!(
             r.err.starts_with(&format!(
                 "error: --workload-mix {WHOLE_NODE_MIX}: --policy "
-            )) && r.err.contains("use --policy stranding or fgd"),
+            )) && r.err.contains("use --policy stranding, fgd or gang-aware"),
             "{}",
             r.err
         );
     }
+}
+
+/// `--protect-key` and `--lower-domain` go with gang-aware only; with it they are taken
+/// (and a bad level is named).
+#[test]
+fn gang_aware_flags_need_gang_aware() {
+    let r = plan(
+        &[CLUSTER, GANG],
+        &["--policy", "stranding", "--protect-key", "rack"],
+    );
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(
+        r.err.contains(
+            "--protect-key and --lower-domain apply to --policy gang-aware, not stranding"
+        ),
+        "{}",
+        r.err
+    );
+    let r = plan(
+        &[CLUSTER, GANG],
+        &[
+            "--policy",
+            "gang-aware",
+            "--protect-key",
+            "topology.kubernetes.io/rack",
+            "--lower-domain",
+            "device:gpu.nvidia.com/clique",
+        ],
+    );
+    assert!(r.code == 0 || r.code == 3, "{}{}", r.out, r.err);
+    let r = plan(
+        &[CLUSTER, GANG],
+        &["--policy", "gang-aware", "--lower-domain", "device:"],
+    );
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(
+        r.err.contains("device: needs an attribute name"),
+        "{}",
+        r.err
+    );
 }
 
 #[test]

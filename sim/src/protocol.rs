@@ -89,13 +89,15 @@ pub fn parse_policy(name: &str) -> Option<Policy> {
     ScoringPolicy::parse(name)
 }
 
-/// Every policy: the baselines (Random, DotProd), then the engine's (BestFit, Spread,
-/// Stranding, FGD).
+/// Every policy the protocol compares: the baselines (Random, DotProd), then the
+/// engine's (BestFit, Spread, Stranding, FGD). GangAware is left out: one pod at a
+/// time with no PodGroup it is its base policy, Stranding.
 pub fn all_policies() -> Vec<Policy> {
     ScoringPolicy::BASELINES
         .iter()
         .chain(ScoringPolicy::NAMES.iter())
         .filter_map(|n| ScoringPolicy::parse(n))
+        .filter(|p| !matches!(p, ScoringPolicy::GangAware(_)))
         .collect()
 }
 
