@@ -299,6 +299,38 @@ fn gang(c: &mut Criterion) {
             });
         });
     }
+    // The scoring policies of issue 34 on the same gang, each with the mix tracked as
+    // a Scheduler keeps it (the gang's own shapes here): goal within 1.5x of BestFit.
+    let (g, pods, claims) = gangpack_benches::gpu_gang(64, 8, false);
+    let mix = gangpack::ShapeMix::observe(&pods, &claims);
+    for (policy, name) in [
+        (
+            gangpack::ScoringPolicy::stranding(),
+            "64x8_on_4096x8/anywhere/stranding",
+        ),
+        (
+            gangpack::ScoringPolicy::fgd(),
+            "64x8_on_4096x8/anywhere/fgd",
+        ),
+        (
+            gangpack::ScoringPolicy::gang_aware(),
+            "64x8_on_4096x8/anywhere/gang_aware",
+        ),
+    ] {
+        let mut tracked = fleet.clone();
+        tracked.track_scoring(&policy, &mix);
+        let opts = gangpack::GangOptions {
+            policy,
+            ..gangpack::GangOptions::default()
+        };
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                tracked
+                    .place_gang_mut(Some(&g), black_box(&pods), &claims, &opts)
+                    .expect("valid")
+            });
+        });
+    }
     let mut big = gangpack_benches::allocation_fleet_with_racks(10_000, 8, 4, 33, 32);
     let (g, pods, claims) = gangpack_benches::gpu_gang(512, 8, false);
     group.bench_function("512x8_on_10000x8/anywhere", |b| {

@@ -184,3 +184,32 @@ fn what_the_fuzzer_found_stays_fixed() {
         "../../fuzz/seeds/scheduler_ops/found-resized-node-overcommitted.bin"
     ));
 }
+
+/// The scoring policies that keep per-node measures (issue 34): Stranding, FGD and
+/// GangAware over the observed mix, each through 5,000 operations with the audit
+/// (tracked measures against their recomputation included) every 100 and every
+/// refusal checked, so every mutation point of the live cluster meets a tracked table.
+#[test]
+fn tracked_policies_keep_every_invariant() {
+    use gangpack::{GangOptions, ScoringPolicy};
+    for (i, policy) in [
+        ScoringPolicy::stranding(),
+        ScoringPolicy::fgd(),
+        ScoringPolicy::gang_aware(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = policy.name();
+        let options = GangOptions {
+            policy,
+            ..GangOptions::default()
+        };
+        let mut driver = Driver::with_options(&shape(), limits(), options);
+        let mut rng = SplitMix64::new(SEED + 100 + i as u64);
+        driver
+            .run(&mut rng, 5_000, 100)
+            .unwrap_or_else(|f| panic!("{name}: {f}"));
+        assert!(driver.stats().ops >= 5_000, "{name}");
+    }
+}

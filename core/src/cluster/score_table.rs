@@ -525,7 +525,8 @@ impl Cluster {
         let mut next = 0;
         let mut out = SmallVec::new();
         for &id in self.nodes_ordered(n) {
-            if !mix.set.contains(id) {
+            // A device being deleted is still listed while its pool is recomputed.
+            if !mix.set.contains(id) || self.devices[id.index()].is_none() {
                 continue;
             }
             let known = mix.share_caps.get(id.index()).copied().flatten();
