@@ -60,7 +60,7 @@
 //!   dropped.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use gangpack::{
     DisruptionMode, GangOptions, NodeLoad, PlacementDecision, PodGroup, PreemptionPolicy,
@@ -342,6 +342,14 @@ struct Sim<'a> {
     s: Scheduler,
     /// The node names, in the node list's order.
     names: Vec<String>,
+    /// Node-list positions by name.
+    index: BTreeMap<String, usize>,
+    /// What each node has free, read from the engine again only after a change on it
+    /// (a placement or removal there; every node after a preemption or a PodGroup
+    /// removed).
+    loads: std::cell::RefCell<Vec<Option<NodeLoad>>>,
+    /// Nodes whose `loads` entry is out of date.
+    stale: std::cell::RefCell<BTreeSet<usize>>,
     racks: Vec<String>,
     gangs: &'a [Gang],
     /// Per gang: its pods bound so far (pod by pod always the first ones), with their
@@ -381,14 +389,70 @@ fn load_fits(load: &NodeLoad, row: &PodRow) -> bool {
 }
 
 impl Sim<'_> {
-    /// What node `n` (in node-list order) has free now, from the engine's cluster.
-    fn load(&self, n: usize) -> Option<NodeLoad> {
-        self.s.cluster().node_load(&self.names[n])
+    /// Every node's free resources now (see `loads`).
+    fn loads(&self) -> std::cell::Ref<'_, Vec<Option<NodeLoad>>> {
+        let stale = std::mem::take(&mut *self.stale.borrow_mut());
+        if !stale.is_empty() {
+            let c = self.s.cluster();
+            let mut loads = self.loads.borrow_mut();
+            for n in stale {
+                loads[n] = c.node_load(&self.names[n]);
+            }
+        }
+        self.loads.borrow()
     }
 
     /// Whether a pod of `row` fits node `n` now.
     fn fits(&self, n: usize, row: &PodRow) -> bool {
-        self.load(n).is_some_and(|l| load_fits(&l, row))
+        self.loads()
+            .get(n)
+            .and_then(Option::as_ref)
+            .is_some_and(|l| load_fits(l, row))
+    }
+
+    /// Marks node `name`'s load out of date.
+    fn touch(&self, name: &str) {
+        if let Some(&n) = self.index.get(name) {
+            self.stale.borrow_mut().insert(n);
+        }
+    }
+
+    /// Marks every node's load out of date.
+    fn touch_all(&self) {
+        self.stale.borrow_mut().extend(0..self.names.len());
+    }
+
+    /// A scheduling cycle; the nodes it placed on (every node after a preemption)
+    /// change.
+    fn cycle(&mut self) -> gangpack::CycleReport {
+        let report = self.s.cycle();
+        for (_, r) in &report.units {
+            match r {
+                gangpack::UnitResult::Scheduled(d) => {
+                    for b in &d.bindings {
+                        self.touch(&b.node);
+                    }
+                }
+                gangpack::UnitResult::Preempted(_) => self.touch_all(),
+                _ => {}
+            }
+        }
+        report
+    }
+
+    /// Removes a pod; its node changes.
+    fn remove_pod(&mut self, key: &str) -> Result<(), gangpack::SchedulerError> {
+        let node = self.s.pod(key).and_then(|p| p.node_name.clone());
+        if let Some(n) = node {
+            self.touch(&n);
+        }
+        self.s.remove_pod(key).map(drop)
+    }
+
+    /// Removes a PodGroup (any node may change).
+    fn remove_group(&mut self, key: &str) -> Result<(), gangpack::SchedulerError> {
+        self.touch_all();
+        self.s.remove_group(key).map(drop)
     }
 
     /// The nodes a pod of `row` fits on now.
@@ -474,12 +538,12 @@ impl Sim<'_> {
         for r in std::mem::take(&mut self.bound[g]) {
             if self.mode == Mode::PodByPod {
                 for b in &r.decision.bindings {
-                    self.s.remove_pod(&b.pod)?;
+                    self.remove_pod(&b.pod)?;
                 }
             }
         }
         if self.mode == Mode::Gang {
-            self.s.remove_group(&cluster::key(&Self::group_name(g)))?;
+            self.remove_group(&cluster::key(&Self::group_name(g)))?;
         }
         self.enqueue(g);
         Ok(())
@@ -529,7 +593,7 @@ impl Sim<'_> {
                 for p in 0..gang.pods {
                     self.s.add_pod(self.pod(g, p))?;
                 }
-                let report = self.s.cycle();
+                let report = self.cycle();
                 let first = cluster::key(&Self::pod_name(g, 0));
                 if let Some((d, victims)) = Self::placed(&report, &first) {
                     self.commit(g, &victims, now)?;
@@ -542,7 +606,7 @@ impl Sim<'_> {
                         });
                     }
                 } else {
-                    self.s.remove_group(&cluster::key(&Self::group_name(g)))?;
+                    self.remove_group(&cluster::key(&Self::group_name(g)))?;
                 }
             }
             Mode::PodByPod => {
@@ -555,9 +619,9 @@ impl Sim<'_> {
                     }
                     let key = cluster::key(&Self::pod_name(g, p));
                     self.s.add_pod(self.pod(g, p))?;
-                    let report = self.s.cycle();
+                    let report = self.cycle();
                     let Some((d, victims)) = Self::placed(&report, &key) else {
-                        self.s.remove_pod(&key)?;
+                        self.remove_pod(&key)?;
                         break;
                     };
                     self.commit(g, &victims, now)?;
@@ -580,11 +644,11 @@ impl Sim<'_> {
     fn end_gang(&mut self, g: usize) -> Result<(), gangpack::SchedulerError> {
         for r in std::mem::take(&mut self.bound[g]) {
             for b in &r.decision.bindings {
-                self.s.remove_pod(&b.pod)?;
+                self.remove_pod(&b.pod)?;
             }
         }
         if self.mode == Mode::Gang {
-            self.s.remove_group(&cluster::key(&Self::group_name(g)))?;
+            self.remove_group(&cluster::key(&Self::group_name(g)))?;
         }
         Ok(())
     }
@@ -701,8 +765,9 @@ impl Sim<'_> {
     }
 
     fn allocated_milli(&self) -> u64 {
-        (0..self.names.len())
-            .filter_map(|n| self.load(n))
+        self.loads()
+            .iter()
+            .flatten()
             .map(|l| {
                 l.devices
                     .iter()
@@ -743,16 +808,13 @@ impl Sim<'_> {
         }
         .pod_row();
         let (mut free, mut stranded) = (0u64, 0u64);
-        for n in 0..self.names.len() {
-            let Some(load) = self.load(n) else {
-                continue;
-            };
+        for load in self.loads().iter().flatten() {
             if load.devices.len() != GPUS_PER_POD as usize {
                 continue;
             }
             let f: u64 = load.devices.iter().map(|&(_, g)| u64::from(g)).sum();
             free += f;
-            if !load_fits(&load, &smallest) {
+            if !load_fits(load, &smallest) {
                 stranded += f;
             }
         }
@@ -804,6 +866,13 @@ pub fn replay_setup(
         mode,
         s: Scheduler::new(c, options),
         names: nodes.iter().map(|n| n.name.clone()).collect(),
+        index: nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i))
+            .collect(),
+        loads: std::cell::RefCell::new(vec![None; nodes.len()]),
+        stale: std::cell::RefCell::new((0..nodes.len()).collect()),
         racks: cluster::racks(nodes),
         gangs,
         bound: (0..gangs.len()).map(|_| Vec::new()).collect(),
@@ -882,7 +951,7 @@ pub fn replay_setup(
                 Event::TaskEnd(i) => {
                     if let Some(r) = sim.tasks[i].take() {
                         for b in &r.decision.bindings {
-                            sim.s.remove_pod(&b.pod)?;
+                            sim.remove_pod(&b.pod)?;
                         }
                         freed = true;
                     }
@@ -897,7 +966,7 @@ pub fn replay_setup(
                         sim.s.add_claim(claim)?;
                     }
                     sim.s.add_pod(pod)?;
-                    let report = sim.s.cycle();
+                    let report = sim.cycle();
                     if let Some(d) = cluster::placement(&report, &key) {
                         sim.tasks[i] = Some(Running {
                             decision: d.clone(),
@@ -905,7 +974,7 @@ pub fn replay_setup(
                         placed_tasks += 1;
                     } else {
                         // A task that finds no room is dropped, as in the protocol.
-                        sim.s.remove_pod(&key)?;
+                        sim.remove_pod(&key)?;
                     }
                 }
                 Event::GangArrive(g) => arrived_gangs.push(g),
