@@ -34,7 +34,11 @@ function customScenario(yaml) {
   return { id: 'yaml', title: 'Your cluster (pasted YAML)', summary: 'The cluster you pasted or dropped. Click a GPU to taint it, submit workloads, step cycles.', manifests: () => yaml, options: {}, steps: [] };
 }
 
-/** Builds the sessions of a source; throws the session's error (with problems) when it does not load. */
+/**
+ * Builds the sessions of a source; throws the session's error (with problems) when it
+ * does not load. A scenario that compares policies side by side (`compare`: `{ label,
+ * policy, workloadMix? }` each) has one session per entry.
+ */
 function build(source) {
   const def = source.yaml !== undefined ? customScenario(source.yaml) : scenarioById(source.scenario);
   if (!def) throw new Error(`no scenario named ${JSON.stringify(source.scenario)}; pick one from the list`);
@@ -43,6 +47,7 @@ function build(source) {
   const runs = entries.map((entry, i) => {
     const options = { ...def.options };
     if (entry.policy) options.policy = entry.policy;
+    if (entry.workloadMix) options.workloadMix = entry.workloadMix;
     const session = Scheduler.fromManifests(source.yaml !== undefined ? [{ name: 'pasted.yaml', text }] : [{ name: `${def.id}.yaml`, text }], options);
     return { label: entry.label, policy: entry.policy ?? 'BestFit', session, book: new Map(), series: [], index: i };
   });
