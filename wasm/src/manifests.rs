@@ -4,6 +4,7 @@
 //! Each function hands the texts to `gangpack_cli` (the library the native `gangpack`
 //! is built on) and converts the result; nothing is computed here.
 
+use gangpack::ShapeMix;
 use gangpack_cli::{
     DEFAULT_KEY, Effect, Failure, Format, Input, InputFile, Options, Policy, Style, TaintRequest,
     TaintTargetSpec,
@@ -84,8 +85,12 @@ pub(crate) fn manifests(value: JsValue, what: &str) -> Result<Input, JsValue> {
 pub(crate) struct JsOptions {
     /// The logical clock: RFC 3339 text or seconds since the Unix epoch.
     now: Option<Now>,
-    /// `BestFit` (default), `Spread`, `FragmentationAware` (or `best-fit`, ...).
+    /// `BestFit` (default), `Spread`, `Stranding`, `FGD` (any case, `-` and `_`
+    /// ignored: `best-fit`); `FragmentationAware` is FGD, deprecated.
     policy: Option<String>,
+    /// The typical shapes Stranding and FGD score against (default: the shapes of the
+    /// pods in the manifests).
+    workload_mix: Option<ShapeMix>,
     /// Skip invalid objects (warnings) instead of failing.
     #[serde(default)]
     skip_invalid: bool,
@@ -105,6 +110,16 @@ pub(crate) struct JsOptions {
     pod_group_preemption_policy: Option<bool>,
 }
 
+/// [`JsOptions::resolve`]'s answer.
+pub(crate) struct Resolved {
+    /// The command line's options (the policy: see `exact`).
+    pub(crate) options: Options,
+    /// The policy asked for, its mix given if the options give one.
+    pub(crate) scoring: crate::session::Scoring,
+    /// Whether `options.policy` is that policy; else it is BestFit, standing in.
+    pub(crate) exact: bool,
+}
+
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum Now {
@@ -117,22 +132,56 @@ impl JsOptions {
         from_js_or_default(value, what)
     }
 
-    /// The library's options; `what` names the argument in errors.
+    /// The library's options for a command (`plan`, `explain`, `taint`, `runCli`);
+    /// `what` names the argument in errors. Refuses a policy or workload mix the
+    /// command line's options cannot carry yet (see [`JsOptions::resolve`]).
     pub(crate) fn options(&self, what: &str) -> Result<Options, JsValue> {
-        let policy = match &self.policy {
-            None => Policy::BestFit,
-            Some(p) => Policy::parse(p).ok_or_else(|| {
-                js::error(
-                    INVALID_ARGUMENT,
-                    &[Problem::field(
-                        format!("{what}.policy"),
-                        format!(
-                            "unknown policy {p:?} (expected BestFit, Spread or FragmentationAware)"
-                        ),
-                    )],
-                )
-            })?,
+        let r = self.resolve(what)?;
+        if r.exact {
+            return Ok(r.options);
+        }
+        let (field, asked) = if self.workload_mix.is_some() {
+            ("workloadMix", "a workload mix")
+        } else {
+            ("policy", r.scoring.policy.name())
         };
+        Err(js::error(
+            INVALID_ARGUMENT,
+            &[Problem::field(
+                format!("{what}.{field}"),
+                format!(
+                    "plan, explain, taint and runCli do not take {asked} yet: the command \
+                     line's options (gangpack_cli) cannot carry it; Scheduler.fromManifests \
+                     and Scheduler.fromModel do"
+                ),
+            )],
+        ))
+    }
+
+    /// The warning a deprecated policy name earns (`FragmentationAware`), for the
+    /// results of `plan`, `explain` and `taint` (`runCli` prints what the native
+    /// command prints).
+    pub(crate) fn deprecation(&self, what: &str) -> Option<String> {
+        self.policy
+            .as_deref()
+            .and_then(|n| crate::session::deprecation(n, &format!("{what}.policy")))
+    }
+
+    /// The library's options and the scoring policy they ask for. The command line
+    /// names BestFit, Spread and FGD (as `fragmentation-aware`), each with the mix it
+    /// observes; for Stranding or a given mix, `exact` is false and `options.policy` is
+    /// BestFit, which a session replaces once the snapshot is built
+    /// (`session::kube::load`).
+    pub(crate) fn resolve(&self, what: &str) -> Result<Resolved, JsValue> {
+        let scoring = crate::session::scoring(
+            self.policy.as_deref(),
+            &format!("{what}.policy"),
+            self.workload_mix.clone(),
+            &format!("{what}.workloadMix"),
+        )?;
+        let named = [Policy::BestFit, Policy::Spread, Policy::FragmentationAware]
+            .into_iter()
+            .find(|p| p.scoring() == scoring.policy);
         let now = match &self.now {
             None => None,
             Some(Now::Seconds(s)) => Some(gangpack::Time(*s)),
@@ -143,8 +192,8 @@ impl JsOptions {
                 )
             })?),
         };
-        Ok(Options {
-            policy,
+        let options = Options {
+            policy: named.unwrap_or(Policy::BestFit),
             seed: self.seed.unwrap_or(0),
             skip_invalid: self.skip_invalid,
             strict: self.strict,
@@ -161,6 +210,11 @@ impl JsOptions {
             )?,
             pod_group_preemption_policy: self.pod_group_preemption_policy.unwrap_or(false),
             ..Options::default()
+        };
+        Ok(Resolved {
+            options,
+            exact: named.is_some(),
+            scoring,
         })
     }
 
@@ -222,7 +276,11 @@ pub fn plan(
         list: report.list,
         exit_code: report.code,
         pending: report.code != gangpack_cli::EXIT_OK,
-        warnings: report.warnings,
+        warnings: o
+            .deprecation("options")
+            .into_iter()
+            .chain(report.warnings)
+            .collect(),
     })
 }
 
@@ -264,7 +322,11 @@ pub fn explain(
     }
     to_js(&ExplainResult {
         text: run.stdout,
-        warnings: run.warnings,
+        warnings: o
+            .deprecation("options")
+            .into_iter()
+            .chain(run.warnings)
+            .collect(),
     })
 }
 
@@ -363,7 +425,11 @@ pub fn taint(
     to_js(&TaintResult {
         table: report.table,
         list: report.list,
-        warnings: report.warnings,
+        warnings: o
+            .deprecation("options")
+            .into_iter()
+            .chain(report.warnings)
+            .collect(),
     })
 }
 

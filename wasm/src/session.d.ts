@@ -263,6 +263,8 @@ export interface ModelOptions {
   /** The clock, overriding `model.now`. */
   now?: string | number;
   policy?: Policy;
+  /** The typical shapes Stranding and FGD score against (refused with BestFit and Spread); default: the shapes of the session's pods, followed as they change. See `Scheduler.setWorkloadMix`. */
+  workloadMix?: ShapeMix;
   /** The most steps one gang search takes (default 100000, at least 1); see `Options.stepBudget`. */
   stepBudget?: number;
   /** The most steps one claim allocation takes (default 1000000, at least 1); see `Options.allocatorStepBudget`. */

@@ -28,8 +28,8 @@ use std::collections::BTreeSet;
 
 use gangpack::{
     Cluster, DeviceClass, DeviceRef, DeviceTaint, DeviceTaintEffect, DeviceTaintRule, GangOptions,
-    Node, Pod, PodGroup, PriorityClass, RequestShape, ResourceClaim, ResourceSlice, ScoringPolicy,
-    Taint, TaintEffect, Unit,
+    MixSource, Node, ObjectKind, ObjectRef, Pod, PodGroup, PriorityClass, RequestShape,
+    ResourceClaim, ResourceSlice, ScoringPolicy, ShapeMix, Taint, TaintEffect, Unit,
 };
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
@@ -83,6 +83,9 @@ impl State {
 struct ModelOptions {
     now: Option<TimeArg>,
     policy: Option<String>,
+    /// The typical shapes Stranding and FGD score against (default: the shapes of the
+    /// session's own pods, followed as they change).
+    workload_mix: Option<ShapeMix>,
     /// The most steps one gang search takes (`GangOptions::step_budget`).
     step_budget: Option<u64>,
     /// The most steps one claim allocator call takes
@@ -231,17 +234,78 @@ fn device_ref(device: &str) -> Result<DeviceRef, JsValue> {
         .ok_or_else(|| invalid_argument("device", format!("{device:?} is not DRIVER/POOL/DEVICE")))
 }
 
-fn policy(name: Option<&str>, what: &str) -> Result<ScoringPolicy, JsValue> {
-    let Some(name) = name else {
-        return Ok(GangOptions::default().policy);
+/// A scoring policy as the options name it, with its mix.
+pub(crate) struct Scoring {
+    /// The policy, its mix given when the options give one.
+    pub(crate) policy: ScoringPolicy,
+    /// A warning for a deprecated name (`FragmentationAware`).
+    pub(crate) warning: Option<String>,
+}
+
+/// The policy `name` (`what`: its field, `options.policy`; default BestFit) with
+/// `mix` (`mix_what`: its field, `options.workloadMix`) as its typical shapes. A mix is
+/// refused when it is invalid (every problem named under `mix_what`) and with a policy
+/// that scores against none (BestFit, Spread).
+pub(crate) fn scoring(
+    name: Option<&str>,
+    what: &str,
+    mix: Option<ShapeMix>,
+    mix_what: &str,
+) -> Result<Scoring, JsValue> {
+    let policy = match name {
+        None => GangOptions::default().policy,
+        Some(n) => ScoringPolicy::parse(n).ok_or_else(|| {
+            invalid_argument(
+                what,
+                format!(
+                    "unknown policy {n:?} (expected {})",
+                    or_list(&ScoringPolicy::NAMES)
+                ),
+            )
+        })?,
     };
-    let folded: String = name.chars().filter(|c| *c != '-' && *c != '_').collect();
-    ScoringPolicy::parse(&folded).ok_or_else(|| {
-        invalid_argument(
-            what,
-            format!("unknown policy {name:?} (expected BestFit, Spread or FragmentationAware)"),
-        )
+    let warning = name.and_then(|n| deprecation(n, what));
+    let policy = match mix {
+        None => policy,
+        Some(mix) => {
+            if policy.mix_source().is_none() {
+                return Err(invalid_argument(
+                    mix_what,
+                    format!(
+                        "{} scores against no workload mix (only Stranding and FGD do)",
+                        policy.name()
+                    ),
+                ));
+            }
+            validate_mix(&mix, mix_what)?;
+            policy.with_mix(MixSource::Given(mix))
+        }
+    };
+    Ok(Scoring { policy, warning })
+}
+
+/// The warning for policy name `name` at field `what` when the name is deprecated
+/// (`FragmentationAware`, which now reads as FGD).
+pub(crate) fn deprecation(name: &str, what: &str) -> Option<String> {
+    ScoringPolicy::is_deprecated_name(name).then(|| {
+        format!("{what}: {name:?} is deprecated; it now means FGD, the policy that replaced it")
     })
+}
+
+/// Checks a workload mix, every problem named under `what` (`what.shapes[0].count`).
+pub(crate) fn validate_mix(mix: &ShapeMix, what: &str) -> Result<(), JsValue> {
+    let object = ObjectRef::cluster(ObjectKind::PodGroup, "workload mix");
+    mix.validate_at(&object, what)
+        .map_err(|errs| errors::invalid_argument(&errs))
+}
+
+/// `A, B, C or D`.
+fn or_list(names: &[&str]) -> String {
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
 }
 
 fn time_arg(t: &TimeArg, what: &str) -> Result<gangpack::Time, JsValue> {
@@ -312,8 +376,14 @@ impl Scheduler {
         for r in model.rules {
             cluster.add_taint_rule(r).map_err(|e| errors::cluster(&e))?;
         }
+        let scoring = scoring(
+            options.policy.as_deref(),
+            "options.policy",
+            options.workload_mix,
+            "options.workloadMix",
+        )?;
         let gang = GangOptions {
-            policy: policy(options.policy.as_deref(), "options.policy")?,
+            policy: scoring.policy,
             step_budget: step_budget(
                 options.step_budget,
                 gangpack::DEFAULT_STEP_BUDGET,
@@ -328,6 +398,7 @@ impl Scheduler {
             ..GangOptions::default()
         };
         let mut state = State::new(gangpack::Scheduler::new(cluster, gang));
+        state.warnings.extend(scoring.warning);
         let sched = &mut state.sched;
         for c in model.priority_classes {
             sched
@@ -843,6 +914,38 @@ impl Scheduler {
             .map_err(|e| errors::scheduler(&e))?;
         self.state.journal.push(format!("removePod {key}"));
         to_js(&removed)
+    }
+
+    // ------------------------------------------------------------------- scoring
+
+    /// Scores Stranding and FGD placements against `mix` from now on;
+    /// `null` goes back to the policy's own mix (`options.workloadMix`, else the
+    /// shapes of the session's pods, followed as they change). BestFit and Spread
+    /// ignore it. Throws `InvalidArgument`, nothing changed, for an invalid mix (every
+    /// problem named under `mix`, e.g. `mix.shapes[0].count`).
+    #[wasm_bindgen(js_name = setWorkloadMix)]
+    pub fn set_workload_mix(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "ShapeMix | null")] mix: JsValue,
+    ) -> Result<(), JsValue> {
+        let mix = if mix.is_null() || mix.is_undefined() {
+            None
+        } else {
+            let mix: ShapeMix = from_js(mix, "mix")?;
+            validate_mix(&mix, "mix")?;
+            Some(mix)
+        };
+        self.state
+            .sched
+            .set_workload_mix(mix)
+            .map_err(|e| errors::scheduler(&e))
+    }
+
+    /// The typical shapes Stranding and FGD score against now (given, or as last
+    /// observed, at the latest cycle); `null` under BestFit and Spread.
+    #[wasm_bindgen(js_name = workloadMix, unchecked_return_type = "ShapeMix | null")]
+    pub fn workload_mix(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.state.sched.workload_mix())
     }
 
     // ------------------------------------------------------------------- lifecycle

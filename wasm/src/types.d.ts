@@ -7,14 +7,77 @@ export interface InputFile {
   text: string;
 }
 
-/** Scoring policy: how to choose among feasible nodes and racks. */
-export type Policy = "BestFit" | "Spread" | "FragmentationAware" | "best-fit" | "spread" | "fragmentation-aware";
+/**
+ * Scoring policy: how to choose among feasible nodes and racks. `BestFit` (the default)
+ * packs; `Spread` spreads; `Stranding` places each pod where it strands the least
+ * capacity (GPU share, CPU and memory) for the typical shapes of the workload; `FGD`
+ * (Fragmentation Gradient Descent, Weng et al., USENIX ATC'23) where the expected
+ * fragmentation for those shapes grows least. Stranding and FGD score against
+ * `workloadMix` when given, else the shapes of the pods at hand. Case, `-` and `_` do
+ * not matter (`"best-fit"`, `"fgd"`).
+ */
+export type Policy =
+  | "BestFit"
+  | "Spread"
+  | "Stranding"
+  | "FGD"
+  | "best-fit"
+  | "spread"
+  | "stranding"
+  | "fgd"
+  | DeprecatedPolicy;
+
+/**
+ * @deprecated `FragmentationAware` now means `FGD`, the policy that replaced it (the
+ * result's or session's warnings say so); write `"FGD"`.
+ */
+export type DeprecatedPolicy = "FragmentationAware" | "fragmentation-aware";
+
+/**
+ * One typical request shape of a workload and its relative frequency: `pods` pods (one,
+ * or a gang's worth in one `topologyKey` domain), each requesting `cpu`, `memory` and
+ * `count` devices of class `deviceClassName` that satisfy `selectors` and provide
+ * `capacity` (which a pod consumes of a shareable device).
+ */
+export interface TypicalShape {
+  /** Relative frequency (any positive scale: pods counted, or per mille). Default 1. */
+  weight?: number;
+  /** CPU each pod requests. Default 0. */
+  cpu?: Quantity;
+  /** Memory each pod requests. Default 0. */
+  memory?: Quantity;
+  /** The DeviceClass of the devices each pod requests. */
+  deviceClassName: string;
+  /** Devices each pod requests. Default 1. */
+  count?: number;
+  /** Per device, capacity name → amount requested (e.g. `{ memory: "40Gi" }` of a shared GPU). Default: a whole device. */
+  capacity?: Record<string, Quantity>;
+  /** CEL selectors every device must satisfy besides the class's (e.g. a GPU model). */
+  selectors?: { cel: string }[];
+  /** Pods that come together: 1 for a single pod (the default), a gang's size otherwise. */
+  pods?: number;
+  /** The node label whose domain a gang shape's pods share (only with `pods > 1`). */
+  topologyKey?: string;
+}
+
+/** The typical shapes Stranding and FGD score a node against, summed in this order (1 to 1024 shapes). */
+export interface ShapeMix {
+  shapes: TypicalShape[];
+}
 
 /** The options every call takes (the command line's global flags). */
 export interface Options {
   /** The logical clock: RFC 3339 text or seconds since the Unix epoch. Default: the latest timestamp in the input. */
   now?: string | number;
   policy?: Policy;
+  /**
+   * The typical shapes Stranding and FGD score against (refused with BestFit and
+   * Spread). Default: the shapes of the pods in the manifests; a session follows its
+   * pods' shapes as they change. Only `Scheduler.fromManifests` takes it for now: `plan`,
+   * `explain`, `taint` and `runCli` refuse it (`InvalidArgument`), as they refuse
+   * `Stranding`, until the command line's options carry both.
+   */
+  workloadMix?: ShapeMix;
   /** Skip objects that fail validation (each reported as a warning) instead of failing. */
   skipInvalid?: boolean;
   /** Unknown fields are errors, not warnings. */

@@ -7,11 +7,12 @@ import {
   type ClusterSnapshot, type CycleResult, type DeviceStateName, type EvictionReport, type Model,
   type PlanResult, type ExplainResult, type TaintResult, type CliResult, type Options,
   type GangpackError, type Problem, type KubeObject, type Node, type NodeRemoval,
+  type Policy, type ShapeMix, type TypicalShape,
 } from 'gangpack';
 import init, { plan as webPlan } from 'gangpack/web';
 
 const manifests: string = demoManifests(0);
-const options: Options = { policy: 'FragmentationAware', now: '2026-11-05T08:00:00Z', strict: true };
+const options: Options = { policy: 'FGD', now: '2026-11-05T08:00:00Z', strict: true };
 
 const r: PlanResult = plan(manifests, options);
 const code: 0 | 3 = r.exitCode;
@@ -66,6 +67,25 @@ session.restore(before);
 const yamlOut: string = session.toManifests();
 const model: Model = { nodes: [], slices: [] };
 const empty = Scheduler.fromModel(model, { stepBudget: 1000, allocatorStepBudget: 10_000 });
+
+// Scoring policies and the workload mix Stranding and FGD score against.
+const policies: Policy[] = ['BestFit', 'Spread', 'Stranding', 'FGD', 'best-fit', 'spread', 'stranding', 'fgd', 'FragmentationAware'];
+const half: TypicalShape = { deviceClassName: 'gpu.nvidia.com', weight: 3, cpu: '4', memory: '16Gi', capacity: { memory: '40Gi' } };
+const gang: TypicalShape = { deviceClassName: 'gpu.nvidia.com', count: 8, pods: 4, topologyKey: 'topology.kubernetes.io/rack', selectors: [{ cel: 'true' }] };
+const mix: ShapeMix = { shapes: [half, gang, { deviceClassName: 'gpu.nvidia.com' }] };
+const stranding = Scheduler.fromManifests(manifests, { policy: 'Stranding', workloadMix: mix });
+Scheduler.fromModel(model, { policy: 'fgd', workloadMix: mix }).free();
+stranding.setWorkloadMix(mix);
+stranding.setWorkloadMix(null);
+const tracked: ShapeMix | null = stranding.workloadMix();
+const firstWeight: number | undefined = tracked?.shapes[0]?.weight;
+stranding.free();
+// @ts-expect-error: a shape names its DeviceClass
+const classless: TypicalShape = { count: 1 };
+// @ts-expect-error: a mix is an object of shapes
+stranding.setWorkloadMix([half]);
+// @ts-expect-error: weights are numbers
+Scheduler.fromModel(model, { policy: 'Stranding', workloadMix: { shapes: [{ deviceClassName: 'g', weight: 'often' }] } });
 const budgeted = session.explain('ml-training/gpt-moe-pretrain').explanation;
 const budgetLimit: number | undefined = budgeted.budget?.limit;
 const exhausted: 'Gang' | 'Allocator' | null = budgeted.search.exhausted;
@@ -100,4 +120,4 @@ plan(manifests, { podGroupPreemptionPolicy: 'on' });
 // @ts-expect-error: a step budget is a number of steps
 plan(manifests, { stepBudget: 'lots' });
 
-void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, helps, deleted, joined, yamlOut, badState, budgetLimit, exhausted, searchSteps];
+void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, helps, deleted, joined, yamlOut, badState, budgetLimit, exhausted, searchSteps, policies, firstWeight, classless];

@@ -12,6 +12,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import * as g from '../../wasm/pkg/node/gangpack_wasm.js';
+import { apply } from '../src/actions.js';
 import { SCENARIOS } from '../src/scenarios/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -425,5 +427,103 @@ test('nodes join, are cordoned, relabelled and leave (issue 33)', async () => {
     assert.ok((await nodes()).some((n) => n.name === busy.name));
   } finally {
     await page.done();
+  }
+});
+
+test('the policy menu replays the case under another policy, in the link and the history (issue 34)', async () => {
+  const ecc = SCENARIOS.find((s) => s.id === 'ecc');
+  const unit = { kind: 'pods', namespace: 'default', name: 'one', pods: 1, gpusPerPod: 1 };
+  const POLICIES = ['BestFit', 'Spread', 'Stranding', 'FGD'];
+  // Where the engine puts a 1-GPU pod on this cluster under each policy (the wasm Node
+  // build, loaded and driven as the page does it).
+  const expected = {};
+  for (const policy of POLICIES) {
+    const s = g.Scheduler.fromManifests([{ name: 'ecc.yaml', text: ecc.manifests({ demoManifests: g.demoManifests }) }], { ...ecc.options, policy });
+    const book = new Map();
+    apply(s, { op: 'submit', unit }, book);
+    apply(s, { op: 'cycle' }, book);
+    expected[policy] = s.snapshot().pods.find((p) => p.name === 'default/one').node;
+    s.free();
+  }
+  assert.equal(new Set([expected.BestFit, expected.Spread, expected.Stranding]).size, 3, `the case tells the policies apart: ${JSON.stringify(expected)}`);
+  const nodeOf = (st) => st.snapshots[0].pods.find((p) => p.name === 'default/one')?.node;
+
+  const page = await open('#s=ecc');
+  let url;
+  try {
+    assert.equal(await page.locator('label[for=policy]').innerText(), 'Policy');
+    assert.deepEqual(await page.locator('#policy option').allTextContents(), POLICIES);
+    assert.equal(await page.inputValue('#policy'), 'BestFit');
+    assert.equal(await page.locator('#policy').isDisabled(), false);
+    assert.match(await page.locator('#step-caption').innerText(), /^Step 1 of \d+: /);
+    // The script's captions were written for BestFit: under another policy, it says so.
+    await page.selectOption('#policy', 'FGD');
+    await page.waitForFunction(() => window.gangpackPlayground.state().policies[0] === 'FGD');
+    assert.match(await page.locator('#step-caption').innerText(), /^Step 1 of \d+ \(written for BestFit\): /);
+    await page.goBack();
+    await page.waitForFunction(() => window.gangpackPlayground.state().policies[0] === 'BestFit');
+    assert.doesNotMatch(await page.evaluate(() => location.hash), /p=/);
+    await page.click('#submit-details summary');
+    await page.selectOption('#f-kind', 'pods');
+    await page.fill('#f-name', 'one');
+    await page.fill('#f-pods', '1');
+    await page.fill('#f-gpus', '1');
+    await page.click('#f-submit');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+    await page.click('#step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
+    assert.equal(nodeOf(await state(page)), expected.BestFit);
+
+    for (const policy of POLICIES.slice(1)) {
+      await page.selectOption('#policy', policy);
+      await page.waitForFunction((p) => window.gangpackPlayground.state().policies[0] === p && location.hash.includes(`&p=${p}&`), policy);
+      const st = await state(page);
+      assert.equal(st.actions.length, 2, `${policy}: the actions replayed`);
+      assert.equal(nodeOf(st), expected[policy], `${policy}: the pod where the engine puts it`);
+      assert.match(await page.locator('#timeline').innerText(), new RegExp(`loaded ECC error mid-training under ${policy}`));
+      assert.match(await page.locator('#status').innerText(), new RegExp(`^Policy ${policy}: .*; your 2 action\\(s\\) replayed under it\\.$`));
+      if (policy === 'Stranding') {
+        for (const size of SIZES) {
+          await page.setViewportSize(size);
+          await page.waitForTimeout(250);
+          await page.screenshot({ path: join(shots, `policy-${size.width}x${size.height}.png`) });
+        }
+        await page.setViewportSize(SIZES[0]);
+      }
+    }
+    // Back: the policy before, the same actions.
+    await page.goBack();
+    await page.waitForFunction(() => window.gangpackPlayground.state().policies[0] === 'Stranding');
+    assert.equal(await page.inputValue('#policy'), 'Stranding');
+    assert.equal(nodeOf(await state(page)), expected.Stranding);
+    url = page.url();
+
+    // A scenario comparing its own policies: the menu is disabled, the views name
+    // them; the link carries no policy; the choice comes back with the next scenario.
+    await page.selectOption('#scenario', 'fragmentation');
+    await page.waitForFunction(() => window.gangpackPlayground.state().scenario === 'fragmentation');
+    assert.deepEqual((await state(page)).policies, ['BestFit', 'Stranding']);
+    assert.equal(await page.locator('#policy').isDisabled(), true);
+    assert.equal(await page.locator('#policy option:checked').innerText(), 'side by side');
+    assert.equal(await page.getAttribute('#policy', 'title'), 'This scenario compares BestFit and Stranding side by side.');
+    assert.deepEqual(await page.locator('figcaption').allInnerTexts(), ['Best fit (policy BestFit)', 'Stranding (policy Stranding)']);
+    assert.doesNotMatch(await page.evaluate(() => location.hash), /p=/);
+    await page.selectOption('#scenario', 'ecc');
+    await page.waitForFunction(() => window.gangpackPlayground.state().scenario === 'ecc');
+    assert.equal(await page.inputValue('#policy'), 'Stranding');
+    assert.equal(await page.locator('#policy').isDisabled(), false);
+    assert.match(await page.evaluate(() => location.hash), /^#s=ecc&p=Stranding$/);
+  } finally {
+    await page.done();
+  }
+  // The link reloads under its policy.
+  const again = await open(new URL(url).hash);
+  try {
+    assert.equal(await again.inputValue('#policy'), 'Stranding');
+    const st = await state(again);
+    assert.deepEqual(st.policies, ['Stranding']);
+    assert.equal(nodeOf(st), expected.Stranding);
+  } finally {
+    await again.done();
   }
 });

@@ -8,6 +8,7 @@ import init, { Scheduler, demoManifests, version } from '../pkg/gangpack_wasm.js
 import { apply, UNIT_DEFAULTS } from './actions.js';
 import { ClusterView, describeDevice, duration, PALETTE } from './cluster-view.js';
 import { h, metrics, renderCapacity, renderChart, renderExplanation, renderMetrics, renderTimeline, renderVerdict } from './panel.js';
+import { DEFAULT_POLICY, POLICIES } from './policies.js';
 import { SCENARIOS, scenarioById } from './scenarios/index.js';
 import { decode, encode } from './url.js';
 
@@ -34,17 +35,22 @@ function customScenario(yaml) {
   return { id: 'yaml', title: 'Your cluster (pasted YAML)', summary: 'The cluster you pasted or dropped. Click a GPU to taint it, submit workloads, step cycles.', manifests: () => yaml, options: {}, steps: [] };
 }
 
-/** Builds the sessions of a source; throws the session's error (with problems) when it does not load. */
+/**
+ * Builds the sessions of a source (`{ scenario | yaml, policy? }`); throws the session's
+ * error (with problems) when it does not load. A scenario that compares policies side by
+ * side (`compare`: `{ label, policy, workloadMix? }` each) has one session per entry and
+ * ignores the source's policy; any other has one, with the source's policy.
+ */
 function build(source) {
   const def = source.yaml !== undefined ? customScenario(source.yaml) : scenarioById(source.scenario);
   if (!def) throw new Error(`no scenario named ${JSON.stringify(source.scenario)}; pick one from the list`);
   const text = def.manifests({ demoManifests });
-  const entries = def.compare ?? [{ label: '', policy: def.options?.policy }];
+  const entries = def.compare ?? [{ label: '', policy: source.policy ?? def.options?.policy ?? DEFAULT_POLICY }];
   const runs = entries.map((entry, i) => {
-    const options = { ...def.options };
-    if (entry.policy) options.policy = entry.policy;
+    const options = { ...def.options, policy: entry.policy };
+    if (entry.workloadMix) options.workloadMix = entry.workloadMix;
     const session = Scheduler.fromManifests(source.yaml !== undefined ? [{ name: 'pasted.yaml', text }] : [{ name: `${def.id}.yaml`, text }], options);
-    return { label: entry.label, policy: entry.policy ?? 'BestFit', session, book: new Map(), series: [], index: i };
+    return { label: entry.label, policy: entry.policy, session, book: new Map(), series: [], index: i };
   });
   if (!def.topologyKey) def.topologyKey = topologyKeyOf(runs[0].session.snapshot({ devices: false }));
   return { def, runs };
@@ -128,7 +134,7 @@ function load(source, actions = []) {
   app.timeline = [];
   app.redo = [];
   for (const run of app.runs) {
-    log(run, [{ kind: 'load', text: `loaded ${app.def.title}${run.label ? ` with ${run.label}` : ''}` }]);
+    log(run, [{ kind: 'load', text: `loaded ${app.def.title} ${run.label ? `with ${run.label}` : `under ${run.policy}`}` }]);
     record(run);
   }
   // A scenario's focus names a PodGroup or a pod (it may not exist until a step submits it).
@@ -147,7 +153,7 @@ function load(source, actions = []) {
   }
   render();
   if (failed) notify(`The link's action ${app.actions.length + 1} (${failed.action?.op ?? ''}) could not be replayed: ${message(failed)}`, true);
-  return { error: null };
+  return { error: null, replayed: !failed };
 }
 
 /**
@@ -210,10 +216,15 @@ function message(e) {
 }
 
 async function pushUrl(replace = false) {
-  const hash = await encode({ scenario: app.source.scenario, yaml: app.source.yaml, actions: app.actions });
+  const hash = await encode({ scenario: app.source.scenario, yaml: app.source.yaml, policy: linkPolicy(), actions: app.actions });
   if (location.hash === hash) return;
   if (replace) history.replaceState({ depth: history.state?.depth ?? 0 }, '', hash);
   else history.pushState({ depth: (history.state?.depth ?? 0) + 1 }, '', hash);
+}
+
+/** The policy a link carries: the source's, unless the scenario compares its own. */
+function linkPolicy() {
+  return app.def?.compare ? undefined : app.source.policy;
 }
 
 function undo() {
@@ -243,9 +254,10 @@ window.addEventListener('popstate', async () => {
     notify(message(e), true);
     return;
   }
-  const same = (state.yaml !== undefined ? state.yaml === app.source.yaml : state.scenario === app.source.scenario && app.source.yaml === undefined);
+  const same = (state.yaml !== undefined ? state.yaml === app.source.yaml : state.scenario === app.source.scenario && app.source.yaml === undefined)
+    && (state.policy ?? DEFAULT_POLICY) === (linkPolicy() ?? DEFAULT_POLICY);
   if (!same) {
-    load(state.yaml !== undefined ? { yaml: state.yaml } : { scenario: state.scenario ?? SCENARIOS[0].id }, state.actions);
+    load(sourceOf(state), state.actions);
     return;
   }
   const before = app.actions.slice();
@@ -374,12 +386,16 @@ function render() {
   const main = app.runs[0];
   $('clock').textContent = `clock ${main.snap.now.rfc3339}`;
   $('scenario').value = app.source.yaml !== undefined ? 'yaml' : app.def.id;
+  renderPolicy();
   $('summary').textContent = app.def.summary;
   $('summary').title = app.def.summary;
   const step = nextStep();
   const steps = app.def.steps ?? [];
+  // A script's captions tell what its own policy does; under another they may not.
+  const own = app.def.options?.policy ?? DEFAULT_POLICY;
+  const other = !app.def.compare && main.policy !== own ? ` (written for ${own})` : '';
   $('step-caption').textContent = step
-    ? `Step ${app.actions.length + 1} of ${steps.length}: ${step.say}`
+    ? `Step ${app.actions.length + 1} of ${steps.length}${other}: ${step.say}`
     : steps.length && app.actions.length >= steps.length ? `Scenario played (${steps.length} step${steps.length === 1 ? '' : 's'}). Carry on: click a GPU, submit a workload, step or run.` : steps.length ? 'You left the script: carry on freely, or reset.' : '';
   $('next-step').disabled = !step;
   // Shown only while the script has a step to play: not once it is played or left, and
@@ -395,6 +411,27 @@ function render() {
   if (main.capacity) renderCapacity($('capacity'), main.capacity);
   renderTimeline($('timeline'), app.timeline);
   app.lastRender = performance.now() - t0;
+}
+
+/**
+ * The policy menu: the session's policy; for a scenario that compares policies (each
+ * view's caption names its own), disabled on a "side by side" entry.
+ */
+function renderPolicy() {
+  const sel = $('policy');
+  const compared = app.def.compare ? app.runs.map((r) => r.policy).join(' and ') : null;
+  let entry = sel.querySelector('option[value=""]');
+  if (compared) {
+    if (!entry) sel.prepend(entry = h('option', { value: '' }, 'side by side'));
+    sel.value = '';
+  } else {
+    entry?.remove();
+    sel.value = app.runs[0].policy;
+  }
+  sel.disabled = compared !== null;
+  sel.title = compared
+    ? `This scenario compares ${compared} side by side.`
+    : POLICIES.find((p) => p.name === sel.value)?.about ?? '';
 }
 
 const UNITS_SHOWN = 150;
@@ -698,7 +735,7 @@ function openYaml() {
 }
 
 function loadYaml(text) {
-  const result = load({ yaml: text });
+  const result = load(app.source.policy ? { yaml: text, policy: app.source.policy } : { yaml: text });
   if (result.error) {
     const e = result.error;
     const problems = e.problems?.length ? e.problems : [{ line: message(e) }];
@@ -711,6 +748,28 @@ function loadYaml(text) {
   const w = app.runs[0].session.warnings();
   notify(w.length ? `Loaded, with ${w.length} warning(s): ${w.slice(0, 3).join(' · ')}` : `Loaded ${app.runs[0].snap.domains.flatMap((d) => d.nodes).length} nodes.`);
   return true;
+}
+
+/** The source a decoded link names. */
+function sourceOf(state) {
+  const source = state.yaml !== undefined ? { yaml: state.yaml } : { scenario: state.scenario ?? SCENARIOS[0].id };
+  if (state.policy !== undefined) source.policy = state.policy;
+  return source;
+}
+
+/** The same case under another policy: the actions so far replayed on new sessions. */
+function switchPolicy(name) {
+  const source = { ...app.source };
+  if (name === DEFAULT_POLICY) delete source.policy;
+  else source.policy = name;
+  const result = load(source, app.actions);
+  if (result.error) {
+    notify(message(result.error), true);
+    render();
+    return;
+  }
+  pushUrl();
+  if (result.replayed) notify(`Policy ${name}: ${POLICIES.find((p) => p.name === name)?.about ?? ''}${app.actions.length ? `; your ${app.actions.length} action(s) replayed under it` : ''}.`);
 }
 
 function notify(text, error = false) {
@@ -730,9 +789,12 @@ function wire() {
   sel.replaceChildren(...SCENARIOS.map((s) => h('option', { value: s.id }, s.title)), h('option', { value: 'yaml', disabled: true }, 'Your cluster (pasted YAML)'));
   sel.addEventListener('change', () => {
     if (sel.value === 'yaml') return;
-    load({ scenario: sel.value });
+    load(app.source.policy ? { scenario: sel.value, policy: app.source.policy } : { scenario: sel.value });
     pushUrl();
   });
+  const policy = $('policy');
+  policy.replaceChildren(...POLICIES.map((p) => h('option', { value: p.name, title: p.about }, p.name)));
+  policy.addEventListener('change', () => { if (policy.value) switchPolicy(policy.value); });
   $('next-step').addEventListener('click', async () => { const s = nextStep(); if (s) await perform(s.do); });
   $('step').addEventListener('click', () => perform({ op: 'cycle' }));
   $('run').addEventListener('click', () => (app.timer ? stop() : start()));
@@ -808,17 +870,18 @@ if (location.hash.length > 1) {
     notify(message(e), true);
   }
 }
-const first = load(initial.yaml !== undefined ? { yaml: initial.yaml } : { scenario: initial.scenario ?? SCENARIOS[0].id }, initial.actions);
+const first = load(sourceOf(initial), initial.actions);
 if (first.error) {
   notify(message(first.error), true);
   load({ scenario: SCENARIOS[0].id });
 }
-history.replaceState({ depth: 0 }, '', location.hash || await encode({ scenario: app.source.scenario, yaml: app.source.yaml, actions: app.actions }));
+history.replaceState({ depth: 0 }, '', location.hash || await encode({ scenario: app.source.scenario, yaml: app.source.yaml, policy: linkPolicy(), actions: app.actions }));
 
 // For the end-to-end tests and the performance measurement.
 window.gangpackPlayground = {
   state: () => ({
     scenario: app.def.id,
+    policies: app.runs.map((r) => r.policy),
     actions: app.actions.slice(),
     // Full snapshots (with every device), read now: for the tests.
     snapshots: app.runs.map((r) => r.session.snapshot(app.def.topologyKey ? { topologyKey: app.def.topologyKey } : undefined)),

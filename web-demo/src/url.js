@@ -1,8 +1,11 @@
 // The page's state in the URL hash, so a case can be shared as a link and the back
-// button undoes: `#s=<scenario>&a=<actions>` where the actions are JSON in base64url.
+// button undoes: `#s=<scenario>&p=<policy>&a=<actions>` where the actions are JSON in
+// base64url and `p` is left out for the default policy (BestFit).
 // A pasted cluster travels as `y=<deflate-raw, base64url>`; when that would make
 // the link longer than browsers keep comfortably, the YAML stays in this browser's
 // localStorage and the link carries `y=local:<hash>` (it then only reloads here).
+
+import { DEFAULT_POLICY, POLICIES, isPolicy } from './policies.js';
 
 const MAX_INLINE = 60000;
 /** The most a link's pasted cluster may inflate to: a link is text anyone can craft,
@@ -45,7 +48,7 @@ async function digest(text) {
   return toBase64Url(new Uint8Array(h)).slice(0, 16);
 }
 
-/** The hash for a state: `{ scenario, yaml?, actions }`. */
+/** The hash for a state: `{ scenario, yaml?, policy?, actions }`. */
 export async function encode(state) {
   const parts = [];
   if (state.yaml !== undefined) {
@@ -60,6 +63,7 @@ export async function encode(state) {
   } else {
     parts.push(`s=${encodeURIComponent(state.scenario)}`);
   }
+  if (state.policy !== undefined && state.policy !== DEFAULT_POLICY) parts.push(`p=${encodeURIComponent(state.policy)}`);
   if (state.actions.length) parts.push(`a=${toBase64Url(new TextEncoder().encode(JSON.stringify(state.actions)))}`);
   return `#${parts.join('&')}`;
 }
@@ -67,7 +71,12 @@ export async function encode(state) {
 /** The state of a hash; throws an Error saying what is wrong with it. */
 export async function decode(hash) {
   const params = new URLSearchParams(hash.replace(/^#/, ''));
-  const state = { scenario: params.get('s') ?? undefined, yaml: undefined, actions: [] };
+  const state = { scenario: params.get('s') ?? undefined, yaml: undefined, policy: undefined, actions: [] };
+  const p = params.get('p');
+  if (p !== null && p !== DEFAULT_POLICY) {
+    if (!isPolicy(p)) throw new Error(`the link's policy (p=…) is not one of ${POLICIES.map((x) => x.name).join(', ')}`);
+    state.policy = p;
+  }
   const y = params.get('y');
   if (y !== null) {
     if (y.startsWith('local:')) {

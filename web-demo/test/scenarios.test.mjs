@@ -17,9 +17,9 @@ import * as build from '../src/scenarios/build.js';
 const API = { demoManifests: g.demoManifests };
 const OPS = new Set(['cycle', 'advance', 'taint', 'untaint', 'rule', 'unrule', 'submit', 'remove']);
 
-/** A session over the scenario's manifests, for one policy (a `compare` entry's). */
-function load(scenario, policy) {
-  const options = { ...scenario.options, ...(policy ? { policy } : {}) };
+/** A session over the scenario's manifests, with a `compare` entry's policy and workload mix. */
+function load(scenario, { policy, workloadMix } = {}) {
+  const options = { ...scenario.options, ...(policy ? { policy } : {}), ...(workloadMix ? { workloadMix } : {}) };
   return g.Scheduler.fromManifests(scenario.manifests(API), options);
 }
 
@@ -28,8 +28,8 @@ function load(scenario, policy) {
  * `hooks.after(i, session, events)` after it. Returns the session and the events of
  * each step.
  */
-function play(scenario, { policy, before, after } = {}) {
-  const session = load(scenario, policy);
+function play(scenario, { entry, before, after } = {}) {
+  const session = load(scenario, entry);
   const book = new Map();
   const events = [];
   scenario.steps.forEach((step, i) => {
@@ -99,7 +99,7 @@ test('every scenario loads without warnings', () => {
   for (const s of SCENARIOS) {
     if (s.id === 'large') continue; // loaded by its own test
     for (const entry of s.compare ?? [{}]) {
-      const session = load(s, entry.policy);
+      const session = load(s, entry);
       assert.deepEqual(session.warnings(), [], `${s.id} ${entry.label ?? ''}`);
       session.free();
     }
@@ -172,44 +172,73 @@ test('ecc: the tainted GPU is the gang\'s, the whole gang is evicted and re-plac
   session.free();
 });
 
-test('fragmentation: fragmentation-aware keeps two whole nodes and places the gang, best fit cannot', () => {
+test('fragmentation: Stranding keeps two whole nodes and places the gang, best fit cannot; the captions say what happens', () => {
   const s = scenarioById('fragmentation');
-  const gangAt = s.steps.findIndex((x) => x.do.op === 'submit' && x.do.unit.kind === 'gang');
+  assert.deepEqual(s.compare.map((c) => c.policy), ['BestFit', 'Stranding']);
+  // Stranding scores against the openb trace's whole-GPU requests, on the scenario's class.
+  assert.deepEqual(s.compare[1].workloadMix.shapes.map((x) => [x.deviceClassName, x.count, x.weight]),
+    [[build.DRIVER, 1, 981], [build.DRIVER, 2, 4], [build.DRIVER, 4, 4], [build.DRIVER, 8, 11]]);
+  const cycles = s.steps.map((x, i) => [x, i]).filter(([x]) => x.do.op === 'cycle').map(([, i]) => i);
   const result = {};
-  for (const { policy } of s.compare) {
-    const r = { nodes: {} };
+  for (const entry of s.compare) {
+    // Free GPUs per node before and after each cycle.
+    const r = { nodes: {}, before: [], after: [] };
     const { session, events } = play(s, {
-      policy,
-      before(i, session) {
-        if (i === gangAt) {
-          const snap = session.snapshot();
-          r.wholeBeforeGang = wholeFreeNodes(snap);
-          r.freeBeforeGang = Object.values(freeByNode(snap)).reduce((a, b) => a + b, 0);
-        }
-      },
+      entry,
+      before(i, session) { if (cycles.includes(i)) r.before.push(freeByNode(session.snapshot())); },
+      after(i, session) { if (cycles.includes(i)) r.after.push(freeByNode(session.snapshot())); },
     });
     for (const e of events.flat().filter((x) => x.kind === 'placed')) r.nodes[e.unit] = e.text.split(' on ')[1];
     r.train = group(session.snapshot(), 'default/train');
-    result[policy] = r;
+    result[entry.policy] = r;
     assertFocus(s, session);
     session.free();
   }
   const bf = result.BestFit;
-  const fa = result.FragmentationAware;
-  // The first arrival already splits them.
+  const st = result.Stranding;
+  // The first arrival already splits them; the 4-GPU pod goes to the same node; the
+  // 2-GPU pod breaks open a whole node under best fit only.
   assert.equal(bf.nodes['default/chat'], 'gpu-r1-n1');
-  assert.equal(fa.nodes['default/chat'], 'gpu-r1-n2');
+  assert.equal(st.nodes['default/chat'], 'gpu-r1-n2');
+  assert.equal(bf.nodes['default/embed'], 'gpu-r1-n2');
+  assert.equal(st.nodes['default/embed'], 'gpu-r1-n2');
   assert.equal(bf.nodes['default/tune'], 'gpu-r2-n1');
-  assert.equal(fa.nodes['default/tune'], 'gpu-r1-n1');
-  // Same free GPUs, different shape.
-  assert.equal(bf.freeBeforeGang, fa.freeBeforeGang);
-  assert.equal(bf.wholeBeforeGang, 1);
-  assert.equal(fa.wholeBeforeGang, 2);
-  // The gang: placed under fragmentation-aware scoring only.
-  assert.equal(fa.train.bound, 2);
-  assert.equal(fa.train.status, 'running');
+  assert.equal(st.nodes['default/tune'], 'gpu-r1-n1');
+  // Same free GPUs before the gang, different shape.
+  const gangCycle = cycles.length - 1;
+  const sum = (free) => Object.values(free).reduce((a, b) => a + b, 0);
+  assert.equal(sum(bf.before[gangCycle]), sum(st.before[gangCycle]));
+  assert.equal(Object.values(bf.before[gangCycle]).filter((f) => f === 8).length, 1);
+  assert.equal(Object.values(st.before[gangCycle]).filter((f) => f === 8).length, 2);
+  // The gang: placed under Stranding only.
+  assert.equal(st.train.bound, 2);
+  assert.equal(st.train.status, 'running');
   assert.equal(bf.train.bound, 0);
   assert.equal(bf.train.status, 'pending');
+
+  // Each cycle's caption states what the engine did, in the engine's numbers.
+  const say = (k) => s.steps[cycles[k]].say;
+  const moved = (r, k, node) => `${node} (${r.before[k][node]} → ${r.after[k][node]}`;
+  assert.ok(say(0).includes(`Best fit takes the tightest node, ${moved(bf, 0, bf.nodes['default/chat'])} free)`), say(0));
+  assert.ok(say(0).includes(`Stranding takes ${moved(st, 0, st.nodes['default/chat'])})`), say(0));
+  // "its fifth GPU was stranded for 2- and 4-GPU pods, ... a lone GPU": the GPUs copies
+  // of a k-GPU pod cannot use on a node with f free.
+  const stranded = (f, k) => (f < k ? f : f % k);
+  const [n1, n2] = ['gpu-r1-n1', 'gpu-r1-n2'];
+  assert.deepEqual([2, 4].map((k) => stranded(st.before[0][n2], k)), [1, 1]);
+  assert.deepEqual([2, 4].map((k) => stranded(st.after[0][n2], k)), [0, 0]);
+  assert.equal(st.before[0][n1] - 1, 1, 'gpu-r1-n1 would keep a lone GPU');
+  assert.ok(say(1).startsWith('Both put it on gpu-r1-n2'));
+  assert.ok(say(1).includes(`best fit leaves ${bf.after[1][n2]} GPU free there (and ${bf.after[1][n1]} on ${n1})`), say(1));
+  assert.ok(say(1).includes(`leaving ${st.after[1][n2]} (and ${st.after[1][n1]} on ${n1})`), say(1));
+  assert.ok(say(2).includes(`must break open ${moved(bf, 2, bf.nodes['default/tune'])} free)`), say(2));
+  assert.ok(say(2).includes(`Stranding fills ${st.nodes['default/tune']} exactly (${st.before[2][n1]} → ${st.after[2][n1]} free)`), say(2));
+  assert.equal(st.after[2][n1], 0);
+  const shape = (free) => Object.values(free).filter((f) => f > 0).join(' + ');
+  assert.ok(say(gangCycle).includes(`${sum(bf.before[gangCycle])} free GPUs`), say(gangCycle));
+  assert.ok(say(gangCycle).includes(`best fit ${shape(bf.before[gangCycle])}, one whole node, so the gang waits`), say(gangCycle));
+  assert.ok(say(gangCycle).includes(`Stranding ${shape(st.before[gangCycle])}, so it is placed`), say(gangCycle));
+  for (const x of [s.summary, ...s.steps.map((y) => y.say)]) assert.doesNotMatch(x, /fragmentation-aware/i);
 });
 
 test('preemption: exactly one low-priority gang is evicted, whole, and the preemptor placed', () => {

@@ -27,6 +27,21 @@ test('a pasted cluster and actions survive the round trip', async () => {
   assert.deepEqual(back.actions, actions);
 });
 
+test('the policy travels as p=, left out for the default', async () => {
+  const actions = [{ op: 'cycle' }];
+  const hash = await encode({ scenario: 'demo', policy: 'Stranding', actions });
+  assert.match(hash, /^#s=demo&p=Stranding&a=/);
+  assert.deepEqual(await decode(hash), { scenario: 'demo', yaml: undefined, policy: 'Stranding', actions });
+  assert.equal(await encode({ scenario: 'demo', policy: 'BestFit', actions: [] }), '#s=demo');
+  assert.equal(await encode({ scenario: 'demo', actions: [] }), '#s=demo');
+  assert.equal((await decode('#s=demo')).policy, undefined);
+  assert.equal((await decode('#s=demo&p=BestFit')).policy, undefined);
+  await assert.rejects(decode('#s=demo&p=binpack'), (e) => {
+    assert.equal(e.message, "the link's policy (p=…) is not one of BestFit, Spread, Stranding, FGD");
+    return true;
+  });
+});
+
 test('a deflate bomb is refused once it passes the limit, naming the limit', async () => {
   // 64 MiB of spaces packs into about 64 KB: the size of a link this page could write.
   const bomb = await deflate(new Uint8Array(64 * 1024 * 1024).fill(0x20));

@@ -3,7 +3,9 @@
 use gangpack::{ClusterError, SchedulerError, ValidationError};
 use wasm_bindgen::JsValue;
 
-use crate::js::{self, ALREADY_EXISTS, CONFLICT, INVALID_INPUT, NOT_FOUND, Problem};
+use crate::js::{
+    self, ALREADY_EXISTS, CONFLICT, INVALID_ARGUMENT, INVALID_INPUT, NOT_FOUND, Problem,
+};
 
 /// A refused scheduler operation: `Invalid` is `InvalidInput` (one problem per
 /// validation error; `AlreadyExists` when every one is a duplicate name), a cluster
@@ -44,6 +46,13 @@ pub(crate) fn invalid(errs: &[ValidationError]) -> JsValue {
         },
         &problems,
     )
+}
+
+/// Validation errors of an argument (an option, a method's parameter) rather than of
+/// an object: `InvalidArgument`, one problem each.
+pub(crate) fn invalid_argument(errs: &[ValidationError]) -> JsValue {
+    let problems: Vec<Problem> = errs.iter().map(problem).collect();
+    js::error(INVALID_ARGUMENT, &problems)
 }
 
 fn problem(e: &ValidationError) -> Problem {

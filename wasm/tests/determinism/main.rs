@@ -44,6 +44,7 @@ mod render;
 
 use std::fmt::Write as _;
 
+use gangpack::ScoringPolicy;
 use gangpack::testing::{ScenarioConfig, Size, WorkloadKinds};
 use gangpack_cli::{Format, Input, InputFile, Options, Policy, Style, TaintRequest};
 use serde::Deserialize;
@@ -333,11 +334,24 @@ fn input(s: &Scenario) -> (Input, Option<gangpack::testing::Scenario>) {
     }
 }
 
+/// The command line's options for `policy` (a core name, `ScoringPolicy::parse`), as
+/// `runCli` maps it: the command line's name for it. Stranding has none yet; a scenario
+/// read through the command line cannot use it.
 fn options(policy: &str) -> Options {
+    let core = scoring(policy);
+    let named = [Policy::BestFit, Policy::Spread, Policy::FragmentationAware]
+        .into_iter()
+        .find(|p| p.scoring() == core)
+        .unwrap_or_else(|| panic!("the command line has no name for {policy:?} yet"));
     Options {
-        policy: Policy::parse(policy).unwrap_or_else(|| panic!("unknown policy {policy:?}")),
+        policy: named,
         ..Options::default()
     }
+}
+
+/// The core's policy named `policy`.
+fn scoring(policy: &str) -> ScoringPolicy {
+    ScoringPolicy::parse(policy).unwrap_or_else(|| panic!("unknown policy {policy:?}"))
 }
 
 /// The commands' outputs, as `determinism.test.mjs` renders `runCli`'s results.
@@ -474,17 +488,16 @@ fn golden(name: &str, trace: &str, cli: &str, manifests: &str) {
     };
     let mut out = String::new();
     for policy in &policies {
-        let o = options(policy);
         let (mut sched, header) = if let Some(g) = &generated {
             let gang = gangpack::GangOptions {
-                policy: o.policy.scoring(),
+                policy: scoring(policy),
                 ..gangpack::GangOptions::default()
             };
             let sched = g.scheduler(gang).expect("a generated scenario builds");
             (sched, format!("{g}"))
         } else {
-            let (snapshot, warnings) =
-                gangpack_cli::snapshot(&input, &o).expect("the scenario's input builds");
+            let (snapshot, warnings) = gangpack_cli::snapshot(&input, &options(policy))
+                .expect("the scenario's input builds");
             (snapshot.scheduler, render::snapshot_header(&warnings))
         };
         render::trace(&mut out, &s.name, policy, &header, &mut sched, &s.steps);
