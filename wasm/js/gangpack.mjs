@@ -11,7 +11,7 @@
 //   node wasm/js/gangpack.mjs demo    [--manifests]
 //   node wasm/js/gangpack.mjs check   -f PATH... [--decisions PATH...] [--admission] [-o ...]
 //   node wasm/js/gangpack.mjs diff    -f PATH... --ours PATH... --theirs PATH... [-o ...]
-//   global: --policy best-fit|spread|fragmentation-aware, --now RFC3339, --seed N,
+//   global: --policy best-fit|spread|stranding|fgd|gang-aware, --now RFC3339, --seed N,
 //           --color auto|always|never, --skip-invalid, --strict
 //
 // This file only parses arguments and reads files (the module has no file system);
@@ -37,7 +37,7 @@ Commands:
   diff     Compare two schedulers' decisions for the same dump
 
 Options (any command):
-  --policy <best-fit|spread|fragmentation-aware>   [default: best-fit]
+  --policy <best-fit|spread|stranding|fgd|gang-aware>   [default: best-fit]
   --seed <N>                                        [default: 0]
   --color <auto|always|never>                       [default: auto]
   --skip-invalid
@@ -139,7 +139,9 @@ export function parseArgs(argv) {
   if (command === undefined) throw new UsageError('a subcommand is required');
 
   const options = {};
-  if (flags.policy !== undefined) options.policy = choice('policy', flags.policy, ['best-fit', 'spread', 'fragmentation-aware'], true);
+  if (flags.policy !== undefined) options.policy = flags.policy.toLowerCase() === 'fragmentation-aware'
+    ? 'fragmentation-aware' // deprecated, hidden as the native command hides it
+    : choice('policy', flags.policy, ['best-fit', 'spread', 'stranding', 'fgd', 'gang-aware'], true);
   if (flags.seed !== undefined) {
     if (!/^\d+$/.test(flags.seed)) throw new UsageError(`invalid value '${flags.seed}' for '--seed <N>': invalid digit found in string`);
     options.seed = Number(flags.seed);

@@ -112,12 +112,10 @@ pub(crate) struct JsOptions {
 
 /// [`JsOptions::resolve`]'s answer.
 pub(crate) struct Resolved {
-    /// The command line's options (the policy: see `exact`).
+    /// The command line's options.
     pub(crate) options: Options,
     /// The policy asked for, its mix given if the options give one.
     pub(crate) scoring: crate::session::Scoring,
-    /// Whether `options.policy` is that policy; else it is BestFit, standing in.
-    pub(crate) exact: bool,
 }
 
 #[derive(Deserialize)]
@@ -133,29 +131,9 @@ impl JsOptions {
     }
 
     /// The library's options for a command (`plan`, `explain`, `taint`, `runCli`);
-    /// `what` names the argument in errors. Refuses a policy or workload mix the
-    /// command line's options cannot carry yet (see [`JsOptions::resolve`]).
+    /// `what` names the argument in errors.
     pub(crate) fn options(&self, what: &str) -> Result<Options, JsValue> {
-        let r = self.resolve(what)?;
-        if r.exact {
-            return Ok(r.options);
-        }
-        let (field, asked) = if self.workload_mix.is_some() {
-            ("workloadMix", "a workload mix")
-        } else {
-            ("policy", r.scoring.policy.name())
-        };
-        Err(js::error(
-            INVALID_ARGUMENT,
-            &[Problem::field(
-                format!("{what}.{field}"),
-                format!(
-                    "plan, explain, taint and runCli do not take {asked} yet: the command \
-                     line's options (gangpack_cli) cannot carry it; Scheduler.fromManifests \
-                     and Scheduler.fromModel do"
-                ),
-            )],
-        ))
+        Ok(self.resolve(what)?.options)
     }
 
     /// The warning a deprecated policy name earns (`FragmentationAware`), for the
@@ -167,11 +145,8 @@ impl JsOptions {
             .and_then(|n| crate::session::deprecation(n, &format!("{what}.policy")))
     }
 
-    /// The library's options and the scoring policy they ask for. The command line
-    /// names BestFit, Spread and FGD (as `fragmentation-aware`), each with the mix it
-    /// observes; for Stranding or a given mix, `exact` is false and `options.policy` is
-    /// BestFit, which a session replaces once the snapshot is built
-    /// (`session::kube::load`).
+    /// The library's options and the scoring policy they ask for: the command line's
+    /// policy of that name, with the given mix, else the mix of the manifests' pods.
     pub(crate) fn resolve(&self, what: &str) -> Result<Resolved, JsValue> {
         let scoring = crate::session::scoring(
             self.policy.as_deref(),
@@ -179,9 +154,15 @@ impl JsOptions {
             self.workload_mix.clone(),
             &format!("{what}.workloadMix"),
         )?;
-        let named = [Policy::BestFit, Policy::Spread, Policy::FragmentationAware]
-            .into_iter()
-            .find(|p| p.scoring() == scoring.policy);
+        let named = Policy::parse(scoring.policy.name()).ok_or_else(|| {
+            js::error(
+                INVALID_ARGUMENT,
+                &[Problem::field(
+                    format!("{what}.policy"),
+                    format!("{} is not a placement policy", scoring.policy.name()),
+                )],
+            )
+        })?;
         let now = match &self.now {
             None => None,
             Some(Now::Seconds(s)) => Some(gangpack::Time(*s)),
@@ -193,7 +174,8 @@ impl JsOptions {
             })?),
         };
         let options = Options {
-            policy: named.unwrap_or(Policy::BestFit),
+            policy: named,
+            workload_mix: self.workload_mix.clone(),
             seed: self.seed.unwrap_or(0),
             skip_invalid: self.skip_invalid,
             strict: self.strict,
@@ -211,11 +193,7 @@ impl JsOptions {
             pod_group_preemption_policy: self.pod_group_preemption_policy.unwrap_or(false),
             ..Options::default()
         };
-        Ok(Resolved {
-            options,
-            exact: named.is_some(),
-            scoring,
-        })
+        Ok(Resolved { options, scoring })
     }
 
     pub(crate) fn style(&self) -> Style {

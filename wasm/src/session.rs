@@ -254,15 +254,17 @@ pub(crate) fn scoring(
 ) -> Result<Scoring, JsValue> {
     let policy = match name {
         None => GangOptions::default().policy,
-        Some(n) => ScoringPolicy::parse(n).ok_or_else(|| {
-            invalid_argument(
-                what,
-                format!(
-                    "unknown policy {n:?} (expected {})",
-                    or_list(&ScoringPolicy::NAMES)
-                ),
-            )
-        })?,
+        Some(n) => ScoringPolicy::parse(n)
+            .filter(|p| !matches!(p, ScoringPolicy::Random(_) | ScoringPolicy::DotProduct))
+            .ok_or_else(|| {
+                invalid_argument(
+                    what,
+                    format!(
+                        "unknown policy {n:?} (expected {})",
+                        or_list(&ScoringPolicy::NAMES)
+                    ),
+                )
+            })?,
     };
     let warning = name.and_then(|n| deprecation(n, what));
     let policy = match mix {
@@ -272,7 +274,7 @@ pub(crate) fn scoring(
                 return Err(invalid_argument(
                     mix_what,
                     format!(
-                        "{} scores against no workload mix (only Stranding and FGD do)",
+                        "{} scores against no workload mix (only Stranding, FGD and GangAware do)",
                         policy.name()
                     ),
                 ));

@@ -11,9 +11,7 @@ use std::fmt::Write as _;
 
 use gangpack_cli::{Format, Style};
 use gangpack_k8s::output;
-use gangpack_k8s::{
-    BuildOptions, GeneratedClaim, InputError, Kind, Loaded, Object, Snapshot, Waiting, Warning,
-};
+use gangpack_k8s::{GeneratedClaim, InputError, Kind, Object, Snapshot, Waiting, Warning};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
@@ -52,11 +50,6 @@ pub(crate) fn load(manifests: JsValue, options: JsValue) -> Result<LoadedSession
     let r = o.resolve("options")?;
     let (snapshot, cli_warnings) =
         gangpack_cli::snapshot(&input, &r.options).map_err(|f| m::failure(&f))?;
-    let snapshot = if r.exact {
-        snapshot
-    } else {
-        with_policy(snapshot, r.scoring.policy, r.options.skip_invalid)?
-    };
     let mut warnings: Vec<String> = r.scoring.warning.into_iter().collect();
     warnings.extend(cli_warnings);
     let groups = snapshot
@@ -73,47 +66,6 @@ pub(crate) fn load(manifests: JsValue, options: JsValue) -> Result<LoadedSession
         groups,
         priority_classes: Vec::new(),
     })
-}
-
-/// `s` built again from its objects with `policy`, everything else as it was built
-/// (the scheduler's other options, its clock, `skip_invalid`), its warnings kept.
-///
-/// A bridge for what the command line's options cannot name yet (Stranding, a given
-/// workload mix): `gangpack_cli::snapshot` builds with BestFit standing in, and the
-/// policy, which only decides placements, is put in here. Building does not place
-/// anything, so this is the snapshot `gangpack_cli` would build with that policy. Once
-/// `gangpack_cli::Options` carries every policy and a mix, this goes.
-fn with_policy(
-    s: Snapshot,
-    policy: gangpack::ScoringPolicy,
-    skip_invalid: bool,
-) -> Result<Snapshot, JsValue> {
-    let options = BuildOptions {
-        gang: gangpack::GangOptions {
-            policy,
-            ..s.scheduler.options().clone()
-        },
-        skip_invalid,
-        now: Some(s.scheduler.now()),
-        admit_admin_access: false,
-    };
-    let Snapshot {
-        objects, warnings, ..
-    } = s;
-    let loaded = Loaded {
-        objects,
-        warnings: Vec::new(),
-    };
-    let mut built = Snapshot::build(loaded, &options).map_err(|e| {
-        let problems: Vec<js::Problem> = e
-            .errors
-            .iter()
-            .map(|e| m::problem(&gangpack_cli::Problem::from(e)))
-            .collect();
-        js::error(js::INVALID_INPUT, &problems)
-    })?;
-    built.warnings = warnings;
-    Ok(built)
 }
 
 impl Kube {

@@ -335,14 +335,10 @@ fn input(s: &Scenario) -> (Input, Option<gangpack::testing::Scenario>) {
 }
 
 /// The command line's options for `policy` (a core name, `ScoringPolicy::parse`), as
-/// `runCli` maps it: the command line's name for it. Stranding has none yet; a scenario
-/// read through the command line cannot use it.
+/// `runCli` maps it: the command line's name for it.
 fn options(policy: &str) -> Options {
-    let core = scoring(policy);
-    let named = [Policy::BestFit, Policy::Spread, Policy::FragmentationAware]
-        .into_iter()
-        .find(|p| p.scoring() == core)
-        .unwrap_or_else(|| panic!("the command line has no name for {policy:?} yet"));
+    let named = Policy::parse(scoring(policy).name())
+        .unwrap_or_else(|| panic!("the command line has no name for {policy:?}"));
     Options {
         policy: named,
         ..Options::default()
