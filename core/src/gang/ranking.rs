@@ -109,7 +109,7 @@ impl Gang<'_> {
         for (s, shape) in self.shapes.iter_mut().enumerate() {
             if !protected.is_empty() {
                 // (domain, breaks a whole domain, the first it breaks, base order).
-                let mut keyed: Vec<((u32, bool, usize, usize), Candidate)> = shape
+                let mut keyed: Vec<((u32, bool, u64, usize), Candidate)> = shape
                     .candidates
                     .iter()
                     .enumerate()
@@ -121,7 +121,7 @@ impl Gang<'_> {
                             .filter_map(|(i, (k, w))| {
                                 let v = labels?.get(*k)?;
                                 let at = w.iter().position(|x| x == v)?;
-                                Some(i.saturating_mul(1 << 32).saturating_add(at))
+                                Some(((i as u64) << 32) | at as u64)
                             })
                             .min();
                         let key = (c.domain, first.is_some(), first.unwrap_or(0), pos);
