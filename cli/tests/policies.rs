@@ -349,14 +349,14 @@ fn fragmentation_aware_is_fgd_with_a_warning() {
     assert!(
         bogus
             .err
-            .contains("[possible values: best-fit, spread, stranding, fgd]"),
+            .contains("[possible values: best-fit, spread, stranding, fgd, gang-aware]"),
         "{}",
         bogus.err
     );
     let help = run(&["--help"]);
     assert!(
         help.out
-            .contains("[possible values: best-fit, spread, stranding, fgd]"),
+            .contains("[possible values: best-fit, spread, stranding, fgd, gang-aware]"),
         "{}",
         help.out
     );
