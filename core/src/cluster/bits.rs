@@ -165,6 +165,15 @@ impl DeviceSet {
             .all(|(i, w)| w & !o.get(i).copied().unwrap_or(0) == 0)
     }
 
+    /// Whether `self` and `other` have a device in common.
+    #[must_use]
+    pub fn intersects(&self, other: &DeviceSet) -> bool {
+        self.words()
+            .iter()
+            .zip(other.words())
+            .any(|(x, y)| x & y != 0)
+    }
+
     /// The smallest device in the set.
     #[must_use]
     pub fn first(&self) -> Option<DeviceId> {

@@ -16,10 +16,9 @@ use crate::model::claim::{AllocationMode, ResourceClaimSpec};
 use crate::{Quantity, ShapeMix};
 
 use super::Cluster;
-use super::bits::DeviceSet;
 use super::ids::{DeviceId, NodeId};
 use super::intern::Symbol;
-use super::score_table::{ResolvedMix, ScoreKernel};
+use super::score_table::{ResolvedMix, ScoreKernel, share_of};
 use super::scores::{self, DeviceFree, Measured, NodeFree, ScoredShape, WHOLE, Weights};
 
 /// What one pod takes, as the measures count it.
@@ -279,7 +278,7 @@ impl Ranker<'_> {
                     return None;
                 }
                 let set = self.cluster.class_devices(view.device_class_name)?;
-                if !intersects(set, &mix.set) {
+                if !set.intersects(&mix.set) {
                     return None;
                 }
                 let count = match view.allocation_mode {
@@ -292,10 +291,7 @@ impl Ranker<'_> {
                     .and_then(|k| view.capacity.get(k))
                     .copied();
                 let mut shares: SmallVec<[u32; 2]> = SmallVec::from_slice(&[WHOLE]);
-                shares.extend(mix.units.iter().map(|u| match amount {
-                    Some(q) => scores::share_taken(q, *u),
-                    None => WHOLE,
-                }));
+                shares.extend(mix.units.iter().map(|u| share_of(amount, Some(*u))));
                 let share = shares.get(1).copied().unwrap_or(WHOLE);
                 // The devices the pod may take: a shape's of the same class and
                 // selectors (resolved with the mix), else its selectors evaluated on
@@ -509,10 +505,6 @@ impl Ranker<'_> {
             ScoreKernel::Fgd => f64::from((rank >> FGD_SHIFT) as i32),
         }
     }
-}
-
-fn intersects(a: &DeviceSet, b: &DeviceSet) -> bool {
-    a.words().iter().zip(b.words()).any(|(x, y)| x & y != 0)
 }
 
 #[cfg(test)]

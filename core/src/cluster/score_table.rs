@@ -134,7 +134,7 @@ impl ResolvedMix {
 
 /// The milli-devices a shape taking `amount` of the share key takes of a device whose
 /// share capacity is `value`: `WHOLE` without either.
-fn share_of(amount: Option<Quantity>, value: Option<Quantity>) -> u32 {
+pub(super) fn share_of(amount: Option<Quantity>, value: Option<Quantity>) -> u32 {
     match (amount, value) {
         (Some(q), Some(v)) => share_taken(q, v),
         _ => WHOLE,
@@ -146,7 +146,14 @@ fn unit_of(mix: &ResolvedMix, device: &crate::Device) -> u16 {
     mix.share_key
         .as_deref()
         .and_then(|k| device.capacity.get(k))
-        .and_then(|cap| mix.units.iter().position(|u| *u == cap.value))
+        .map_or(0, |cap| unit_of_value(mix, cap.value))
+}
+
+/// The share unit of share capacity value `value` in `mix` (0 when it has none).
+fn unit_of_value(mix: &ResolvedMix, value: Quantity) -> u16 {
+    mix.units
+        .iter()
+        .position(|u| *u == value)
         .map_or(0, |i| u16::try_from(i + 1).unwrap_or(0))
 }
 
@@ -464,17 +471,27 @@ impl Cluster {
         }
     }
 
-    /// The free share of device `dev` of node `n` (see [`NodeLoad::devices`]).
-    fn device_free(&self, n: NodeId, dev: DeviceId, share_key: Option<&str>) -> u32 {
+    /// A device's free share when its flags decide it: 0 for a dead, ineligible or
+    /// tainted device, whole or nothing for an exclusive one; `None` for a shareable
+    /// one (its room decides).
+    fn unshared_free(&self, dev: DeviceId) -> Option<u32> {
         let Some(slot) = self.devices[dev.index()].as_ref() else {
-            return 0;
+            return Some(0);
         };
         let f = slot.flags;
         if f & ELIGIBLE == 0 || f & TAINTED != 0 {
-            return 0;
+            return Some(0);
         }
         if f & SHAREABLE == 0 {
-            return if f & FREE != 0 { WHOLE } else { 0 };
+            return Some(if f & FREE != 0 { WHOLE } else { 0 });
+        }
+        None
+    }
+
+    /// The free share of device `dev` of node `n` (see [`NodeLoad::devices`]).
+    fn device_free(&self, n: NodeId, dev: DeviceId, share_key: Option<&str>) -> u32 {
+        if let Some(milli) = self.unshared_free(dev) {
+            return milli;
         }
         let (rooms, _) = self.node_rooms(n);
         let Some(room) = rooms.iter().find(|r| r.dev == dev) else {
@@ -541,15 +558,10 @@ impl Cluster {
                         next = i + 1;
                     }
                     let room = at_room.map(|i| &rooms[i]);
-                    let unit = match mix.units.first() {
-                        Some(u) if *u == value => 1,
-                        _ => mix
-                            .units
-                            .iter()
-                            .position(|u| *u == value)
-                            .map_or(0, |i| u16::try_from(i + 1).unwrap_or(0)),
-                    };
-                    (self.shared_free(id, room, at, value), unit)
+                    (
+                        self.shared_free(id, room, at, value),
+                        unit_of_value(mix, value),
+                    )
                 }
                 None => (
                     self.device_free(n, id, mix.share_key.as_deref()),
@@ -570,15 +582,8 @@ impl Cluster {
         at: u8,
         value: Quantity,
     ) -> u32 {
-        let Some(slot) = self.devices[dev.index()].as_ref() else {
-            return 0;
-        };
-        let f = slot.flags;
-        if f & ELIGIBLE == 0 || f & TAINTED != 0 {
-            return 0;
-        }
-        if f & SHAREABLE == 0 {
-            return if f & FREE != 0 { WHOLE } else { 0 };
+        if let Some(milli) = self.unshared_free(dev) {
+            return milli;
         }
         room.and_then(|r| r.caps.get(usize::from(at)))
             .map_or(WHOLE, |c| free_share(c.left, value))

@@ -380,10 +380,10 @@ impl Cluster {
                     };
                     let mut set = class.into_owned();
                     self.restrict_usable(&mut set, view.tolerations);
-                    if intersects(&set, self.shared_devices()) {
+                    if set.intersects(self.shared_devices()) {
                         continue 'request;
                     }
-                    let share = if intersects(&set, self.shareable_devices()) {
+                    let share = if set.intersects(self.shareable_devices()) {
                         if view.allocation_mode == AllocationMode::All {
                             continue 'request;
                         }
@@ -470,10 +470,6 @@ fn sort_by_domain_and_free(candidates: &mut Vec<Candidate>, domains: usize, desc
         start[k] += 1;
     }
     *candidates = out;
-}
-
-fn intersects(a: &DeviceSet, b: &DeviceSet) -> bool {
-    a.words().iter().zip(b.words()).any(|(x, y)| x & y != 0)
 }
 
 impl Gang<'_> {
