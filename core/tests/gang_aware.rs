@@ -13,24 +13,14 @@ use std::collections::BTreeSet;
 
 use common::*;
 use gangpack::{
-    AllocationMode, ClaimSource, Cluster, DeviceAllocation, DeviceRequest, DomainLevel,
-    ExactDeviceRequest, GangAwareParams, GangOptions, GangOutcome, Node, Pod, PodGroup,
-    PodResourceClaim, Quantity, ResourceClaim, Scheduler, SchedulingPolicy, ScoringPolicy,
+    Cluster, DeviceAllocation, DomainLevel, GangAwareParams, GangOptions, GangOutcome, Node, Pod,
+    PodGroup, Quantity, ResourceClaim, Scheduler, SchedulingPolicy, ScoringPolicy,
     TopologyConstraint, UnitResult,
 };
 
 fn member(group: Option<&str>, name: &str, gpus: u32) -> (Pod, ResourceClaim) {
-    let mut pod = Pod::new("ns", name);
+    let (mut pod, claim) = gpu_pod(name, gpus);
     pod.scheduling_group = group.map(str::to_owned);
-    let mut claim = ResourceClaim::new("ns", format!("{name}-gpus"));
-    claim.spec.requests.push(DeviceRequest::exactly(
-        "gpus",
-        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(gpus)),
-    ));
-    pod.resource_claims.push(PodResourceClaim {
-        name: "gpus".into(),
-        source: ClaimSource::ClaimName(claim.name.clone()),
-    });
     (pod, claim)
 }
 

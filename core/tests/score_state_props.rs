@@ -885,6 +885,15 @@ fn check(w: &World, shapes: &[Shape], stranding: bool, step: usize) -> Result<()
     Ok(())
 }
 
+/// The tracked measure: Stranding with the default weights, else FGD.
+fn kernel(stranding: bool) -> ScoreKernel {
+    if stranding {
+        ScoreKernel::Stranding(StrandingWeights::default())
+    } else {
+        ScoreKernel::Fgd
+    }
+}
+
 fn world(nodes: Vec<NodeSpec>) -> World {
     let mut cluster = Cluster::new();
     cluster.put_class(class_object(1)).unwrap();
@@ -919,12 +928,7 @@ proptest! {
         ops in prop::collection::vec(op(), 1..60),
     ) {
         let mut first = world(nodes);
-        let kernel = if stranding {
-            ScoreKernel::Stranding(StrandingWeights::default())
-        } else {
-            ScoreKernel::Fgd
-        };
-        first.cluster.track_scores(kernel, &mix_object(&shapes));
+        first.cluster.track_scores(kernel(stranding), &mix_object(&shapes));
         check(&first, &shapes, stranding, 0)?;
         let mut worlds = vec![first];
         let mut at = 0;
@@ -1008,6 +1012,8 @@ fn score_of(w: &World, shapes: &[Shape], stranding: bool, s: &Shape, i: usize) -
         .filter(|&k| allows(w, s, devs[k].model_a) && devs[k].milli >= share)
         .take(s.count as usize)
         .collect();
+    let models: Vec<bool> = devs.iter().map(|d| d.model_a).collect();
+    let free_before: i64 = devs.iter().map(|d| d.milli).sum();
     let mut after = devs;
     let taken = if fit.len() == s.count as usize {
         for &k in &fit {
@@ -1023,7 +1029,6 @@ fn score_of(w: &World, shapes: &[Shape], stranding: bool, s: &Shape, i: usize) -
         let x = (before - after_measure) / 1000.0;
         return (100.0 / (1.0 + (-x).exp())).floor();
     }
-    let free_before: i64 = after.iter().map(|d| d.milli).sum::<i64>() + taken.len() as i64 * share;
     let free_after: i64 = after.iter().map(|d| d.milli).sum();
     let one = |t: &Shape| share_on(t.share, 1000);
     let deficit = deficit_at(shapes, true, cpu2, mem2, free_after, &one)
@@ -1050,13 +1055,7 @@ fn score_of(w: &World, shapes: &[Shape], stranding: bool, s: &Shape, i: usize) -
                 })
                 .sum()
         };
-        let (cpu_b, mem_b, devs_b) = observe(w, shapes, i);
-        let _ = (cpu_b, mem_b);
-        let mean = taken
-            .iter()
-            .map(|&k| pressure(devs_b[k].model_a))
-            .sum::<f64>()
-            / taken.len() as f64;
+        let mean = taken.iter().map(|&k| pressure(models[k])).sum::<f64>() / taken.len() as f64;
         scarcity = (i64::from(s.count) * share) as f64 * mean;
     }
     after_measure - before + 0.001 * free_after as f64 + 20.0 * deficit + scarcity
@@ -1160,12 +1159,7 @@ proptest! {
             })
             .collect();
         let mut w = world(nodes);
-        let kernel = if stranding {
-            ScoreKernel::Stranding(StrandingWeights::default())
-        } else {
-            ScoreKernel::Fgd
-        };
-        w.cluster.track_scores(kernel, &mix_object(&shapes));
+        w.cluster.track_scores(kernel(stranding), &mix_object(&shapes));
         check_placement(&w, &shapes, stranding, 0, 0)?;
         for (step, op) in ops.iter().enumerate() {
             if matches!(op, Op::Fork { .. } | Op::Switch { .. }) {

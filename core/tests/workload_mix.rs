@@ -7,24 +7,14 @@ mod common;
 
 use common::*;
 use gangpack::{
-    AllocationMode, ClaimSource, DeviceRequest, ExactDeviceRequest, GangOptions, MixSource, Pod,
-    PodResourceClaim, Quantity, ResourceClaim, Scheduler, ScoringPolicy, ShapeMix, TypicalShape,
-    UnitResult,
+    GangOptions, MixSource, Pod, Quantity, ResourceClaim, Scheduler, ScoringPolicy, ShapeMix,
+    TypicalShape, UnitResult,
 };
 
 /// Pod `name` asking `gpus` GPUs and `cpu` CPUs, and its claim.
 fn task(name: &str, gpus: u32, cpu: i64) -> (Pod, ResourceClaim) {
-    let mut pod = Pod::new("ns", name);
+    let (mut pod, claim) = gpu_pod(name, gpus);
     pod.requests.insert("cpu".into(), Quantity::from_int(cpu));
-    let mut claim = ResourceClaim::new("ns", format!("{name}-gpus"));
-    claim.spec.requests.push(DeviceRequest::exactly(
-        "gpus",
-        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(gpus)),
-    ));
-    pod.resource_claims.push(PodResourceClaim {
-        name: "gpus".into(),
-        source: ClaimSource::ClaimName(claim.name.clone()),
-    });
     (pod, claim)
 }
 

@@ -2,8 +2,9 @@
 #![allow(dead_code)]
 
 use gangpack::{
-    Cluster, Device, DeviceAllocation, DeviceAttribute, DeviceClass, DeviceRef, DeviceTaint,
-    DeviceTaintEffect, DeviceToleration, Node, Quantity, ResourceSlice, Time,
+    AllocationMode, ClaimSource, Cluster, Device, DeviceAllocation, DeviceAttribute, DeviceClass,
+    DeviceRef, DeviceRequest, DeviceTaint, DeviceTaintEffect, DeviceToleration, ExactDeviceRequest,
+    Node, Pod, PodResourceClaim, Quantity, ResourceClaim, ResourceSlice, Time,
 };
 use std::fmt::Write;
 
@@ -116,4 +117,19 @@ pub(crate) fn observe(c: &Cluster) -> String {
     }
     writeln!(out, "evictions {:?}", c.pending_evictions()).unwrap();
     out
+}
+
+/// Pod `ns/<name>` with one claim `<name>-gpus` for `gpus` devices of class `gpu`.
+pub(crate) fn gpu_pod(name: &str, gpus: u32) -> (Pod, ResourceClaim) {
+    let mut pod = Pod::new("ns", name);
+    let mut claim = ResourceClaim::new("ns", format!("{name}-gpus"));
+    claim.spec.requests.push(DeviceRequest::exactly(
+        "gpus",
+        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(gpus)),
+    ));
+    pod.resource_claims.push(PodResourceClaim {
+        name: "gpus".into(),
+        source: ClaimSource::ClaimName(claim.name.clone()),
+    });
+    (pod, claim)
 }
