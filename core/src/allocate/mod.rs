@@ -1115,6 +1115,8 @@ impl Cluster {
         devices: &[Picked],
     ) -> bool {
         debug_assert_eq!(result.devices.len(), devices.len());
+        let paused = self.pause_scores();
+        let mut all = true;
         for (done, (r, &picked)) in result.devices.iter().zip(devices).enumerate() {
             let recorded = if picked.held {
                 self.hold(picked.device, claim)
@@ -1130,15 +1132,18 @@ impl Cluster {
             };
             if !recorded {
                 self.release_allocation_on(claim, &devices[..done]);
-                return false;
+                all = false;
+                break;
             }
         }
-        true
+        self.resume_scores(paused, devices.iter().map(|p| p.device));
+        all
     }
 
     /// Undoes [`commit_allocation_on`](Self::commit_allocation_on): as
     /// [`release_allocation`](Self::release_allocation) for recorded devices.
     pub(crate) fn release_allocation_on(&mut self, claim: &str, devices: &[Picked]) {
+        let paused = self.pause_scores();
         for &picked in devices {
             if picked.held {
                 self.release_hold(picked.device);
@@ -1146,6 +1151,7 @@ impl Cluster {
                 self.release_on(picked.device, claim);
             }
         }
+        self.resume_scores(paused, devices.iter().map(|p| p.device));
     }
 
     /// Releases what [`commit_allocation`](Self::commit_allocation) recorded for

@@ -42,6 +42,11 @@ impl<T: Clone> CowVec<T> {
         self.len += 1;
     }
 
+    /// The element at `i`, if there is one.
+    pub(crate) fn get(&self, i: usize) -> Option<&T> {
+        (i < self.len).then(|| &self[i])
+    }
+
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         self.chunks.iter().flat_map(|c| c.iter())
     }

@@ -18,6 +18,9 @@ pub(crate) struct Symbol(pub(crate) u32);
 pub(crate) struct Interner {
     strings: Vec<Box<str>>,
     lookup: hashbrown::HashTable<u32>,
+    /// The symbols of `cpu` and `memory` once interned: the scoring policies read
+    /// both on every node they rescore or rank, so they skip the lookup.
+    cpu_mem: (Option<Symbol>, Option<Symbol>),
 }
 
 /// FNV-1a over the bytes, eight at a time folded by a multiply (FxHash's step): fast
@@ -49,7 +52,17 @@ impl Interner {
         let strings = &self.strings;
         self.lookup
             .insert_unique(hash(s), i, |&j| hash(&strings[j as usize]));
+        match s {
+            "cpu" => self.cpu_mem.0 = Some(Symbol(i)),
+            "memory" => self.cpu_mem.1 = Some(Symbol(i)),
+            _ => {}
+        }
         Symbol(i)
+    }
+
+    /// The symbols of `cpu` and `memory`, if interned (the same as `get` of each).
+    pub(crate) fn cpu_mem(&self) -> (Option<Symbol>, Option<Symbol>) {
+        self.cpu_mem
     }
 
     /// The symbol of `s` if it was interned.
@@ -83,6 +96,19 @@ mod tests {
         assert_eq!((a.0, b.0), (0, 1));
         assert_eq!(i.resolve(b), "rack");
         assert_eq!(i.get("absent"), None);
+    }
+
+    #[test]
+    fn cpu_and_memory_symbols_are_kept_as_interned() {
+        let mut i = Interner::default();
+        assert_eq!(i.cpu_mem(), (None, None));
+        i.intern("nvidia.com/gpu");
+        let m = i.intern("memory");
+        assert_eq!(i.cpu_mem(), (None, Some(m)));
+        let c = i.intern("cpu");
+        i.intern("cpu");
+        assert_eq!(i.cpu_mem(), (i.get("cpu"), i.get("memory")));
+        assert_eq!(i.cpu_mem(), (Some(c), Some(m)));
     }
 
     #[test]

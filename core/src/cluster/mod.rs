@@ -330,7 +330,7 @@ pub struct Cluster {
     /// The logical clock: what "now" is for taints that arrive without `timeAdded`.
     clock: Time,
     /// The tracked node measures of a scoring mix (see `score_table.rs`), if any.
-    scores: Option<score_table::ScoreTable>,
+    scores: Option<Box<score_table::ScoreTable>>,
 }
 
 /// A change counter (see [`Cluster::eviction_epoch`]). Its `Debug` leaves the number

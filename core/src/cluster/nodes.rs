@@ -31,6 +31,9 @@ pub struct Shortfall {
 #[derive(Clone, Debug, Default)]
 pub(super) struct NodeEntry {
     pub(super) name: String,
+    /// A fixed hash of `name` (the seeded policies' per-node draw; see
+    /// `ranking::hash_str`).
+    pub(super) name_hash: u64,
     pub(super) node: Option<Arc<Node>>,
     pub(super) devices: SparseDeviceSet,
     /// The node-local devices in upstream's allocation order (pools by driver then
@@ -210,6 +213,7 @@ impl Cluster {
         let id = NodeId(self.nodes.len() as u32);
         Arc::make_mut(&mut self.nodes).push(NodeEntry {
             name: name.to_owned(),
+            name_hash: super::ranking::hash_str(name),
             ..NodeEntry::default()
         });
         self.node_state.push(NodeState {

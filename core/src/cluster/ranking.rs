@@ -31,6 +31,13 @@ pub(crate) struct PodTake {
     device: Option<ScoredShape>,
     /// A hash of the pod's name, for FGD's seeded tie-break.
     name_hash: u64,
+    /// Its number in the memo when what it takes decides alike on every device of a
+    /// group (a shape of the mix's, a pod without selectors whose class holds every
+    /// device of the mix, or a pod without a scored request): then its rank is a
+    /// function of the node's state, computed once per state and kept while the mix
+    /// is (see `Ranker::rank`). `None` otherwise (a pod whose own selectors cut
+    /// across groups), or untracked.
+    by_state: Option<u32>,
     /// Its first device request's milli-devices (count times the share of the
     /// class's first device declaring the capacity it names, else whole), for
     /// DotProduct.
@@ -39,10 +46,70 @@ pub(crate) struct PodTake {
 
 /// A node state as the measures read it (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct StateKey {
+pub(crate) struct StateKey {
     cpu_milli: u64,
     memory_mib: u64,
     devices: SmallVec<[(u32, u16, u32); 8]>,
+}
+
+impl StateKey {
+    /// The state of a node with this much free CPU and memory and these devices.
+    pub(crate) fn of(
+        cpu_milli: u64,
+        memory_mib: u64,
+        devices: &[DeviceFree],
+        mix: &ResolvedMix,
+    ) -> StateKey {
+        StateKey {
+            cpu_milli,
+            memory_mib,
+            devices: devices
+                .iter()
+                .map(|d| (d.milli, d.unit, mix.group_of(d.id)))
+                .collect(),
+        }
+    }
+}
+
+/// Numbers for the node states a tracked table has met: nodes in the same state
+/// have the same number, so a placement ranks each state once per pod (see
+/// [`Ranker::rank`]). Numbers are never reused for another state: when full, the
+/// table starts over and numbers every node again.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StateIds {
+    table: hashbrown::HashTable<(u64, StateKey, u32)>,
+}
+
+/// The most states a [`StateIds`] numbers before starting over.
+const STATE_CAP: usize = 1 << 20;
+
+impl StateIds {
+    /// The number of `key`, numbering it if new; `None` when full (nothing is
+    /// numbered: the caller starts over).
+    pub(crate) fn id(&mut self, key: StateKey) -> Option<u32> {
+        let h = hash_key(&key);
+        if let Some(id) = self.find(h, &key) {
+            return Some(id);
+        }
+        if self.table.len() >= STATE_CAP {
+            return None;
+        }
+        let id = u32::try_from(self.table.len()).ok()?;
+        self.table.insert_unique(h, (h, key, id), |(kh, _, _)| *kh);
+        Some(id)
+    }
+
+    /// The number of `key`, whose [`hash_key`] is `h`, if it has one.
+    pub(crate) fn find(&self, h: u64, key: &StateKey) -> Option<u32> {
+        self.table
+            .find(h, |(kh, k, _)| *kh == h && k == key)
+            .map(|(_, _, id)| *id)
+    }
+
+    /// Forgets every number.
+    pub(crate) fn clear(&mut self) {
+        self.table.clear();
+    }
 }
 
 /// Measures of node states under one resolved mix (see the module docs). A tracked
@@ -51,10 +118,66 @@ struct StateKey {
 #[derive(Default)]
 pub(crate) struct RankMemo {
     table: hashbrown::HashTable<(u64, StateKey, Measured)>,
+    /// Numbers for what pods take, as far as a rank by state reads it (see
+    /// [`PodTake::by_state`]); never reused while the memo lives.
+    takes: hashbrown::HashTable<(u64, TakeKey, u32)>,
+    /// A pod's rank on a node state, by the pod's number above the state's (the
+    /// tracked table's [`StateIds`]), without FGD's per-node tie-break.
+    ranks: hashbrown::HashTable<(u64, i64)>,
 }
 
-/// The most states a memo keeps; it starts over when full.
+/// What a rank by node state reads of a pod: its CPU and memory, and its scored
+/// request's count, shares and devices (as the mix's group of devices it may take:
+/// 0 every device of the mix, `i + 1` shape `i`'s).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct TakeKey {
+    cpu_milli: u64,
+    memory_mib: u64,
+    device: Option<DeviceTake>,
+}
+
+/// A [`TakeKey`]'s request: count, share, shares per unit, group, restricted.
+type DeviceTake = (u32, u32, SmallVec<[u32; 2]>, u32, bool);
+
+impl TakeKey {
+    fn hash(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut mix = |x: u64| {
+            h ^= x;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        };
+        mix(self.cpu_milli);
+        mix(self.memory_mib);
+        if let Some((count, share, shares, group, restricted)) = &self.device {
+            mix(u64::from(*count) | (u64::from(*share) << 32));
+            mix(u64::from(*group) | (u64::from(*restricted) << 32));
+            for &x in shares {
+                mix(u64::from(x));
+            }
+        }
+        h
+    }
+}
+
+/// The most states (and ranks) a memo keeps; it starts over when full.
 const MEMO_CAP: usize = 1 << 16;
+
+impl RankMemo {
+    /// The number of `key`, numbering it if new; `None` when the memo has numbered
+    /// [`MEMO_CAP`] takes (numbers are never reused, so it does not start over).
+    fn take_number(&mut self, key: TakeKey) -> Option<u32> {
+        let h = key.hash();
+        if let Some((_, _, id)) = self.takes.find(h, |(kh, k, _)| *kh == h && *k == key) {
+            return Some(*id);
+        }
+        if self.takes.len() >= MEMO_CAP {
+            return None;
+        }
+        let id = u32::try_from(self.takes.len()).ok()?;
+        self.takes.insert_unique(h, (h, key, id), |(kh, _, _)| *kh);
+        Some(id)
+    }
+}
 
 impl Clone for RankMemo {
     fn clone(&self) -> RankMemo {
@@ -93,7 +216,7 @@ pub(crate) struct Ranker<'c> {
 }
 
 /// FNV-1a over the key's numbers: fixed, so ranking is the same everywhere.
-fn hash_key(k: &StateKey) -> u64 {
+pub(crate) fn hash_key(k: &StateKey) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut mix = |x: u64| {
         h ^= x;
@@ -115,7 +238,8 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn hash_str(s: &str) -> u64 {
+/// FNV-1a over the bytes: fixed, so draws are the same everywhere.
+pub(crate) fn hash_str(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
@@ -226,6 +350,13 @@ impl Cluster {
         })
     }
 
+    /// [`hash_str`] of node `n`'s name.
+    fn node_name_hash(&self, n: NodeId) -> u64 {
+        self.nodes
+            .get(n.index())
+            .map_or_else(|| hash_str(""), |e| e.name_hash)
+    }
+
     /// Whether a table tracks `kernel` (with any mix).
     pub(crate) fn tracks(&self, kernel: ScoreKernel) -> bool {
         self.scores.as_ref().is_some_and(|t| t.mix.kernel == kernel)
@@ -262,7 +393,7 @@ impl Ranker<'_> {
     /// memory, and its first device request (first alternative) whose class has
     /// devices the mix measures.
     pub(crate) fn pod_take(
-        &self,
+        &mut self,
         name: &str,
         requests: &BTreeMap<String, Quantity>,
         specs: &[&ResourceClaimSpec],
@@ -324,13 +455,43 @@ impl Ranker<'_> {
             Kind::Dot => self.dot_demand(specs),
             Kind::Measure | Kind::Random(_) => 0,
         };
+        let cpu_milli = scores::cpu_milli_needed(amount("cpu"));
+        let memory_mib = scores::mib_needed(amount("memory"));
+        let group = match (&device, self.kind) {
+            (_, Kind::Random(_) | Kind::Dot) => None,
+            _ if !self.tracked => None,
+            (None, Kind::Measure) => Some(None),
+            (Some(d), Kind::Measure) => self.by_group(d).map(Some),
+        };
+        let by_state = group.and_then(|group| {
+            self.memo.take_number(TakeKey {
+                cpu_milli,
+                memory_mib,
+                device: device
+                    .as_ref()
+                    .zip(group)
+                    .map(|(d, g)| (d.count, d.share, d.shares.clone(), g, d.restricted)),
+            })
+        });
         PodTake {
-            cpu_milli: scores::cpu_milli_needed(amount("cpu")),
-            memory_mib: scores::mib_needed(amount("memory")),
+            cpu_milli,
+            memory_mib,
             device,
             name_hash: hash_str(name),
+            by_state,
             demand,
         }
+    }
+
+    /// Whether `shape`'s devices are a union of the mix's groups (every device of a
+    /// group in it, or none), and which: those of a shape of the mix (`i + 1`; groups
+    /// are made of the shapes' sets), or every device of the mix (0).
+    fn by_group(&self, shape: &ScoredShape) -> Option<u32> {
+        let mix = &self.mix;
+        if let Some(i) = mix.shapes.iter().position(|s| s.allowed == shape.allowed) {
+            return u32::try_from(i + 1).ok();
+        }
+        mix.set.is_subset(&shape.allowed).then_some(0)
     }
 
     /// [`PodTake::demand`] of a pod whose own claims are `specs`.
@@ -396,20 +557,9 @@ impl Ranker<'_> {
         }
     }
 
-    fn key(&self, cpu_milli: u64, memory_mib: u64, devices: &[DeviceFree]) -> StateKey {
-        StateKey {
-            cpu_milli,
-            memory_mib,
-            devices: devices
-                .iter()
-                .map(|d| (d.milli, d.unit, self.mix.group_of(d.id)))
-                .collect(),
-        }
-    }
-
     /// The measure and deficit of a state, computed once per call.
     fn measured(&mut self, cpu_milli: u64, memory_mib: u64, devices: &[DeviceFree]) -> Measured {
-        let key = self.key(cpu_milli, memory_mib, devices);
+        let key = StateKey::of(cpu_milli, memory_mib, devices, &self.mix);
         let h = hash_key(&key);
         if let Some((_, _, m)) = self.memo.table.find(h, |(kh, k, _)| *kh == h && *k == key) {
             return *m;
@@ -436,12 +586,53 @@ impl Ranker<'_> {
         match self.kind {
             Kind::Measure => {}
             Kind::Random(seed) => {
-                let node = hash_str(self.cluster.node_name_of(n));
+                let node = self.cluster.node_name_hash(n);
                 return (splitmix(seed ^ splitmix(pod.name_hash ^ splitmix(node))) >> 1)
                     .cast_signed();
             }
             Kind::Dot => return ordered(-self.dot(n, pod)),
         }
+        let rank = match self.state_rank(n, pod) {
+            Some(r) => r,
+            None => self.measure_rank(n, pod),
+        };
+        match self.mix.kernel {
+            ScoreKernel::Stranding(_) => rank,
+            ScoreKernel::Fgd => {
+                let tie = self.seed.map_or(0, |seed| {
+                    let node = self.cluster.node_name_hash(n);
+                    splitmix(seed ^ splitmix(pod.name_hash ^ splitmix(node))) >> FGD_SHIFT
+                });
+                rank | tie.cast_signed()
+            }
+        }
+    }
+
+    /// [`Ranker::measure_rank`] through the call's ranks of node states, when the
+    /// table is tracked and the pod's rank is a function of the state
+    /// ([`PodTake::by_state`]); `None` otherwise.
+    fn state_rank(&mut self, n: NodeId, pod: &PodTake) -> Option<i64> {
+        let pod_id = pod.by_state?;
+        let t = self.cluster.scores.as_ref().filter(|_| self.tracked)?;
+        let state = *t.state.get(n.index()).filter(|&&s| s != u32::MAX)?;
+        let key = (u64::from(pod_id) << 32) | u64::from(state);
+        let h = splitmix(key);
+        if let Some(&(_, rank)) = self.memo.ranks.find(h, |(k, _)| *k == key) {
+            return Some(rank);
+        }
+        let rank = self.measure_rank(n, pod);
+        if self.memo.ranks.len() >= MEMO_CAP {
+            self.memo.ranks.clear();
+        }
+        self.memo
+            .ranks
+            .insert_unique(h, (key, rank), |(k, _)| splitmix(*k));
+        Some(rank)
+    }
+
+    /// The rank of node `n` for `pod` under the mix's measure, without FGD's
+    /// per-node tie-break.
+    fn measure_rank(&mut self, n: NodeId, pod: &PodTake) -> i64 {
         let devices = self.devices(n);
         let (cpu, mem) = self.cluster.free_cpu_mem_of(n, self.symbols);
         let before = match self.cluster.scores.as_ref() {
@@ -482,11 +673,7 @@ impl Ranker<'_> {
             }
             ScoreKernel::Fgd => {
                 let s = scores::fgd_score(before.measure, measured_after.measure);
-                let tie = self.seed.map_or(0, |seed| {
-                    let node = hash_str(self.cluster.node_name_of(n));
-                    splitmix(seed ^ splitmix(pod.name_hash ^ splitmix(node))) >> FGD_SHIFT
-                });
-                (i64::from(99 - s) << FGD_SHIFT) | tie.cast_signed()
+                i64::from(99 - s) << FGD_SHIFT
             }
         }
     }

@@ -45,6 +45,9 @@ pub(crate) struct RoomCap {
     pub(crate) key: Symbol,
     pub(crate) left: Quantity,
     pub(crate) default: Quantity,
+    /// The capacity's value (kept here so reading a free share does not walk the
+    /// device's capacity map, a cache miss per device).
+    pub(crate) value: Quantity,
 }
 
 /// A capacity request for [`Cluster::share_room_admits`]: the name as
@@ -159,6 +162,7 @@ impl Cluster {
                             // A default the policy refuses cannot be allocated
                             // unrequested; zero only admits more.
                             default: consumed_amount(cap, None).unwrap_or(Quantity::ZERO),
+                            value: cap.value,
                         }
                     })
                     .collect();

@@ -30,7 +30,7 @@ use super::bits::DeviceSet;
 use super::cow::CowVec;
 use super::ids::{DeviceId, NodeId};
 use super::intern::Symbol;
-use super::ranking::RankMemo;
+use super::ranking::{RankMemo, StateIds, StateKey, hash_key};
 use super::scores::{
     self, DeviceFree, NodeFree, Ratio, ScoredShape, WHOLE, cpu_milli_needed, free_cpu_milli,
     free_mib, free_share, mib_needed, share_taken,
@@ -171,7 +171,14 @@ pub(crate) struct ScoreTable {
     /// Measures of node states under `mix`, kept across placements (emptied
     /// whenever `mix` changes).
     pub(crate) memo: RankMemo,
+    /// Per node slot, the number of its state (its free CPU and memory and
+    /// `devices` with their groups) in `ids`.
+    pub(crate) state: CowVec<u32>,
+    pub(crate) ids: Arc<StateIds>,
 }
+
+/// The tracked table while paused (see [`Cluster::pause_scores`]).
+pub(crate) struct PausedScores(Option<Box<ScoreTable>>);
 
 impl Cluster {
     /// Starts keeping every node's measure under `kernel` and `mix` (replacing what
@@ -179,12 +186,14 @@ impl Cluster {
     #[doc(hidden)]
     pub fn track_scores(&mut self, kernel: ScoreKernel, mix: &ShapeMix) {
         let mix = self.resolve_mix(kernel, mix.clone());
-        self.scores = Some(ScoreTable {
+        self.scores = Some(Box::new(ScoreTable {
             mix: Arc::new(mix),
             values: CowVec::default(),
             devices: CowVec::default(),
             memo: RankMemo::default(),
-        });
+            state: CowVec::default(),
+            ids: Arc::default(),
+        }));
         self.rescore_all();
     }
 
@@ -214,6 +223,35 @@ impl Cluster {
         }
     }
 
+    /// Pauses the tracked measures while a node's devices change one by one (which
+    /// would rescore the node once per device): until [`Cluster::resume_scores`], the
+    /// changes rescore nothing.
+    #[must_use = "resume_scores puts the table back"]
+    pub(crate) fn pause_scores(&mut self) -> PausedScores {
+        PausedScores(self.scores.take())
+    }
+
+    /// Ends [`Cluster::pause_scores`]: puts the table back and rescores, once each,
+    /// the nodes of `devices`, which must hold every device changed while paused.
+    pub(crate) fn resume_scores(
+        &mut self,
+        paused: PausedScores,
+        devices: impl Iterator<Item = DeviceId>,
+    ) {
+        let Some(t) = paused.0 else {
+            return;
+        };
+        self.scores = Some(t);
+        let mut last = None;
+        for d in devices {
+            let node = self.devices.get(d.index()).and_then(|s| s.as_ref()?.node());
+            if let Some(n) = node.filter(|&n| last != Some(n)) {
+                self.rescore(n);
+                last = Some(n);
+            }
+        }
+    }
+
     /// Recomputes node `n`'s tracked state, if a table is tracked. Writes only a
     /// changed value (a write after a clone copies a chunk).
     pub(super) fn rescore(&mut self, n: NodeId) {
@@ -221,12 +259,13 @@ impl Cluster {
             return;
         };
         let (value, devices) = self.compute_score(&t.mix, n);
+        let (cpu, mem) = self.free_cpu_mem(n);
+        let key = StateKey::of(cpu, mem, &devices, &t.mix);
         let t = self.scores.as_mut().expect("tracked");
         while t.values.len() <= n.index() {
             t.values.push(NodeScore::default());
-        }
-        while t.devices.len() <= n.index() {
             t.devices.push(NodeDevices::new());
+            t.state.push(u32::MAX);
         }
         if t.values[n.index()] != value {
             t.values[n.index()] = value;
@@ -234,6 +273,33 @@ impl Cluster {
         if t.devices[n.index()] != devices {
             t.devices[n.index()] = devices;
         }
+        // A clone shares the numbers: it copies them only to number a new state.
+        let known = t.ids.find(hash_key(&key), &key);
+        let Some(id) = known.or_else(|| Arc::make_mut(&mut t.ids).id(key)) else {
+            self.renumber_states();
+            return;
+        };
+        if t.state[n.index()] != id {
+            t.state[n.index()] = id;
+        }
+    }
+
+    /// Numbers every node's state afresh (when [`StateIds`] is full).
+    fn renumber_states(&mut self) {
+        let Some(mut t) = self.scores.take() else {
+            return;
+        };
+        let ids = Arc::make_mut(&mut t.ids);
+        ids.clear();
+        // Ranks kept by state number are stale.
+        t.memo = RankMemo::default();
+        for i in 0..t.state.len() {
+            let (cpu, mem) = self.free_cpu_mem(NodeId(i as u32));
+            let key = StateKey::of(cpu, mem, &t.devices[i], &t.mix);
+            // More nodes than numbers: the rest are ranked one by one.
+            t.state[i] = ids.id(key).unwrap_or(u32::MAX);
+        }
+        self.scores = Some(t);
     }
 
     pub(super) fn resolve_mix(&self, kernel: ScoreKernel, source: ShapeMix) -> ResolvedMix {
@@ -497,20 +563,12 @@ impl Cluster {
         let Some(room) = rooms.iter().find(|r| r.dev == dev) else {
             return WHOLE;
         };
-        let caps = &self.device_of(dev).capacity;
-        let of = |i: usize, cap: &crate::DeviceCapacity| {
-            room.caps
-                .get(i)
-                .map_or(WHOLE, |c| free_share(c.left, cap.value))
-        };
-        if let Some(i) = share_key.and_then(|k| caps.keys().position(|c| c == k)) {
-            return caps.values().nth(i).map_or(WHOLE, |cap| of(i, cap));
+        let of = |c: &super::rooms::RoomCap| free_share(c.left, c.value);
+        let key = share_key.and_then(|k| self.symbol(k));
+        if let Some(c) = key.and_then(|k| room.caps.iter().find(|c| c.key == k)) {
+            return of(c);
         }
-        caps.values()
-            .enumerate()
-            .map(|(i, cap)| of(i, cap))
-            .min()
-            .unwrap_or(WHOLE)
+        room.caps.iter().map(of).min().unwrap_or(WHOLE)
     }
 
     fn free_cpu_mem(&self, n: NodeId) -> (u64, u64) {
@@ -519,7 +577,7 @@ impl Cluster {
 
     /// The interned names of CPU and memory (`None` before any node or pod names them).
     pub(super) fn cpu_mem_symbols(&self) -> (Option<Symbol>, Option<Symbol>) {
-        (self.symbol("cpu"), self.symbol("memory"))
+        self.strings.cpu_mem()
     }
 
     /// Node `n`'s free CPU (milli) and memory (MiB), given [`Cluster::cpu_mem_symbols`].
@@ -655,6 +713,18 @@ impl Cluster {
             });
             if !same {
                 out.push((format!("{} (devices)", e.name), have, want));
+            }
+            // The state's number is the number of the state it is in now (under the
+            // tracked mix's groups), so nodes share a number exactly when they share
+            // a state.
+            if let Some(k) = kept {
+                let (cpu, mem) = self.free_cpu_mem(NodeId(i as u32));
+                let key = StateKey::of(cpu, mem, k, &t.mix);
+                let id = t.ids.find(hash_key(&key), &key);
+                let numbered = t.state.get(i).copied();
+                if id.is_none_or(|id| numbered != Some(id)) {
+                    out.push((format!("{} (state number)", e.name), have, want));
+                }
             }
         }
         out

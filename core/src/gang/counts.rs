@@ -186,10 +186,12 @@ impl Cluster {
             }
             let pod = shape.rep;
             let take = ranker
-                .as_deref()
+                .as_deref_mut()
                 .map(|r| r.pod_take(&pod.name, &shape.requests, &shape.own_specs));
             let bounds = self.device_bounds(&shape.own_specs);
-            let filter = ShapeFilter::new(self, pod, &shape.requests, &options.within, key);
+            // Counting keeps only admitted nodes: a short node's reason goes unread.
+            let filter = ShapeFilter::new(self, pod, &shape.requests, &options.within, key)
+                .without_reasons();
             // More devices than all of the shape's pods need do not raise a cap.
             let pods_cap = u32::try_from(shape.pods).unwrap_or(u32::MAX);
             let mut out = Vec::with_capacity(self.node_slots());

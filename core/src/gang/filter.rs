@@ -26,6 +26,9 @@ pub(crate) struct ShapeFilter<'a> {
     pods_symbol: Option<Symbol>,
     within: &'a [(String, String)],
     key: Option<&'a str>,
+    /// Name the resource a node is short of (explanations); without, a short node
+    /// is rejected as [`Rejection::ResourceInUse`] of no name, at no cost (counting).
+    reasons: bool,
 }
 
 /// Why a node cannot host a pod of the shape (the first check that fails, in this
@@ -79,6 +82,16 @@ impl<'a> ShapeFilter<'a> {
             pods_symbol: cluster.symbol("pods"),
             within,
             key,
+            reasons: true,
+        }
+    }
+
+    /// This filter without the resource named in a shortfall (see `reasons`): for
+    /// counting, which only keeps the admitted nodes.
+    pub(crate) fn without_reasons(self) -> ShapeFilter<'a> {
+        ShapeFilter {
+            reasons: false,
+            ..self
         }
     }
 }
@@ -147,6 +160,9 @@ impl Cluster {
             }
         }
         if short {
+            if !f.reasons {
+                return Err(Rejection::ResourceInUse(String::new()));
+            }
             return Err(shortfall(self, id, node, f, slot));
         }
         Ok(cap)

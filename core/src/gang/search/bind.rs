@@ -576,14 +576,18 @@ pub(super) fn exclude(
             }
         }
     }
+    let paused = cluster.pause_scores();
     excluded.retain(|&d| cluster.hold(d, ""));
+    cluster.resume_scores(paused, excluded.iter().copied());
 }
 
 /// Ends [`exclude`].
 pub(super) fn end_exclusion(cluster: &mut Cluster, excluded: &mut Vec<DeviceId>) {
-    for d in excluded.drain(..) {
+    let paused = cluster.pause_scores();
+    for &d in excluded.iter() {
         cluster.release_hold(d);
     }
+    cluster.resume_scores(paused, excluded.drain(..));
 }
 
 /// What of `helds` others see: its exclusive non-admin picks by class (every one with
