@@ -74,10 +74,18 @@ impl StateKey {
 /// Numbers for the node states a tracked table has met: nodes in the same state
 /// have the same number, so a placement ranks each state once per pod (see
 /// [`Ranker::rank`]). Numbers are never reused for another state: when full, the
-/// table starts over and numbers every node again.
-#[derive(Clone, Debug, Default)]
+/// table starts over and numbers every node again. A cache: `Debug` shows nothing of
+/// it, so numbering a state on the way (an operation refused and undone) never makes
+/// two clusters differ; the nodes' numbers are shown with the table's values.
+#[derive(Clone, Default)]
 pub(crate) struct StateIds {
     table: hashbrown::HashTable<(u64, StateKey, u32)>,
+}
+
+impl core::fmt::Debug for StateIds {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("StateIds")
+    }
 }
 
 /// The most states a [`StateIds`] numbers before starting over.
