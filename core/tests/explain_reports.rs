@@ -7,9 +7,8 @@ mod common;
 
 use common::*;
 use gangpack::{
-    AllocationMode, ClaimSource, DeviceRef, DeviceRequest, DeviceTaintEffect, ExactDeviceRequest,
-    Fact, GangOptions, Help, Pod, PodGroup, PodResourceClaim, ResourceClaim, Scheduler,
-    SchedulingPolicy, Time, TopologyConstraint, Unit, UnitResult,
+    DeviceRef, DeviceTaintEffect, Fact, GangOptions, Help, PodGroup, Scheduler, SchedulingPolicy,
+    Time, TopologyConstraint, Unit, UnitResult,
 };
 
 const NS: &str = "ns";
@@ -20,18 +19,9 @@ fn add_member(s: &mut Scheduler, group: &str, name: &str, gpus: u32) {
     let priority = s
         .group(&format!("{NS}/{group}"))
         .map_or(0, PodGroup::effective_priority);
-    let mut claim = ResourceClaim::new(NS, format!("{name}-gpus"));
-    claim.spec.requests.push(DeviceRequest::exactly(
-        "gpus",
-        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(gpus)),
-    ));
-    let mut p = Pod::new(NS, name);
+    let (mut p, claim) = gpu_pod(name, gpus);
     p.scheduling_group = Some(group.into());
     p.priority = priority;
-    p.resource_claims.push(PodResourceClaim {
-        name: "gpus".into(),
-        source: ClaimSource::ClaimName(claim.name.clone()),
-    });
     s.add_claim(claim).unwrap();
     s.add_pod(p).unwrap();
 }

@@ -6,10 +6,9 @@ mod common;
 
 use common::*;
 use gangpack::{
-    AllocationMode, CapacityDomain, CapacityReport, ClaimSource, Cluster, Device, DeviceAttribute,
-    DeviceClass, DeviceRequest, DeviceTaintEffect, DeviceToleration, DeviceTolerationOperator,
-    ExactDeviceRequest, GangOptions, GangOutcome, Node, ObjectKind, Pod, PodGroup,
-    PodResourceClaim, Problem, Quantity, RequestShape, ResourceClaim, ResourceSlice,
+    CapacityDomain, CapacityReport, Cluster, Device, DeviceAttribute, DeviceClass,
+    DeviceTaintEffect, DeviceToleration, DeviceTolerationOperator, GangOptions, GangOutcome, Node,
+    ObjectKind, Pod, PodGroup, Problem, Quantity, RequestShape, ResourceClaim, ResourceSlice,
     SchedulingPolicy, ShapeCapacity, TopologyConstraint,
 };
 
@@ -339,18 +338,9 @@ fn gang(pods: usize, gpus: u32, rack: bool) -> (PodGroup, Vec<Pod>, Vec<Resource
     let mut out = Vec::new();
     let mut claims = Vec::new();
     for i in 0..pods {
-        let mut pod = Pod::new("ns", format!("p{i}"));
+        let (mut pod, claim) = gpu_pod(&format!("p{i}"), gpus);
         pod.scheduling_group = Some("g".into());
         pod.requests.insert("cpu".into(), Quantity::from_int(1));
-        let mut claim = ResourceClaim::new("ns", format!("p{i}-gpus"));
-        claim.spec.requests.push(DeviceRequest::exactly(
-            "gpus",
-            ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(gpus)),
-        ));
-        pod.resource_claims.push(PodResourceClaim {
-            name: "gpus".into(),
-            source: ClaimSource::ClaimName(format!("p{i}-gpus")),
-        });
         claims.push(claim);
         out.push(pod);
     }

@@ -8,8 +8,7 @@ mod common;
 
 use common::*;
 use gangpack::{
-    AllocationMode, ClaimSource, DeviceClass, DeviceRequest, ExactDeviceRequest, GangOptions,
-    GangOutcome, Node, Pod, PodGroup, PodResourceClaim, PriorityClass, Quantity, ResourceClaim,
+    DeviceClass, GangOptions, GangOutcome, Node, PodGroup, PriorityClass, Quantity, ResourceClaim,
     Scheduler, SchedulerError, SchedulingPolicy, Taint, TaintEffect, Unit, UnitResult,
 };
 use std::fmt::Write;
@@ -60,17 +59,8 @@ fn scheduler(nodes: &[(&str, &str, usize)]) -> Scheduler {
 
 /// A pending pod `ns/<name>` with its own claim for `gpus` GPUs, optionally in a group.
 fn gpu_pod(s: &mut Scheduler, name: &str, gpus: u32, group: Option<&str>) -> String {
-    let mut claim = ResourceClaim::new("ns", format!("{name}-gpus"));
-    claim.spec.requests.push(DeviceRequest::exactly(
-        "gpus",
-        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(gpus)),
-    ));
-    let mut pod = Pod::new("ns", name);
+    let (mut pod, claim) = common::gpu_pod(name, gpus);
     pod.scheduling_group = group.map(Into::into);
-    pod.resource_claims.push(PodResourceClaim {
-        name: "gpus".into(),
-        source: ClaimSource::ClaimName(claim.name.clone()),
-    });
     s.add_claim(claim).unwrap();
     s.add_pod(pod).unwrap();
     format!("ns/{name}")

@@ -6,9 +6,9 @@ mod common;
 
 use common::*;
 use gangpack::{
-    AllocationMode, ClaimSource, DeviceRequest, DisruptionMode, ExactDeviceRequest, GangOptions,
-    GangOutcome, Pod, PodGroup, PodResourceClaim, PreemptionPolicy, ResourceClaim, Scheduler,
-    SchedulingPolicy, Unit, UnitResult, validate_placement,
+    ClaimSource, DisruptionMode, GangOptions, GangOutcome, Pod, PodGroup, PodResourceClaim,
+    PreemptionPolicy, ResourceClaim, Scheduler, SchedulingPolicy, Unit, UnitResult,
+    validate_placement,
 };
 
 /// Adds pod `ns/<pod_name>` of group `group` at `priority` with its own claim for
@@ -33,19 +33,10 @@ fn add_gpu_pod_with(
     priority: i32,
     policy: PreemptionPolicy,
 ) -> String {
-    let mut pod = Pod::new("ns", pod_name);
+    let (mut pod, claim) = gpu_pod(pod_name, gpus);
     pod.scheduling_group = Some(group.into());
     pod.priority = priority;
     pod.preemption_policy = policy;
-    let mut claim = ResourceClaim::new("ns", format!("{pod_name}-gpus"));
-    claim.spec.requests.push(DeviceRequest::exactly(
-        "gpus",
-        ExactDeviceRequest::new("gpu").with_mode(AllocationMode::ExactCount(gpus)),
-    ));
-    pod.resource_claims.push(PodResourceClaim {
-        name: "gpus".into(),
-        source: ClaimSource::ClaimName(claim.name.clone()),
-    });
     s.add_claim(claim).unwrap();
     s.add_pod(pod).unwrap();
     format!("ns/{pod_name}")
