@@ -71,47 +71,50 @@ impl StateKey {
     }
 }
 
-/// Numbers for the node states a tracked table has met: nodes in the same state
-/// have the same number, so a placement ranks each state once per pod (see
-/// [`Ranker::rank`]). Numbers are never reused for another state: when full, the
-/// table starts over and numbers every node again. A cache: `Debug` shows nothing of
-/// it, so numbering a state on the way (an operation refused and undone) never makes
-/// two clusters differ; the nodes' numbers are shown with the table's values.
-#[derive(Clone, Default)]
-pub(crate) struct StateIds {
-    table: hashbrown::HashTable<(u64, StateKey, u32)>,
+/// Dense numbers for keys (0, 1, … in the order first met), never reused for another
+/// key while the table lives, at most `cap` of them. A cache: `Debug` shows nothing
+/// of it, so numbering a key on the way (an operation refused and undone) never makes
+/// two clusters differ.
+#[derive(Clone)]
+pub(crate) struct Numbers<K> {
+    table: hashbrown::HashTable<(u64, K, u32)>,
 }
 
-impl core::fmt::Debug for StateIds {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("StateIds")
+impl<K> Default for Numbers<K> {
+    fn default() -> Numbers<K> {
+        Numbers {
+            table: hashbrown::HashTable::new(),
+        }
     }
 }
 
-/// The most states a [`StateIds`] numbers before starting over.
-const STATE_CAP: usize = 1 << 20;
+impl<K> core::fmt::Debug for Numbers<K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Numbers")
+    }
+}
 
-impl StateIds {
-    /// The number of `key`, numbering it if new; `None` when full (nothing is
-    /// numbered: the caller starts over).
-    pub(crate) fn id(&mut self, key: StateKey) -> Option<u32> {
-        let h = hash_key(&key);
+impl<K: Eq> Numbers<K> {
+    /// The number of `key`, whose hash is `h`, if it has one.
+    pub(crate) fn find(&self, h: u64, key: &K) -> Option<u32> {
+        self.table
+            .find(h, |(kh, k, _)| *kh == h && k == key)
+            .map(|(_, _, id)| *id)
+    }
+
+    /// The number of `key` (hash `h`), numbering it if new; `None` when `cap` keys
+    /// are numbered (nothing is: numbers are never reused, so the caller decides
+    /// whether to start over).
+    pub(crate) fn number(&mut self, h: u64, key: K, cap: usize) -> Option<u32> {
         if let Some(id) = self.find(h, &key) {
             return Some(id);
         }
-        if self.table.len() >= STATE_CAP {
+        if self.table.len() >= cap {
             return None;
         }
         let id = u32::try_from(self.table.len()).ok()?;
         self.table.insert_unique(h, (h, key, id), |(kh, _, _)| *kh);
         Some(id)
-    }
-
-    /// The number of `key`, whose [`hash_key`] is `h`, if it has one.
-    pub(crate) fn find(&self, h: u64, key: &StateKey) -> Option<u32> {
-        self.table
-            .find(h, |(kh, k, _)| *kh == h && k == key)
-            .map(|(_, _, id)| *id)
     }
 
     /// Forgets every number.
@@ -120,6 +123,15 @@ impl StateIds {
     }
 }
 
+/// Numbers for the node states a tracked table has met: nodes in the same state
+/// have the same number, so a placement ranks each state once per pod (see
+/// [`Ranker::rank`]). When full, the table starts over and numbers every node again;
+/// the nodes' numbers are shown (in `Debug`) with the table's values.
+pub(crate) type StateIds = Numbers<StateKey>;
+
+/// The most states a [`StateIds`] numbers before starting over.
+pub(crate) const STATE_CAP: usize = 1 << 20;
+
 /// Measures of node states under one resolved mix (see the module docs). A tracked
 /// table keeps one across placements; a copy of a cluster starts without (a clone is
 /// empty), and `Debug` shows only its size, so a cache never makes two states differ.
@@ -127,8 +139,8 @@ impl StateIds {
 pub(crate) struct RankMemo {
     table: hashbrown::HashTable<(u64, StateKey, Measured)>,
     /// Numbers for what pods take, as far as a rank by state reads it (see
-    /// [`PodTake::by_state`]); never reused while the memo lives.
-    takes: hashbrown::HashTable<(u64, TakeKey, u32)>,
+    /// [`PodTake::by_state`]); at most [`MEMO_CAP`], never reused while the memo lives.
+    takes: Numbers<TakeKey>,
     /// A pod's rank on a node state, by the pod's number above the state's (the
     /// tracked table's [`StateIds`]), without FGD's per-node tie-break.
     ranks: hashbrown::HashTable<(u64, i64)>,
@@ -149,43 +161,23 @@ type DeviceTake = (u32, u32, SmallVec<[u32; 2]>, u32, bool);
 
 impl TakeKey {
     fn hash(&self) -> u64 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut mix = |x: u64| {
-            h ^= x;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        };
-        mix(self.cpu_milli);
-        mix(self.memory_mib);
-        if let Some((count, share, shares, group, restricted)) = &self.device {
-            mix(u64::from(*count) | (u64::from(*share) << 32));
-            mix(u64::from(*group) | (u64::from(*restricted) << 32));
-            for &x in shares {
-                mix(u64::from(x));
-            }
-        }
-        h
+        let device = self
+            .device
+            .iter()
+            .flat_map(|(count, share, shares, group, restricted)| {
+                [
+                    u64::from(*count) | (u64::from(*share) << 32),
+                    u64::from(*group) | (u64::from(*restricted) << 32),
+                ]
+                .into_iter()
+                .chain(shares.iter().map(|&x| u64::from(x)))
+            });
+        fnv([self.cpu_milli, self.memory_mib].into_iter().chain(device))
     }
 }
 
 /// The most states (and ranks) a memo keeps; it starts over when full.
 const MEMO_CAP: usize = 1 << 16;
-
-impl RankMemo {
-    /// The number of `key`, numbering it if new; `None` when the memo has numbered
-    /// [`MEMO_CAP`] takes (numbers are never reused, so it does not start over).
-    fn take_number(&mut self, key: TakeKey) -> Option<u32> {
-        let h = key.hash();
-        if let Some((_, _, id)) = self.takes.find(h, |(kh, k, _)| *kh == h && *k == key) {
-            return Some(*id);
-        }
-        if self.takes.len() >= MEMO_CAP {
-            return None;
-        }
-        let id = u32::try_from(self.takes.len()).ok()?;
-        self.takes.insert_unique(h, (h, key, id), |(kh, _, _)| *kh);
-        Some(id)
-    }
-}
 
 impl Clone for RankMemo {
     fn clone(&self) -> RankMemo {
@@ -223,19 +215,20 @@ pub(crate) struct Ranker<'c> {
     symbols: (Option<Symbol>, Option<Symbol>),
 }
 
-/// FNV-1a over the key's numbers: fixed, so ranking is the same everywhere.
+/// FNV-1a over 64-bit words: fixed, so every table is the same everywhere.
+fn fnv(words: impl IntoIterator<Item = u64>) -> u64 {
+    words.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, x| {
+        (h ^ x).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// [`fnv`] over a state key's numbers.
 pub(crate) fn hash_key(k: &StateKey) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut mix = |x: u64| {
-        h ^= x;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    };
-    mix(k.cpu_milli);
-    mix(k.memory_mib);
-    for &(m, u, g) in &k.devices {
-        mix(u64::from(m) | (u64::from(u) << 32) | (u64::from(g) << 48));
-    }
-    h
+    let devices = k
+        .devices
+        .iter()
+        .map(|&(m, u, g)| u64::from(m) | (u64::from(u) << 32) | (u64::from(g) << 48));
+    fnv([k.cpu_milli, k.memory_mib].into_iter().chain(devices))
 }
 
 /// SplitMix64's finaliser.
@@ -472,14 +465,15 @@ impl Ranker<'_> {
             (Some(d), Kind::Measure) => self.by_group(d).map(Some),
         };
         let by_state = group.and_then(|group| {
-            self.memo.take_number(TakeKey {
+            let key = TakeKey {
                 cpu_milli,
                 memory_mib,
                 device: device
                     .as_ref()
                     .zip(group)
                     .map(|(d, g)| (d.count, d.share, d.shares.clone(), g, d.restricted)),
-            })
+            };
+            self.memo.takes.number(key.hash(), key, MEMO_CAP)
         });
         PodTake {
             cpu_milli,
@@ -593,11 +587,7 @@ impl Ranker<'_> {
     pub(crate) fn rank(&mut self, n: NodeId, pod: &PodTake) -> i64 {
         match self.kind {
             Kind::Measure => {}
-            Kind::Random(seed) => {
-                let node = self.cluster.node_name_hash(n);
-                return (splitmix(seed ^ splitmix(pod.name_hash ^ splitmix(node))) >> 1)
-                    .cast_signed();
-            }
+            Kind::Random(seed) => return (self.draw(seed, n, pod) >> 1).cast_signed(),
             Kind::Dot => return ordered(-self.dot(n, pod)),
         }
         let rank = match self.state_rank(n, pod) {
@@ -607,16 +597,22 @@ impl Ranker<'_> {
         match self.mix.kernel {
             ScoreKernel::Stranding(_) => rank,
             ScoreKernel::Fgd => {
-                let tie = self.seed.map_or(0, |seed| {
-                    let node = self.cluster.node_name_hash(n);
-                    splitmix(seed ^ splitmix(pod.name_hash ^ splitmix(node))) >> FGD_SHIFT
-                });
+                let tie = self
+                    .seed
+                    .map_or(0, |seed| self.draw(seed, n, pod) >> FGD_SHIFT);
                 rank | tie.cast_signed()
             }
         }
     }
 
-    /// [`Ranker::measure_rank`] through the call's ranks of node states, when the
+    /// A uniform draw for `pod` on node `n`: a hash of `seed`, the pod's name and
+    /// the node's (Random's rank, FGD's seeded tie-break).
+    fn draw(&self, seed: u64, n: NodeId, pod: &PodTake) -> u64 {
+        let node = self.cluster.node_name_hash(n);
+        splitmix(seed ^ splitmix(pod.name_hash ^ splitmix(node)))
+    }
+
+    /// [`Ranker::measure_rank`] through the memo's ranks of node states, when the
     /// table is tracked and the pod's rank is a function of the state
     /// ([`PodTake::by_state`]); `None` otherwise.
     fn state_rank(&mut self, n: NodeId, pod: &PodTake) -> Option<i64> {

@@ -30,7 +30,7 @@ use super::bits::DeviceSet;
 use super::cow::CowVec;
 use super::ids::{DeviceId, NodeId};
 use super::intern::Symbol;
-use super::ranking::{RankMemo, StateIds, StateKey, hash_key};
+use super::ranking::{RankMemo, STATE_CAP, StateIds, StateKey, hash_key};
 use super::scores::{
     self, DeviceFree, NodeFree, Ratio, ScoredShape, WHOLE, cpu_milli_needed, free_cpu_milli,
     free_mib, free_share, mib_needed, share_taken,
@@ -258,8 +258,7 @@ impl Cluster {
         let Some(t) = self.scores.as_ref() else {
             return;
         };
-        let (value, devices) = self.compute_score(&t.mix, n);
-        let (cpu, mem) = self.free_cpu_mem(n);
+        let (value, devices, (cpu, mem)) = self.compute_score(&t.mix, n);
         let key = StateKey::of(cpu, mem, &devices, &t.mix);
         let t = self.scores.as_mut().expect("tracked");
         while t.values.len() <= n.index() {
@@ -274,8 +273,9 @@ impl Cluster {
             t.devices[n.index()] = devices;
         }
         // A clone shares the numbers: it copies them only to number a new state.
-        let known = t.ids.find(hash_key(&key), &key);
-        let Some(id) = known.or_else(|| Arc::make_mut(&mut t.ids).id(key)) else {
+        let h = hash_key(&key);
+        let known = t.ids.find(h, &key);
+        let Some(id) = known.or_else(|| Arc::make_mut(&mut t.ids).number(h, key, STATE_CAP)) else {
             self.renumber_states();
             return;
         };
@@ -294,10 +294,11 @@ impl Cluster {
         // Ranks kept by state number are stale.
         t.memo = RankMemo::default();
         for i in 0..t.state.len() {
-            let (cpu, mem) = self.free_cpu_mem(NodeId(i as u32));
-            let key = StateKey::of(cpu, mem, &t.devices[i], &t.mix);
+            let key = self.node_state_key(NodeId(i as u32), &t.devices[i], &t.mix);
             // More nodes than numbers: the rest are ranked one by one.
-            t.state[i] = ids.id(key).unwrap_or(u32::MAX);
+            t.state[i] = ids
+                .number(hash_key(&key), key, STATE_CAP)
+                .unwrap_or(u32::MAX);
         }
         self.scores = Some(t);
     }
@@ -647,7 +648,9 @@ impl Cluster {
             .map_or(WHOLE, |c| free_share(c.left, value))
     }
 
-    fn compute_score(&self, mix: &ResolvedMix, n: NodeId) -> (NodeScore, NodeDevices) {
+    /// Node `n`'s measures under `mix`, from its devices of the mix and its free CPU
+    /// and memory (returned too).
+    fn compute_score(&self, mix: &ResolvedMix, n: NodeId) -> (NodeScore, NodeDevices, (u64, u64)) {
         let devices = self.mix_devices(mix, n);
         let (cpu_milli, memory_mib) = self.free_cpu_mem(n);
         let node = NodeFree {
@@ -662,7 +665,13 @@ impl Cluster {
             free_milli: node.free(),
             touched: devices.iter().any(|d| d.milli < WHOLE),
         };
-        (score, devices)
+        (score, devices, (cpu_milli, memory_mib))
+    }
+
+    /// The state key of node `n` with its tracked `devices` under `mix`.
+    fn node_state_key(&self, n: NodeId, devices: &[DeviceFree], mix: &ResolvedMix) -> StateKey {
+        let (cpu, mem) = self.free_cpu_mem(n);
+        StateKey::of(cpu, mem, devices, mix)
     }
 
     /// A node's tracked state, if a table is tracked and the node exists.
@@ -694,7 +703,7 @@ impl Cluster {
             ));
         }
         for (i, e) in self.nodes.iter().enumerate() {
-            let (want, devices) = self.compute_score(&fresh, NodeId(i as u32));
+            let (want, devices, _) = self.compute_score(&fresh, NodeId(i as u32));
             let have = if i < t.values.len() {
                 t.values[i]
             } else {
@@ -718,8 +727,7 @@ impl Cluster {
             // tracked mix's groups), so nodes share a number exactly when they share
             // a state.
             if let Some(k) = kept {
-                let (cpu, mem) = self.free_cpu_mem(NodeId(i as u32));
-                let key = StateKey::of(cpu, mem, k, &t.mix);
+                let key = self.node_state_key(NodeId(i as u32), k, &t.mix);
                 let id = t.ids.find(hash_key(&key), &key);
                 let numbered = t.state.get(i).copied();
                 if id.is_none_or(|id| numbered != Some(id)) {
