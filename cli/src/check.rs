@@ -58,7 +58,13 @@ pub(crate) fn report(
     let options = input::load_options(global);
     let dump = input::load_with(input, options)?;
     let decisions = match decisions {
-        Some(d) => Some(input::load_with(d, options)?),
+        Some(d) => Some(input::load_with(
+            d,
+            gangpack_k8s::LoadOptions {
+                decisions: true,
+                ..options
+            },
+        )?),
         None => None,
     };
     let load_warnings = dump.warnings.clone();
@@ -108,11 +114,26 @@ fn table(report: &Report, decided: bool, style: Style) -> String {
         ),
     );
     if decided {
+        let mut parts = Vec::new();
+        for (n, what) in [
+            (report.patched, "patched"),
+            (report.replaced, "replaced"),
+            (report.added, "added"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{} {what}", plural(n, "object", "objects")));
+            }
+        }
+        if report.bound > 0 {
+            parts.push(plural(report.bound, "Binding", "Bindings"));
+        }
+        if parts.is_empty() {
+            parts.push("none".to_owned());
+        }
         let _ = write!(
             state,
-            "; decisions: {} replaced, {} added, {}",
-            plural(report.replaced, "object", "objects"),
-            report.added,
+            "; decisions: {}; {}",
+            parts.join(", "),
             plural(
                 report.decided,
                 "binding or allocation new",

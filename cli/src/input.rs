@@ -332,6 +332,7 @@ pub(crate) fn load_options(global: &Options) -> LoadOptions {
     LoadOptions {
         strict: global.strict,
         limits: global.limits,
+        decisions: false,
     }
 }
 

@@ -322,10 +322,12 @@ enum Command {
     Check {
         #[command(flatten)]
         inputs: Inputs,
-        /// Decision objects to apply over the dump first (Pods with spec.nodeName,
-        /// ResourceClaims with status.allocation, PodGroups, ... as `gangpack plan -o
-        /// yaml` writes them): each replaces the dump's object of the same kind,
-        /// namespace and name, or is added.
+        /// Decisions to apply over the dump first (docs/DECISIONS.md): v1 Bindings
+        /// (pods/binding), merge patches of the dump's objects (a Pod with only
+        /// spec.nodeName, a ResourceClaim with only status), or whole objects as
+        /// `gangpack plan -o yaml` writes them (replacing the dump's, or added). A
+        /// decision naming an object the dump lacks, or changing what the API keeps
+        /// immutable, is an error (exit 2).
         #[arg(long, value_name = "PATH", value_delimiter = ',')]
         decisions: Vec<String>,
         /// Hold the pods and claims already running to the rules of placement too (node

@@ -122,6 +122,7 @@ fn the_corpus_covers_every_rule_of_the_contract() {
         "admin-access-not-permitted",
         "missing-allocation",
         "claim-not-reserved",
+        "reserved-for-non-user",
         "eviction-overdue",
     ] {
         assert!(cases.contains(rule), "no corpus case for {rule}");
@@ -131,6 +132,7 @@ fn the_corpus_covers_every_rule_of_the_contract() {
                     "taint-rule-not-tolerated",
                     "admin-access-not-permitted",
                     "claim-not-reserved",
+                    "reserved-for-non-user",
                     "eviction-overdue"
                 ]
                 .contains(&rule),
@@ -161,7 +163,7 @@ fn running_state_is_checked_as_it_is() {
                 .expect("loads");
         let decisions =
             gangpack_k8s::load_paths(&[path(&format!("{CORPUS}/{case}.decisions.yaml"))]).unwrap();
-        gangpack_k8s::check::apply_decisions(&mut loaded, decisions);
+        gangpack_k8s::check::apply_decisions(&mut loaded, decisions).expect("applies");
         let text = loaded
             .objects
             .iter()
@@ -368,7 +370,7 @@ fn binary_exit_statuses_and_table() {
          objects: ResourceClaim ml/a-gpu, ResourceClaim ml/b-gpu, Device gpu.example.com/n1/gpu-0\n\
          \n\
          invalid: 1 violation of 1 rule (2 pods bound, 2 claims allocated, 0 PodGroups running; \
-         decisions: 4 objects replaced, 0 added, 4 bindings or allocations new)\n"
+         decisions: 4 objects replaced; 4 bindings or allocations new)\n"
     );
     let json = common::run(&[
         "check",
@@ -601,6 +603,25 @@ fn worked_example_finds_the_naive_schedulers_bugs() {
             "topology-split"
         ]
     );
+    // The same decision as kube-scheduler writes it (claim status patches, Bindings):
+    // the same findings, word for word.
+    let bindings = common::run(&[
+        "check",
+        "-f",
+        "examples/cluster",
+        "-f",
+        "examples/gang-rack.yaml",
+        "--decisions",
+        "examples/testing/naive-decision-bindings.yaml",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(
+        (bindings.code, &bindings.out),
+        (4, &run.out),
+        "{}",
+        bindings.err
+    );
     // gangpack's own plan for the same input passes.
     let plan = common::run(&[
         "plan",
@@ -652,6 +673,7 @@ fn every_rule_is_documented() {
         "taint-rule-not-tolerated",
         "eviction-overdue",
         "claim-not-reserved",
+        "reserved-for-non-user",
         "admin-access-not-permitted",
     ];
     for rule in gangpack::Violation::RULES.iter().chain(&adapter) {
@@ -659,11 +681,11 @@ fn every_rule_is_documented() {
         assert_eq!(readme.matches(&row).count(), 1, "{rule} in cli/README.md");
     }
     // And the adapter's rules in the module docs of gangpack_k8s::check.
-    let docs = std::fs::read_to_string(common::root().join("k8s/src/check.rs")).unwrap();
+    let docs = std::fs::read_to_string(common::root().join("k8s/src/check/mod.rs")).unwrap();
     for rule in adapter {
         assert!(
             docs.contains(&format!("//! | `{rule}` |")),
-            "{rule} in k8s/src/check.rs"
+            "{rule} in k8s/src/check/mod.rs"
         );
     }
 }
@@ -765,10 +787,17 @@ fn planted_bugs_in_valid_plans_are_found() {
         }
 
         // 3. A new binding to a node that does not exist.
-        if let Some(i) = items
-            .iter()
-            .position(|o| o["kind"] == "Pod" && o.pointer("/spec/nodeName").is_some())
-        {
+        let running = |o: &Value| {
+            manifests["items"].as_array().unwrap().iter().any(|m| {
+                m["kind"] == "Pod"
+                    && m["metadata"]["name"] == o["metadata"]["name"]
+                    && m["metadata"]["namespace"] == o["metadata"]["namespace"]
+                    && m.pointer("/spec/nodeName").is_some()
+            })
+        };
+        if let Some(i) = items.iter().position(|o| {
+            o["kind"] == "Pod" && o.pointer("/spec/nodeName").is_some() && !running(o)
+        }) {
             let mut bad = items.clone();
             bad[i]["spec"]["nodeName"] = Value::String("no-such-node".into());
             let (found, _, list) = rules(&dump, Some(&as_input("bad.json", &with(bad))));

@@ -37,6 +37,7 @@ fn check(v: &Value, where_: &str) {
             }
             return;
         }
+        ("v1", "Binding") => round_trip::<k8s_openapi::api::core::v1::Binding>(v),
         ("v1", "Namespace") => round_trip::<Namespace>(v),
         ("v1", "Node") => round_trip::<Node>(v),
         ("v1", "Pod") => round_trip::<Pod>(v),

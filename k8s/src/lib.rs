@@ -33,7 +33,8 @@ pub use load::{
     Limits, LoadOptions, Loaded, load_paths, load_paths_with, load_str, load_str_with, load_value,
 };
 pub use object::{
-    InputError, InputErrors, Kind, Object, Source, Warning, WarningGroup, describe, group_warnings,
+    Binding, InputError, InputErrors, Kind, Object, Source, Warning, WarningGroup, describe,
+    group_warnings,
 };
 pub use snapshot::{
     BuildOptions, GeneratedClaim, Owner, RequestMapping, Snapshot, Waiting, WaitingOn,

@@ -50,13 +50,18 @@ pub(crate) use value::json_document;
 pub use value::load_value;
 
 use crate::convert::versions;
-use crate::object::{InputError, InputErrors, Kind, Object, Source, Warning, describe};
+use crate::object::{Binding, InputError, InputErrors, Kind, Object, Source, Warning, describe};
 
 /// How to read the input.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Unknown fields are errors, not warnings (`kubectl --validate=strict`).
     pub strict: bool,
+    /// The input is a scheduler's decisions (`gangpack check --decisions`): `v1`
+    /// Bindings (the `pods/binding` subresource) are read into [`Loaded::bindings`],
+    /// and a document of a kind gangpack does not read is an error, not a skip (a
+    /// decision that would be ignored must not pass as checked).
+    pub decisions: bool,
     /// The resource limits.
     pub limits: Limits,
 }
@@ -127,6 +132,8 @@ pub struct Loaded {
     pub objects: Vec<Object>,
     /// What was skipped or reinterpreted.
     pub warnings: Vec<Warning>,
+    /// `v1` Bindings, in input order (read only with [`LoadOptions::decisions`]).
+    pub bindings: Vec<Binding>,
 }
 
 impl Loaded {
@@ -134,6 +141,7 @@ impl Loaded {
     pub fn extend(&mut self, other: Loaded) {
         self.objects.extend(other.objects);
         self.warnings.extend(other.warnings);
+        self.bindings.extend(other.bindings);
     }
 }
 
@@ -634,6 +642,10 @@ impl Reader<'_> {
         let Some(name) = name else {
             return;
         };
+        if self.options.decisions && kind == "Binding" {
+            self.binding(&v, src, &api_version, namespace, name);
+            return;
+        }
         let Some(k) = Kind::ALL.into_iter().find(|k| k.as_str() == kind) else {
             let message = format!("skipped: {kind} ({api_version}) is not a kind gangpack reads");
             self.skip(src, &kind, namespace.as_deref(), &name, message);
@@ -718,7 +730,53 @@ impl Reader<'_> {
         });
     }
 
-    /// A document gangpack does not read: a warning, and nothing loaded.
+    /// A `Binding` among decisions: `v1`, naming its pod by `metadata.namespace` and
+    /// `metadata.name`, and its node by `target.name` (`target.kind` empty or `Node`,
+    /// as the API server's binding subresource requires).
+    fn binding(
+        &mut self,
+        v: &Value,
+        src: Source,
+        api_version: &str,
+        namespace: Option<String>,
+        name: String,
+    ) {
+        let namespace = namespace.unwrap_or_else(|| "default".to_owned());
+        let object = format!("Binding \"{namespace}/{name}\"");
+        if api_version != "v1" {
+            let message =
+                format!("{api_version} is not served for Binding by Kubernetes 1.37 (served: v1)");
+            self.error(Some(src), Some(object), "apiVersion", message);
+            return;
+        }
+        let target = v.get("target");
+        let kind = target.and_then(|t| t.get("kind"));
+        match kind {
+            None | Some(Value::Null) => {}
+            Some(Value::String(k)) if k.is_empty() || k == "Node" => {}
+            Some(other) => {
+                let found = other
+                    .as_str()
+                    .map_or_else(|| json_type(other).to_owned(), |k| format!("\"{k}\""));
+                let message = format!("must be \"Node\" (a pod is bound to a node), found {found}");
+                self.error(Some(src), Some(object), "target.kind", message);
+                return;
+            }
+        }
+        let node = target.and_then(|t| t.get("name"));
+        let Some(node) = self.string_field(node, &src, Some(&object), "target.name") else {
+            return;
+        };
+        self.loaded.bindings.push(Binding {
+            source: src,
+            namespace,
+            name,
+            node,
+        });
+    }
+
+    /// A document gangpack does not read: a warning, and nothing loaded (an error
+    /// among decisions).
     fn skip(
         &mut self,
         src: Source,
@@ -731,6 +789,15 @@ impl Reader<'_> {
             Some(ns) => format!("{kind} \"{ns}/{name}\""),
             None => format!("{kind} \"{name}\""),
         };
+        if self.options.decisions {
+            let what = message.strip_prefix("skipped: ").unwrap_or(&message);
+            let message = format!(
+                "{what}: a decision is a Binding or a patch (or whole object) of one of the kinds gangpack reads ({})",
+                decision_kinds()
+            );
+            self.error(Some(src), Some(object), "kind", message);
+            return;
+        }
         self.loaded.warnings.push(Warning {
             source: Some(src),
             object: Some(object),
@@ -760,6 +827,13 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+/// The kinds a decision may be, for messages: `Binding`, then [`Kind::ALL`].
+fn decision_kinds() -> String {
+    let mut kinds = vec!["Binding"];
+    kinds.extend(Kind::ALL.iter().map(|k| k.as_str()));
+    kinds.join(", ")
 }
 
 /// The JSON type of a value, for messages.

@@ -167,6 +167,27 @@ impl Object {
     }
 }
 
+/// A `v1` Binding among decisions (`pods/binding`, what kube-scheduler writes to bind
+/// a pod): pod `namespace/name` goes to node `node`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// Where it came from.
+    pub source: Source,
+    /// `metadata.namespace` (`default` when the document has none): the pod's.
+    pub namespace: String,
+    /// `metadata.name`: the pod's.
+    pub name: String,
+    /// `target.name`: the node.
+    pub node: String,
+}
+
+impl Binding {
+    /// `Binding "namespace/name"`.
+    pub fn describe(&self) -> String {
+        format!("Binding \"{}/{}\"", self.namespace, self.name)
+    }
+}
+
 /// `Kind "name"` or `Kind "namespace/name"`.
 pub fn describe(kind: Kind, namespace: Option<&str>, name: &str) -> String {
     match namespace {

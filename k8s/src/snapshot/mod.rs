@@ -220,7 +220,16 @@ impl Snapshot {
         let Loaded {
             objects,
             mut warnings,
+            bindings,
         } = loaded;
+        // Only a decisions' load reads Bindings; a snapshot has no use for them.
+        for b in bindings {
+            warnings.push(Warning {
+                object: Some(b.describe()),
+                source: Some(b.source),
+                message: "skipped: a Binding is a scheduler's decision (give it to `gangpack check --decisions`)".into(),
+            });
+        }
         crate::trace::emit(crate::trace::Event::Building {
             objects: objects.len(),
         });
@@ -800,6 +809,7 @@ mod tests {
         Loaded {
             objects,
             warnings: base.warnings,
+            bindings: Vec::new(),
         }
     }
 

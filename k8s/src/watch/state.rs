@@ -193,6 +193,7 @@ impl Objects {
         Loaded {
             objects: self.iter().cloned().collect(),
             warnings: Vec::new(),
+            bindings: Vec::new(),
         }
     }
 }

@@ -1,9 +1,9 @@
 //! Checking a cluster's state, as it is in a dump or after decisions are applied over
 //! it, with the core's independent validator: the engine of `gangpack check`.
 //!
-//! [`check`] takes the dump's objects (and, optionally, decision objects, each of which
-//! replaces the dump's object of the same kind, namespace and name, or is added), and
-//! judges the **whole running state** they describe: every bound pod (`spec.nodeName`)
+//! [`check`] takes the dump's objects (and, optionally, decisions: patches and whole
+//! objects over the dump's objects of the same kind, namespace and name, and
+//! Bindings; see [`apply_decisions`] and `docs/DECISIONS.md`), and judges the **whole running state** they describe: every bound pod (`spec.nodeName`)
 //! and every allocated claim (`status.allocation`), whoever scheduled them.
 //!
 //! How: the objects are built into a snapshot with every binding and allocation taken
@@ -36,6 +36,7 @@
 //! | `eviction-overdue` | a running pod tolerates a `NoExecute` taint (of its node, or of a device of its claims) for less time than has passed: the eviction controllers should have evicted it by the clock (`--now`, default the latest timestamp in the input) |
 //! | `taint-rule-not-tolerated` | a `device-taint-not-tolerated` finding whose taint a DeviceTaintRule puts on the device (the rule is among the objects) |
 //! | `claim-not-reserved` | a bound pod uses an allocated claim whose `status.reservedFor` names neither the pod nor its PodGroup |
+//! | `reserved-for-non-user` | a claim's `status.reservedFor` names a pod that does not use the claim, or (a reservation the decisions add) a pod or PodGroup the input does not have |
 //! | `admin-access-not-permitted` | a claim or template asks for `adminAccess` in a Namespace without the label `resource.kubernetes.io/admin-access: "true"` |
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -52,6 +53,9 @@ use crate::convert::{self};
 use crate::load::Loaded;
 use crate::object::{InputErrors, Kind, Object, Warning};
 use crate::snapshot::{BuildOptions, Snapshot, bound_time};
+
+mod decision;
+pub use decision::{Applied, apply_decisions, apply_decisions_over, is_whole, merge_patch};
 
 /// How to check.
 #[derive(Clone, Debug, Default)]
@@ -147,10 +151,14 @@ pub struct Report {
     pub claims_allocated: usize,
     /// PodGroups with a bound member.
     pub groups_running: usize,
-    /// Decision objects that replaced an object of the dump.
+    /// Decision objects merged into an object of the dump as patches.
+    pub patched: usize,
+    /// Whole decision objects that replaced an object of the dump.
     pub replaced: usize,
-    /// Decision objects that were not in the dump.
+    /// Whole decision objects that were not in the dump.
     pub added: usize,
+    /// Decision Bindings.
+    pub bound: usize,
     /// Bindings and allocations the decisions made or changed.
     pub decided: usize,
     /// Every bound pod (after the decisions), `namespace/name` → node.
@@ -183,32 +191,6 @@ fn key_of(o: &Object) -> Key {
     (o.kind, o.namespace.clone(), o.name.clone())
 }
 
-/// Applies decision objects over a dump: each replaces the object of the same kind,
-/// namespace and name (in its place), or is appended. Returns how many replaced and
-/// how many were added. A later decision for the same object wins.
-pub fn apply_decisions(dump: &mut Loaded, decisions: Loaded) -> (usize, usize) {
-    let mut at: BTreeMap<Key, usize> = BTreeMap::new();
-    for (i, o) in dump.objects.iter().enumerate() {
-        at.entry(key_of(o)).or_insert(i);
-    }
-    let (mut replaced, mut added) = (0, 0);
-    let original = dump.objects.len();
-    for d in decisions.objects {
-        if let Some(&i) = at.get(&key_of(&d)) {
-            if i < original {
-                replaced += 1;
-            }
-            dump.objects[i] = d;
-        } else {
-            at.insert(key_of(&d), dump.objects.len());
-            dump.objects.push(d);
-            added += 1;
-        }
-    }
-    dump.warnings.extend(decisions.warnings);
-    (replaced, added)
-}
-
 /// Checks the running state of `dump`, with `decisions` applied over it first (see the
 /// module docs). Fails with every input problem, as [`Snapshot::build`] does; a broken
 /// rule is a [`Finding`], never an error.
@@ -224,7 +206,16 @@ pub fn check(
         .collect();
     let mut report = Report::default();
     if let Some(d) = decisions {
-        (report.replaced, report.added) = apply_decisions(&mut dump, d);
+        let dump_for_claims = Loaded {
+            objects: dump.objects.clone(),
+            ..Loaded::default()
+        };
+        let applied =
+            apply_decisions_over(&mut dump, d, || generated_claims(&dump_for_claims, options))?;
+        report.patched = applied.patched;
+        report.replaced = applied.replaced;
+        report.added = applied.added;
+        report.bound = applied.bound;
     }
     let merged: BTreeMap<Key, Object> = dump
         .objects
@@ -245,6 +236,7 @@ pub fn check(
     let blank = Loaded {
         objects: dump.objects.iter().map(unbound).collect(),
         warnings: dump.warnings.clone(),
+        bindings: Vec::new(),
     };
     let build = BuildOptions {
         now: Some(now),
@@ -480,9 +472,41 @@ pub fn check(
         &mut findings,
     );
     reservations(&merged, &bound_pods, &allocations, &mut findings);
+    reserved_for_non_users(&merged, &before, &pods, &mut findings);
     admin_access(&merged, &mut findings, &mut report.warnings);
     report.findings = findings;
     Ok(report)
+}
+
+/// The claims a snapshot of `dump` makes from its pods' templates, as objects (none
+/// when the dump does not build: its errors are reported when it is built again).
+fn generated_claims(dump: &Loaded, options: &CheckOptions) -> Vec<Object> {
+    let blank = Loaded {
+        objects: dump.objects.iter().map(unbound).collect(),
+        ..Loaded::default()
+    };
+    let build = BuildOptions {
+        admit_admin_access: true,
+        ..options.build.clone()
+    };
+    let Ok(snapshot) = Snapshot::build(blank, &build) else {
+        return Vec::new();
+    };
+    snapshot
+        .generated
+        .iter()
+        .map(|g| Object {
+            source: crate::Source {
+                file: "<generated>".into(),
+                doc: 0,
+                item: None,
+            },
+            kind: Kind::ResourceClaim,
+            namespace: Some(g.claim.namespace.clone()),
+            name: g.claim.name.clone(),
+            raw: Arc::new(g.raw.clone()),
+        })
+        .collect()
 }
 
 /// Pods bound in the dump that the merged objects mark for deletion, finish or unbind.
@@ -836,6 +860,83 @@ fn reservations(
                     ],
                 });
             }
+        }
+    }
+}
+
+/// `reserved-for-non-user`: a claim reserved for a pod that does not use it (a pod
+/// among `pods`, whose claims the snapshot resolved, templates included), or, for a
+/// reservation the decisions add, for a pod or PodGroup the input lacks. (A dump's
+/// reservation for a pod that is gone is the resourceclaim controller's to clean up.)
+fn reserved_for_non_users(
+    merged: &BTreeMap<Key, Object>,
+    before: &BTreeMap<Key, Arc<Value>>,
+    pods: &[Pod],
+    findings: &mut Vec<Finding>,
+) {
+    let entries = |raw: &Value| -> Vec<Value> {
+        raw.pointer("/status/reservedFor")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    for (k, claim) in merged.range((Kind::ResourceClaim, None, String::new())..) {
+        if k.0 != Kind::ResourceClaim {
+            break;
+        }
+        let ns = claim.namespace.clone().unwrap_or_default();
+        let was = before.get(k).map(|raw| entries(raw)).unwrap_or_default();
+        for r in entries(&claim.raw) {
+            let resource = r
+                .get("resource")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+            let new = !was.contains(&r);
+            let (kind, message) = match resource {
+                "pods" => {
+                    let pk = (Kind::Pod, Some(ns.clone()), name.to_owned());
+                    match pods.iter().find(|p| p.namespace == ns && p.name == name) {
+                        Some(p) if !claim_names(p).any(|c| c == claim.name) => (
+                            Kind::Pod,
+                            format!(
+                                "claim {ns}/{} is reserved for pod {ns}/{name}, which does not use it (its spec.resourceClaims do not name the claim)",
+                                claim.name
+                            ),
+                        ),
+                        None if new && !merged.contains_key(&pk) => (
+                            Kind::Pod,
+                            format!(
+                                "claim {ns}/{} is reserved for pod {ns}/{name}, which is not in the input",
+                                claim.name
+                            ),
+                        ),
+                        _ => continue,
+                    }
+                }
+                "podgroups" if new => {
+                    let gk = (Kind::PodGroup, Some(ns.clone()), name.to_owned());
+                    if merged.contains_key(&gk) {
+                        continue;
+                    }
+                    (
+                        Kind::PodGroup,
+                        format!(
+                            "claim {ns}/{} is reserved for PodGroup {ns}/{name}, which is not in the input",
+                            claim.name
+                        ),
+                    )
+                }
+                _ => continue,
+            };
+            findings.push(Finding {
+                rule: "reserved-for-non-user".into(),
+                message,
+                objects: vec![
+                    FindingObject::namespaced(Kind::ResourceClaim, &ns, &claim.name),
+                    FindingObject::namespaced(kind, &ns, name),
+                ],
+            });
         }
     }
 }
