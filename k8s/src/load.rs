@@ -647,7 +647,13 @@ impl Reader<'_> {
             return;
         }
         let Some(k) = Kind::ALL.into_iter().find(|k| k.as_str() == kind) else {
-            let message = format!("skipped: {kind} ({api_version}) is not a kind gangpack reads");
+            let message = if kind == "Binding" {
+                format!(
+                    "skipped: a Binding ({api_version}) is a scheduler's decision, not an object of the cluster (give it to `gangpack check --decisions`)"
+                )
+            } else {
+                format!("skipped: {kind} ({api_version}) is not a kind gangpack reads")
+            };
             self.skip(src, &kind, namespace.as_deref(), &name, message);
             return;
         };

@@ -613,6 +613,13 @@ mod tests {
         let plain = load(text, false).unwrap();
         assert!(plain.bindings.is_empty());
         assert_eq!(plain.warnings.len(), 2, "{:?}", plain.warnings);
+        assert!(
+            plain.warnings[0]
+                .message
+                .contains("a Binding (v1) is a scheduler's decision"),
+            "{:?}",
+            plain.warnings
+        );
         let e = load(text, true).unwrap_err().to_string();
         assert!(e.contains("ConfigMap \"x\": kind: ConfigMap (v1) is not a kind gangpack reads: a decision is a Binding"), "{e}");
         let mut with_binding = load(text.split("---").next().unwrap(), true).unwrap();
