@@ -1,9 +1,10 @@
 //! The knobs of the generators: [`ScenarioConfig`] (sizes, densities, what to
-//! generate) and its presets by [`Size`].
+//! generate: the [`Features`] and the [`WorkloadKinds`]) and its presets by [`Size`].
 
 use core::fmt;
 use core::str::FromStr;
 
+use super::features::Features;
 use crate::alloc_prelude::*;
 
 /// A preset size, as `gangpack gen --size small|medium|large` names them.
@@ -66,13 +67,15 @@ impl FromStr for Size {
 }
 
 /// Which workloads to generate (each on or off; at least one should be on, else every
-/// job is a single pod).
+/// job is a single pod). Leader + workers groups also need
+/// [`Features::composite_groups`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[allow(clippy::struct_excessive_bools)] // independent switches, by design
 pub struct WorkloadKinds {
     /// Gang PodGroups of identical workers (`gang: {minCount}`).
     pub gangs: bool,
-    /// Gang PodGroups of one leader without GPUs and GPU workers.
+    /// Gang PodGroups of one leader without GPUs and GPU workers (only with
+    /// [`Features::composite_groups`] on).
     pub leader_workers: bool,
     /// PodGroups with the `basic` policy.
     pub basic_groups: bool,
@@ -98,13 +101,21 @@ impl WorkloadKinds {
 /// [`large`](Self::large), or [`for_size`](Self::for_size)) and change fields:
 ///
 /// ```
-/// use gangpack::testing::ScenarioConfig;
+/// use gangpack::testing::{Feature, Features, ScenarioConfig};
 ///
-/// let config = ScenarioConfig { taint_rate: 0.0, sharing: false, ..ScenarioConfig::small() };
+/// let config = ScenarioConfig {
+///     taint_rate: 0.3,
+///     features: Features::ALL.without(Feature::Sharing),
+///     ..ScenarioConfig::small()
+/// };
 /// assert_eq!(config.nodes, (1, 6));
+/// // For a scheduler without any of the features, then with topology only:
+/// let plain = ScenarioConfig::small().plain();
+/// assert_eq!(plain.features, Features::NONE);
+/// let aimed = ScenarioConfig { features: "topology".parse().unwrap(), ..plain };
+/// assert!(aimed.features.topology && !aimed.features.node_taints);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
-#[allow(clippy::struct_excessive_bools)] // independent switches, by design
 pub struct ScenarioConfig {
     /// Number of nodes.
     pub nodes: (usize, usize),
@@ -123,28 +134,22 @@ pub struct ScenarioConfig {
     /// Fraction of jobs (0.0 to 1.0) placed by gangpack's own scheduler before the
     /// scenario is handed over: they are running (bound pods, allocated claims).
     pub running: f64,
-    /// Probability (0.0 to 1.0) of a node taint, of a device taint per node, and of
-    /// each DeviceTaintRule slot.
+    /// Probability (0.0 to 1.0) of a node taint (with
+    /// [`node_taints`](Features::node_taints)), of a device taint per node and of each
+    /// DeviceTaintRule slot (with [`device_taints`](Features::device_taints)).
     pub taint_rate: f64,
     /// DeviceTaintRules generated at most.
     pub max_taint_rules: usize,
-    /// Nodes may publish shareable GPUs (`allowMultipleAllocations` with a memory
-    /// capacity and request policy), and claims may request capacity.
-    pub sharing: bool,
-    /// Nodes may publish partitionable GPUs (shared counters, a full GPU and two halves).
-    pub partitioning: bool,
-    /// Claims may use every request form (`All`, `firstAvailable`, capacity, admin
-    /// access), selectors and constraints; else only `ExactCount`.
-    pub advanced_requests: bool,
-    /// PodGroups may carry a rack or block topology constraint.
-    pub topology: bool,
+    /// What the scenarios may contain: shareable and partitionable GPUs, taints,
+    /// topology, request forms, ... (a feature off appears nowhere).
+    pub features: Features,
     /// The kinds of jobs.
     pub kinds: WorkloadKinds,
 }
 
 impl ScenarioConfig {
     /// 1–6 nodes (2 per rack, 2 racks per block), 1–4 GPUs each, up to 6 jobs of 1–4
-    /// pods: what a property test wants, every feature on.
+    /// pods: what a property test wants, every feature on ([`Features::ALL`]).
     pub fn small() -> ScenarioConfig {
         ScenarioConfig {
             nodes: (1, 6),
@@ -157,10 +162,7 @@ impl ScenarioConfig {
             running: 0.3,
             taint_rate: 0.15,
             max_taint_rules: 2,
-            sharing: true,
-            partitioning: true,
-            advanced_requests: true,
-            topology: true,
+            features: Features::ALL,
             kinds: WorkloadKinds::ALL,
         }
     }
@@ -209,16 +211,14 @@ impl ScenarioConfig {
         }
     }
 
-    /// Only the simplest forms: no taints, no sharing or partitioning, `ExactCount`
-    /// requests, no topology. The base for a scheduler that supports a subset.
+    /// No feature ([`Features::NONE`]): whole exclusive GPUs, `ExactCount` requests
+    /// of a class without selector, no taints, priorities, topology or leader +
+    /// workers groups. The base for a scheduler that supports a subset: switch on what
+    /// it supports (`features: "topology,node-taints".parse()?`, or
+    /// [`Features::with`]). The sizes and densities stay.
     #[must_use]
     pub fn plain(mut self) -> ScenarioConfig {
-        self.taint_rate = 0.0;
-        self.max_taint_rules = 0;
-        self.sharing = false;
-        self.partitioning = false;
-        self.advanced_requests = false;
-        self.topology = false;
+        self.features = Features::NONE;
         self
     }
 }

@@ -11,6 +11,12 @@
 //! The running part of a scenario is placed by gangpack itself: the jobs drawn as
 //! running are handed, alone, to a [`Scheduler`] for one cycle, and what it bound and
 //! allocated is written back (pods' `node_name`, claims' `allocation`).
+//!
+//! A feature switched off ([`Features`]) takes its choices out of the blueprint's
+//! draws (a weighted choice loses the alternative, a probability becomes 0) and its
+//! objects out of the mapping; with every feature on, the draws are exactly those of
+//! the generators before there were switches, so a seed gives the same scenario as
+//! it always did (the proptest regression files depend on it).
 
 use crate::alloc_prelude::*;
 
@@ -19,6 +25,7 @@ use proptest::strategy::{Just, Union, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use super::config::ScenarioConfig;
+use super::features::Features;
 use super::{Job, Namespace, Scenario};
 use crate::{
     AllocationMode, CapacityRequestPolicy, CapacityRequestPolicyRange, ClaimSource, ConstraintKind,
@@ -247,11 +254,14 @@ fn pick<T: Clone + core::fmt::Debug + 'static>(choices: Vec<(u32, T, bool)>) -> 
 }
 
 fn node_plan(c: &ScenarioConfig) -> impl Strategy<Value = NodePlan> + use<> {
+    let f = c.features;
     let rate = chance(c.taint_rate);
+    let node_rate = if f.node_taints { rate } else { 0.0 };
+    let device_rate = if f.device_taints { rate } else { 0.0 };
     let kind = pick(vec![
         (4, GpuKind::Whole, true),
-        (1, GpuKind::Shared, c.sharing),
-        (1, GpuKind::Partitioned, c.partitioning),
+        (1, GpuKind::Shared, f.sharing),
+        (1, GpuKind::Partitioned, f.partitioning),
     ]);
     let node_effect = pick(vec![
         (1, TaintEffect::NoSchedule, true),
@@ -264,9 +274,9 @@ fn node_plan(c: &ScenarioConfig) -> impl Strategy<Value = NodePlan> + use<> {
         0..NODE_CPU.len() as u8,
         0..NODE_MEMORY.len() as u8,
         kind,
-        maybe(rate, node_effect),
-        maybe(rate, (any::<u8>(), device_effect())),
-        flag(rate / 3.0),
+        maybe(node_rate, node_effect),
+        maybe(device_rate, (any::<u8>(), device_effect())),
+        flag(node_rate / 3.0),
     )
         .prop_map(
             |(gpus, model, cpu, memory, kind, taint, gpu_taint, cordoned)| NodePlan {
@@ -296,22 +306,23 @@ fn rule_plan() -> impl Strategy<Value = RulePlan> {
 }
 
 fn claim_plan(c: &ScenarioConfig) -> impl Strategy<Value = ClaimPlan> + use<> {
-    let adv = c.advanced_requests;
+    let f = c.features;
     let form = pick(vec![
         (8, Form::Exact, true),
-        (2, Form::FirstAvailable, adv),
-        (1, Form::All, adv),
-        (2, Form::Capacity, adv),
-        (1, Form::Admin, adv),
+        (2, Form::FirstAvailable, f.first_available),
+        (1, Form::All, f.allocation_mode_all),
+        (2, Form::Capacity, f.sharing),
+        (1, Form::Admin, f.admin_access),
     ]);
     let constraint = pick(vec![
         (4, Constraint::None, true),
-        (1, Constraint::MatchNuma, adv),
-        (1, Constraint::MatchNvlink, adv),
-        (1, Constraint::DistinctNuma, adv),
+        (1, Constraint::MatchNuma, f.constraints),
+        (1, Constraint::MatchNvlink, f.constraints),
+        (1, Constraint::DistinctNuma, f.constraints),
     ]);
-    let selector = flag(if adv { 0.2 } else { 0.0 });
-    let tolerate = flag(if c.taint_rate > 0.0 { 0.3 } else { 0.0 });
+    let selector = flag(if f.cel { 0.2 } else { 0.0 });
+    let taints = c.taint_rate > 0.0 && (f.node_taints || f.device_taints);
+    let tolerate = flag(if taints { 0.3 } else { 0.0 });
     (
         form,
         0..EXACT_CLASSES.len() as u8,
@@ -329,24 +340,33 @@ fn claim_plan(c: &ScenarioConfig) -> impl Strategy<Value = ClaimPlan> + use<> {
 }
 
 fn job_plan(c: &ScenarioConfig) -> impl Strategy<Value = JobPlan> + use<> {
-    let k = c.kinds;
+    let (k, f) = (c.kinds, c.features);
     let shape = pick(vec![
         (2, Shape::Single, k.single_pods),
         (1, Shape::Basic, k.basic_groups),
         (3, Shape::Gang, k.gangs),
-        (2, Shape::LeaderWorker, k.leader_workers),
+        (
+            2,
+            Shape::LeaderWorker,
+            k.leader_workers && f.composite_groups,
+        ),
     ]);
     let topology = pick(vec![
         (3, Topology::None, true),
-        (2, Topology::Rack, c.topology),
-        (1, Topology::Block, c.topology),
+        (2, Topology::Rack, f.topology),
+        (1, Topology::Block, f.topology),
     ]);
+    let priorities = if f.priorities {
+        PRIORITIES.len() as u8
+    } else {
+        0
+    };
     (
         shape,
         range_u8(c.pods_per_group.0.max(1), c.pods_per_group.1),
         range_u8(c.gpus_per_pod.0, c.gpus_per_pod.1),
         claim_plan(c),
-        (1u8..=4, topology, 0u8..=PRIORITIES.len() as u8),
+        (1u8..=4, topology, 0u8..=priorities),
         (
             flag(0.3),
             0..POD_CPU.len() as u8,
@@ -379,7 +399,7 @@ fn job_plan(c: &ScenarioConfig) -> impl Strategy<Value = JobPlan> + use<> {
 }
 
 fn blueprint(c: &ScenarioConfig) -> impl Strategy<Value = Blueprint> + use<> {
-    let rules = if c.taint_rate > 0.0 {
+    let rules = if c.taint_rate > 0.0 && c.features.device_taints {
         prop::collection::vec(maybe(c.taint_rate, rule_plan()), 0..=c.max_taint_rules)
             .prop_map(|v| v.into_iter().flatten().collect())
             .boxed()
@@ -526,25 +546,32 @@ fn place_running(s: &mut Scenario, running: &Scenario) {
 }
 
 fn infrastructure(c: &ScenarioConfig, b: &Blueprint) -> Scenario {
-    let mut s = Scenario {
-        namespaces: vec![
-            Namespace {
-                name: NAMESPACE.into(),
-                labels: BTreeMap::default(),
-            },
-            Namespace {
-                name: ADMIN_NAMESPACE.into(),
-                labels: [(ADMIN_ACCESS_LABEL.to_string(), "true".to_string())].into(),
-            },
-        ],
-        device_classes: classes(),
-        priority_classes: PRIORITIES
+    let features = c.features;
+    let mut namespaces = vec![Namespace {
+        name: NAMESPACE.into(),
+        labels: BTreeMap::default(),
+    }];
+    if features.admin_access {
+        namespaces.push(Namespace {
+            name: ADMIN_NAMESPACE.into(),
+            labels: [(ADMIN_ACCESS_LABEL.to_string(), "true".to_string())].into(),
+        });
+    }
+    let priority_classes = if features.priorities {
+        PRIORITIES
             .iter()
             .map(|&(name, value, policy)| PriorityClass {
                 preemption_policy: policy,
                 ..PriorityClass::new(name, value)
             })
-            .collect(),
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut s = Scenario {
+        namespaces,
+        device_classes: classes(features),
+        priority_classes,
         ..Scenario::default()
     };
     let per_rack = c.nodes_per_rack.max(1);
@@ -575,10 +602,21 @@ fn infrastructure(c: &ScenarioConfig, b: &Blueprint) -> Scenario {
     s
 }
 
-fn classes() -> Vec<DeviceClass> {
+/// The DeviceClasses: with CEL, one per [`EXACT_CLASSES`] entry and one per GPU mode
+/// the features allow; without, only [`GPU_CLASS`], without a selector (it selects
+/// every device, all of them the driver's).
+fn classes(f: Features) -> Vec<DeviceClass> {
+    if !f.cel {
+        return vec![DeviceClass {
+            name: GPU_CLASS.into(),
+            selectors: Vec::new(),
+            extended_resource_name: None,
+            config: Vec::new(),
+        }];
+    }
     let driver = format!("device.driver == \"{DRIVER}\"");
     let mode = |m: &str| format!("{driver} && device.attributes[\"{DRIVER}\"].mode == \"{m}\"");
-    vec![
+    let mut classes = vec![
         DeviceClass::with_cel(GPU_CLASS, driver.clone()),
         DeviceClass::with_cel(
             H100_CLASS,
@@ -594,9 +632,14 @@ fn classes() -> Vec<DeviceClass> {
             ),
         ),
         DeviceClass::with_cel(WHOLE_CLASS, mode("whole")),
-        DeviceClass::with_cel(SHARED_CLASS, mode("shared")),
-        DeviceClass::with_cel(PARTITION_CLASS, mode("partition")),
-    ]
+    ];
+    if f.sharing {
+        classes.push(DeviceClass::with_cel(SHARED_CLASS, mode("shared")));
+    }
+    if f.partitioning {
+        classes.push(DeviceClass::with_cel(PARTITION_CLASS, mode("partition")));
+    }
+    classes
 }
 
 fn gpu_device(
@@ -754,16 +797,22 @@ fn device_tolerations() -> Vec<DeviceToleration> {
 }
 
 fn make_claim(c: &ScenarioConfig, ns: &str, name: &str, gpus: u8, p: &ClaimPlan) -> ResourceClaim {
+    let features = c.features;
     let n = u32::from(gpus.max(1));
-    let tolerations = if p.tolerate {
+    let tolerations = if p.tolerate && features.device_taints {
         device_tolerations()
     } else {
         Vec::new()
     };
-    let numa0 = DeviceSelector {
+    // The NUMA node 0 selector, with CEL.
+    let numa0 = features.cel.then(|| DeviceSelector {
         cel: format!("device.attributes[\"{DRIVER}\"].numaNode == 0"),
+    });
+    let class = if features.cel {
+        EXACT_CLASSES[p.class as usize % EXACT_CLASSES.len()]
+    } else {
+        GPU_CLASS
     };
-    let class = EXACT_CLASSES[p.class as usize % EXACT_CLASSES.len()];
     let exact = |class: &str, mode: AllocationMode| ExactDeviceRequest {
         tolerations: tolerations.clone(),
         ..ExactDeviceRequest::new(class).with_mode(mode)
@@ -773,7 +822,7 @@ fn make_claim(c: &ScenarioConfig, ns: &str, name: &str, gpus: u8, p: &ClaimPlan)
         Form::Exact => {
             let mut r = exact(class, AllocationMode::ExactCount(n));
             if p.selector {
-                r.selectors.push(numa0);
+                r.selectors.extend(numa0);
             }
             DeviceRequest::exactly("gpu", r)
         }
@@ -782,15 +831,24 @@ fn make_claim(c: &ScenarioConfig, ns: &str, name: &str, gpus: u8, p: &ClaimPlan)
                 tolerations: tolerations.clone(),
                 ..DeviceSubRequest::new(name, class).with_mode(AllocationMode::ExactCount(n))
             };
-            DeviceRequest::first_available("gpu", vec![sub("h100", H100_CLASS), sub("any", class)])
+            let subs = if features.cel {
+                vec![sub("h100", H100_CLASS), sub("any", class)]
+            } else {
+                vec![sub("any", class)]
+            };
+            DeviceRequest::first_available("gpu", subs)
         }
         Form::All => {
             let mut r = exact(class, AllocationMode::All);
-            r.selectors.push(numa0);
+            r.selectors.extend(numa0);
             DeviceRequest::exactly("gpu", r)
         }
         Form::Capacity => {
-            let class = if c.sharing { SHARED_CLASS } else { GPU_CLASS };
+            let class = if features.sharing && features.cel {
+                SHARED_CLASS
+            } else {
+                GPU_CLASS
+            };
             let mut r = exact(class, AllocationMode::ExactCount(n));
             r.capacity.insert("memory".into(), qty("20Gi"));
             DeviceRequest::exactly("gpu", r)
@@ -865,7 +923,7 @@ fn job(c: &ScenarioConfig, j: usize, p: &JobPlan) -> Job {
                 }
                 let key = match p.topology {
                     Topology::None => None,
-                    _ if !c.topology => None,
+                    _ if !c.features.topology => None,
                     Topology::Rack => Some(RACK_LABEL),
                     Topology::Block => Some(BLOCK_LABEL),
                 };
@@ -894,7 +952,7 @@ fn job(c: &ScenarioConfig, j: usize, p: &JobPlan) -> Job {
             "memory".into(),
             qty(POD_MEMORY[p.memory as usize % POD_MEMORY.len()]),
         );
-        if p.claim.tolerate {
+        if p.claim.tolerate && c.features.node_taints {
             pod.tolerations.push(Toleration {
                 key: NODE_TAINT_KEY.into(),
                 operator: TolerationOperator::Exists,

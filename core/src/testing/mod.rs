@@ -38,8 +38,9 @@
 //! ```
 //!
 //! Layer: above every other (it builds a [`Scheduler`] from a scenario); nothing else
-//! in the core depends on it. `config.rs` holds the knobs, `generate.rs` the
-//! strategies (both feature `testing`), `render.rs` the rendering.
+//! in the core depends on it. `config.rs` holds the knobs, `features.rs` the
+//! feature switches ([`Features`]), `generate.rs` the strategies (all three feature
+//! `testing`), `render.rs` the rendering.
 //!
 //! [`validate_placement`]: crate::validate_placement
 
@@ -47,6 +48,8 @@
 mod audit;
 #[cfg(feature = "testing")]
 mod config;
+#[cfg(feature = "testing")]
+mod features;
 #[cfg(feature = "testing")]
 mod generate;
 #[cfg(feature = "testing")]
@@ -58,6 +61,8 @@ pub use audit::{AuditScope, Finding, audit, audit_scoped};
 
 #[cfg(feature = "testing")]
 pub use config::{ScenarioConfig, Size, UnknownSize, WorkloadKinds};
+#[cfg(feature = "testing")]
+pub use features::{Feature, Features, FeaturesError};
 #[cfg(feature = "testing")]
 pub use generate::{
     ADMIN_ACCESS_LABEL, ADMIN_NAMESPACE, BIG_CLASS, BLOCK_LABEL, DEVICE_TAINT_KEY, DRIVER,
