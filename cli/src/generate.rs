@@ -2,14 +2,17 @@
 //!
 //! The scenario is [`gangpack::testing::generate`]'s for the seed (one value of the
 //! scenario strategy, drawn from a ChaCha RNG seeded with the seed's bytes: the same on
-//! every machine). It is written with [`gangpack_k8s::output::scenario_manifests`] as a
-//! `v1` `List` (what `kubectl get -o yaml` prints for several objects; `kubectl apply
-//! -f` and `gangpack plan -f` both read it).
+//! every machine), with the features `--features` leaves on
+//! ([`gangpack::testing::Features`]; all of them by default, which draws exactly the
+//! scenarios `gen` drew before there were switches). It is written with
+//! [`gangpack_k8s::output::scenario_manifests`] as a `v1` `List` (what `kubectl get -o
+//! yaml` prints for several objects; `kubectl apply -f` and `gangpack plan -f` both
+//! read it).
 //!
 //! Only with the `cli` feature (it pulls in proptest; the WebAssembly build does not
 //! have it).
 
-use gangpack::testing::{self as generators, Scenario, WorkloadKinds};
+use gangpack::testing::{self as generators, Features, Scenario, WorkloadKinds};
 
 use crate::{EXIT_OK, Failure, Format, Outcome, input};
 
@@ -36,46 +39,102 @@ pub enum WorkloadKind {
     Mixed,
 }
 
-/// The generators' configuration for a size and a workload kind.
-fn config(size: Size, kind: WorkloadKind) -> generators::ScenarioConfig {
-    let mut config = generators::ScenarioConfig::from(match size {
-        Size::Small => generators::Size::Small,
-        Size::Medium => generators::Size::Medium,
-        Size::Large => generators::Size::Large,
-    });
-    config.kinds = match kind {
-        WorkloadKind::Gangs => WorkloadKinds {
-            single_pods: false,
-            ..WorkloadKinds::ALL
-        },
-        WorkloadKind::Pods => WorkloadKinds {
-            gangs: false,
-            leader_workers: false,
-            basic_groups: false,
-            single_pods: true,
-        },
-        WorkloadKind::Mixed => WorkloadKinds::ALL,
-    };
-    // A scenario to hand to a scheduler has work in it (the strategy's minimum, where
-    // shrinking ends, is an empty cluster).
-    config.jobs.0 = config.jobs.0.max(1);
-    config
+/// What `gangpack gen` draws (without `--fleet`): the same spec gives the same
+/// scenario, and the same bytes, on every machine.
+///
+/// ```
+/// use gangpack::testing::{Feature, Features};
+/// use gangpack_cli::{GenSpec, Size, WorkloadKind};
+///
+/// // gangpack gen --seed 3 --features all,-sharing,-partitioning
+/// let spec = GenSpec {
+///     seed: 3,
+///     features: "all,-sharing,-partitioning".parse().unwrap(),
+///     ..GenSpec::default()
+/// };
+/// assert_eq!(spec.features, Features::ALL.without(Feature::Sharing).without(Feature::Partitioning));
+/// let scenario = spec.scenario();
+/// assert!(scenario.slices.iter().all(|s| s.shared_counters.is_empty()));
+/// assert_eq!(spec.kind, WorkloadKind::Mixed);
+/// assert_eq!(spec.size, Size::Small);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GenSpec {
+    /// The global `--seed`.
+    pub seed: u64,
+    /// `--size`.
+    pub size: Size,
+    /// `--kind`.
+    pub kind: WorkloadKind,
+    /// `--features`.
+    pub features: Features,
 }
 
-/// The scenario `gangpack gen` writes for these flags: the same for the same seed,
-/// size and kind, on every machine.
+impl Default for GenSpec {
+    /// `gangpack gen` without flags: seed 0, small, mixed, every feature.
+    fn default() -> GenSpec {
+        GenSpec {
+            seed: 0,
+            size: Size::Small,
+            kind: WorkloadKind::Mixed,
+            features: Features::ALL,
+        }
+    }
+}
+
+impl GenSpec {
+    /// The generators' configuration: the size's preset, the kinds, the features, and
+    /// at least one job.
+    pub fn config(&self) -> generators::ScenarioConfig {
+        let mut config = generators::ScenarioConfig::from(match self.size {
+            Size::Small => generators::Size::Small,
+            Size::Medium => generators::Size::Medium,
+            Size::Large => generators::Size::Large,
+        });
+        config.kinds = match self.kind {
+            WorkloadKind::Gangs => WorkloadKinds {
+                single_pods: false,
+                ..WorkloadKinds::ALL
+            },
+            WorkloadKind::Pods => WorkloadKinds {
+                gangs: false,
+                leader_workers: false,
+                basic_groups: false,
+                single_pods: true,
+            },
+            WorkloadKind::Mixed => WorkloadKinds::ALL,
+        };
+        config.features = self.features;
+        // A scenario to hand to a scheduler has work in it (the strategy's minimum,
+        // where shrinking ends, is an empty cluster).
+        config.jobs.0 = config.jobs.0.max(1);
+        config
+    }
+
+    /// The scenario `gangpack gen` writes.
+    pub fn scenario(&self) -> Scenario {
+        generators::generate(&self.config(), self.seed)
+    }
+}
+
+/// The scenario `gangpack gen` writes for these flags, every feature on: the same for
+/// the same seed, size and kind, on every machine ([`GenSpec::scenario`]).
 pub fn generated_scenario(seed: u64, size: Size, kind: WorkloadKind) -> Scenario {
-    generators::generate(&config(size, kind), seed)
+    GenSpec {
+        seed,
+        size,
+        kind,
+        features: Features::ALL,
+    }
+    .scenario()
 }
 
 pub(crate) fn run(
-    seed: u64,
-    size: Size,
-    kind: WorkloadKind,
+    spec: &GenSpec,
     format: Format,
     _messages: &mut input::Messages,
 ) -> Result<Outcome, Failure> {
-    let scenario = generated_scenario(seed, size, kind);
+    let scenario = spec.scenario();
     let list = gangpack_k8s::output::list(gangpack_k8s::output::scenario_manifests(&scenario));
     let format = match format {
         Format::Json => Format::Json,

@@ -39,7 +39,7 @@ pub use fleet::{
     NODES_PER_RACK, PENDING_GANG, RACKS_PER_BLOCK, fleet_scenario,
 };
 #[cfg(feature = "cli")]
-pub use generate::{Size, WorkloadKind, generated_scenario};
+pub use generate::{GenSpec, Size, WorkloadKind, generated_scenario};
 pub use input::{Input, InputFile, Problem};
 pub use render::Style;
 pub use taint::{DEFAULT_KEY, TaintRequest, TaintTargetSpec};
@@ -669,13 +669,13 @@ pub fn demo(options: &Options, manifests: bool, style: Style) -> Run {
     Run::finish(result, messages)
 }
 
-/// `gangpack gen`: the scenario generated for `seed`, `size` and `kind`
-/// ([`generated_scenario`]) as a `kind: List` of Kubernetes manifests, YAML or JSON
-/// (`Table` prints YAML). Exit status 0. Only with the `cli` feature.
+/// `gangpack gen`: the scenario generated for `spec` ([`GenSpec::scenario`]) as a
+/// `kind: List` of Kubernetes manifests, YAML or JSON (`Table` prints YAML). Exit
+/// status 0. Only with the `cli` feature.
 #[cfg(feature = "cli")]
-pub fn generate(seed: u64, size: Size, kind: WorkloadKind, format: Format) -> Run {
+pub fn generate(spec: &GenSpec, format: Format) -> Run {
     let mut messages = input::Messages::default();
-    let result = generate::run(seed, size, kind, format, &mut messages);
+    let result = generate::run(spec, format, &mut messages);
     Run::finish(result, messages)
 }
 

@@ -359,10 +359,24 @@ enum Command {
     },
     /// Generate a cluster and its workload (seeded by the global --seed, default 0)
     /// and print it as Kubernetes 1.37 manifests, a `kind: List` that `gangpack plan
-    /// -f -` and `kubectl apply -f -` read. The same seed, size and kind print the same
-    /// bytes. With --fleet NODES: a large fleet instead (blocks of 32 racks of 16
-    /// nodes of 8 H100s, about 1 % of the GPUs tainted, 70 % allocated to running
-    /// gangs and pods, a pending block-local gang); `--fleet 12500` is 100,000 GPUs.
+    /// -f -` and `kubectl apply -f -` read. The same seed, size, kind and features
+    /// print the same bytes. With --fleet NODES: a large fleet instead (blocks of 32
+    /// racks of 16 nodes of 8 H100s, about 1 % of the GPUs tainted, 70 % allocated to
+    /// running gangs and pods, a pending block-local gang); `--fleet 12500` is 100,000
+    /// GPUs.
+    ///
+    /// --features aims the scenario at a scheduler: a feature switched off appears
+    /// nowhere in it. The features: `sharing` (shareable GPUs, capacity requests),
+    /// `partitioning` (partitionable GPUs: shared counters), `device-taints` (taints on
+    /// devices, DeviceTaintRules, device tolerations), `node-taints` (node taints,
+    /// cordoned nodes, pod tolerations), `topology` (rack and block constraints of
+    /// PodGroups), `composite-groups` (PodGroups of a leader and workers),
+    /// `priorities` (PriorityClasses; without, every pod has priority 0), `cel` (CEL
+    /// selectors: request selectors and every DeviceClass but one, which then has
+    /// none), `admin-access` (requests with adminAccess), `first-available`
+    /// (firstAvailable requests), `allocation-mode-all` (allocationMode: All),
+    /// `constraints` (matchAttribute and distinctAttribute). Every one is on by default
+    /// (the scenarios gen always printed).
     #[command(after_help = EXIT_HELP)]
     Gen {
         /// A large fleet of NODES nodes (8 GPUs each, 1 to 100000; 12500 = 100,000
@@ -370,7 +384,7 @@ enum Command {
         #[arg(
             long,
             value_name = "NODES",
-            conflicts_with_all = ["size", "kind"],
+            conflicts_with_all = ["size", "kind", "features"],
             value_parser = clap::value_parser!(u32).range(1..=i64::from(gangpack_cli::MAX_FLEET_NODES))
         )]
         fleet: Option<u32>,
@@ -382,6 +396,12 @@ enum Command {
         /// pods), `pods` (pods without a PodGroup), `mixed` (both).
         #[arg(long, value_enum, default_value_t = gangpack_cli::WorkloadKind::Mixed, ignore_case = true)]
         kind: gangpack_cli::WorkloadKind,
+        /// What the scenario may contain: `all`, `none`, or a comma-separated list
+        /// applied left to right: NAME or +NAME switches a feature on, -NAME off
+        /// (`all,-sharing,-partitioning`, `none,+topology`); a plain list of names is
+        /// exactly those (`topology,node-taints`). The names are in --help.
+        #[arg(long, value_name = "FEATURES", default_value = "all")]
+        features: gangpack::testing::Features,
         /// `yaml` or `json`.
         #[arg(short = 'o', long = "output", value_enum, default_value_t = ManifestFormat::Yaml)]
         output: ManifestFormat,
@@ -762,8 +782,20 @@ fn main() -> ExitCode {
             run
         }
         Command::Gen {
-            size, kind, output, ..
-        } => gangpack_cli::generate(cli.global.seed, *size, *kind, output.format()),
+            size,
+            kind,
+            features,
+            output,
+            ..
+        } => {
+            let spec = gangpack_cli::GenSpec {
+                seed: cli.global.seed,
+                size: *size,
+                kind: *kind,
+                features: *features,
+            };
+            gangpack_cli::generate(&spec, output.format())
+        }
         Command::Watch(args) => {
             let initial = (!args.initial.is_empty()).then(|| Input::Paths(args.initial.clone()));
             let sources: Vec<gangpack_cli::WatchSource> = args
