@@ -1,4 +1,6 @@
-//! `gangpack gen`: one generated scenario, written as Kubernetes manifests.
+//! `gangpack gen`: one generated scenario, written as Kubernetes manifests, or as the
+//! watch events of a cluster that gets there and goes on (`--events`, see
+//! [`events`]).
 //!
 //! The scenario is [`gangpack::testing::generate`]'s for the seed (one value of the
 //! scenario strategy, drawn from a ChaCha RNG seeded with the seed's bytes: the same on
@@ -11,6 +13,8 @@
 //!
 //! Only with the `cli` feature (it pulls in proptest; the WebAssembly build does not
 //! have it).
+
+mod events;
 
 use gangpack::testing::{self as generators, Features, Scenario, WorkloadKinds};
 
@@ -55,6 +59,9 @@ pub enum WorkloadKind {
 /// assert_eq!(spec.features, Features::ALL.without(Feature::Sharing).without(Feature::Partitioning));
 /// let scenario = spec.scenario();
 /// assert!(scenario.slices.iter().all(|s| s.shared_counters.is_empty()));
+/// // gangpack gen --seed 3 --features ... --events: watch events, ADDED first.
+/// let events = spec.events();
+/// assert!(events.starts_with("{\n    \"type\": \"ADDED\",\n    \"object\": {"));
 /// assert_eq!(spec.kind, WorkloadKind::Mixed);
 /// assert_eq!(spec.size, Size::Small);
 /// ```
@@ -115,6 +122,14 @@ impl GenSpec {
     pub fn scenario(&self) -> Scenario {
         generators::generate(&self.config(), self.seed)
     }
+
+    /// What `gangpack gen --events` writes: the scenario as a stream of watch events,
+    /// as `kubectl get --watch --output-watch-events -o json` prints them and
+    /// `gangpack watch -f` reads them, with taints, removals and clock steps along the
+    /// way (see `cli/README.md`).
+    pub fn events(&self) -> String {
+        events::stream(self)
+    }
 }
 
 /// The scenario `gangpack gen` writes for these flags, every feature on: the same for
@@ -144,4 +159,11 @@ pub(crate) fn run(
         stdout: crate::plan::print_list(&list, format)?,
         code: EXIT_OK,
     })
+}
+
+pub(crate) fn run_events(spec: &GenSpec) -> Outcome {
+    Outcome {
+        stdout: spec.events(),
+        code: EXIT_OK,
+    }
 }

@@ -679,6 +679,14 @@ pub fn generate(spec: &GenSpec, format: Format) -> Run {
     Run::finish(result, messages)
 }
 
+/// `gangpack gen --events`: the scenario generated for `spec` as a stream of watch
+/// events ([`GenSpec::events`]), what `gangpack watch -f` reads. Exit status 0. Only
+/// with the `cli` feature.
+#[cfg(feature = "cli")]
+pub fn generate_events(spec: &GenSpec) -> Run {
+    Run::finish(Ok(generate::run_events(spec)), input::Messages::default())
+}
+
 /// `gangpack gen --fleet NODES`: the fleet of `nodes` nodes for `seed`
 /// ([`fleet_scenario`]) as a `kind: List` of Kubernetes manifests, YAML or JSON
 /// (`Table` prints YAML), and its numbers (the line `gen` prints on stderr). Exit

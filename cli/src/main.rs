@@ -359,11 +359,12 @@ enum Command {
     },
     /// Generate a cluster and its workload (seeded by the global --seed, default 0)
     /// and print it as Kubernetes 1.37 manifests, a `kind: List` that `gangpack plan
-    /// -f -` and `kubectl apply -f -` read. The same seed, size, kind and features
-    /// print the same bytes. With --fleet NODES: a large fleet instead (blocks of 32
-    /// racks of 16 nodes of 8 H100s, about 1 % of the GPUs tainted, 70 % allocated to
-    /// running gangs and pods, a pending block-local gang); `--fleet 12500` is 100,000
-    /// GPUs.
+    /// -f -` and `kubectl apply -f -` read, or with --events as the watch events of a
+    /// cluster getting there, that `gangpack watch -f -` reads. The same seed, size,
+    /// kind and features print the same bytes. With --fleet NODES: a large fleet
+    /// instead (blocks of 32 racks of 16 nodes of 8 H100s, about 1 % of the GPUs
+    /// tainted, 70 % allocated to running gangs and pods, a pending block-local gang);
+    /// `--fleet 12500` is 100,000 GPUs.
     ///
     /// --features aims the scenario at a scheduler: a feature switched off appears
     /// nowhere in it. The features: `sharing` (shareable GPUs, capacity requests),
@@ -377,6 +378,15 @@ enum Command {
     /// (firstAvailable requests), `allocation-mode-all` (allocationMode: All),
     /// `constraints` (matchAttribute and distinctAttribute). Every one is on by default
     /// (the scenarios gen always printed).
+    ///
+    /// --events prints JSON watch events (`{"type": "ADDED", "object": {...}}`, as
+    /// `kubectl get --watch --output-watch-events -o json` prints them, with increasing
+    /// resourceVersions): the cluster and its running work first, then, a minute apart,
+    /// the pending work arriving one unit at a time among node taints and cordons, a
+    /// driver's device taints and DeviceTaintRules (NoExecute among them), node status
+    /// updates that move the clock, and removals (a pod, a drained node, a node's
+    /// ResourceSlices). Every MODIFIED or DELETED object was ADDED before; the clock
+    /// (the latest timestamp of the objects, as `watch` reads it) never goes back.
     #[command(after_help = EXIT_HELP)]
     Gen {
         /// A large fleet of NODES nodes (8 GPUs each, 1 to 100000; 12500 = 100,000
@@ -384,7 +394,7 @@ enum Command {
         #[arg(
             long,
             value_name = "NODES",
-            conflicts_with_all = ["size", "kind", "features"],
+            conflicts_with_all = ["size", "kind", "features", "events"],
             value_parser = clap::value_parser!(u32).range(1..=i64::from(gangpack_cli::MAX_FLEET_NODES))
         )]
         fleet: Option<u32>,
@@ -402,6 +412,10 @@ enum Command {
         /// exactly those (`topology,node-taints`). The names are in --help.
         #[arg(long, value_name = "FEATURES", default_value = "all")]
         features: gangpack::testing::Features,
+        /// Print the scenario as JSON watch events (what `gangpack watch -f` reads)
+        /// with taints, removals and clock steps along the way, instead of a List.
+        #[arg(long, conflicts_with = "output")]
+        events: bool,
         /// `yaml` or `json`.
         #[arg(short = 'o', long = "output", value_enum, default_value_t = ManifestFormat::Yaml)]
         output: ManifestFormat,
@@ -785,6 +799,7 @@ fn main() -> ExitCode {
             size,
             kind,
             features,
+            events,
             output,
             ..
         } => {
@@ -794,7 +809,11 @@ fn main() -> ExitCode {
                 kind: *kind,
                 features: *features,
             };
-            gangpack_cli::generate(&spec, output.format())
+            if *events {
+                gangpack_cli::generate_events(&spec)
+            } else {
+                gangpack_cli::generate(&spec, output.format())
+            }
         }
         Command::Watch(args) => {
             let initial = (!args.initial.is_empty()).then(|| Input::Paths(args.initial.clone()));

@@ -1,12 +1,16 @@
 //! `gangpack gen`: generated scenarios as manifests that `gangpack plan -f -` reads
 //! back, byte-identical for a seed, different across seeds, and the same model
 //! objects as the scenario drawn (`gangpack_cli::generated_scenario`); `--features`
-//! takes a switched-off feature out of them.
+//! takes a switched-off feature out of them; `--events` writes them as a consistent
+//! watch stream that `gangpack watch` reads.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gangpack::testing::Feature;
-use gangpack_cli::{GenSpec, Size, WorkloadKind, generated_scenario};
+use gangpack_cli::{
+    Collected, GenSpec, Options, Size, Style, WatchOptions, WatchSource, WorkloadKind,
+    generated_scenario,
+};
 use gangpack_k8s::{BuildOptions, Snapshot, load_str};
 use serde_json::Value;
 
@@ -243,7 +247,9 @@ fn bad_flags_are_usage_errors() {
         &["gen", "--features", ""],
         &["gen", "--features", "topology,,cel"],
         &["gen", "--features", "-all"],
+        &["gen", "--events", "-o", "yaml"],
         &["gen", "--fleet", "8", "--features", "none"],
+        &["gen", "--fleet", "8", "--events"],
     ] {
         let run = gangpack(args, None);
         assert_eq!(run.code, 2, "{args:?}: {}", run.err);
@@ -259,7 +265,14 @@ fn help_lists_gen() {
     assert!(run.out.contains("gen "), "{}", run.out);
     let run = gangpack(&["gen", "--help"], None);
     assert_eq!(run.code, 0);
-    for flag in ["--size", "--kind", "--seed", "--output", "--features"] {
+    for flag in [
+        "--size",
+        "--kind",
+        "--seed",
+        "--output",
+        "--features",
+        "--events",
+    ] {
         assert!(run.out.contains(flag), "{flag}: {}", run.out);
     }
     // The long help names every feature.
@@ -458,4 +471,286 @@ fn every_feature_is_the_default() {
     );
     assert_eq!(a, b);
     assert_ne!(a, generate(4, "small", "mixed"));
+}
+
+// ------------------------------------------------------------------- events
+
+/// One event of a `gen --events` stream.
+struct Event {
+    ty: String,
+    object: Value,
+}
+
+fn events(text: &str) -> Vec<Event> {
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<Value>()
+        .map(|e| {
+            let e = e.expect("a JSON event");
+            Event {
+                ty: e["type"].as_str().expect("a type").to_owned(),
+                object: e["object"].clone(),
+            }
+        })
+        .collect()
+}
+
+fn object_key(o: &Value) -> (String, String, String) {
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    (
+        s(&o["kind"]),
+        s(&o["metadata"]["namespace"]),
+        s(&o["metadata"]["name"]),
+    )
+}
+
+/// The latest timestamp of a document (the fields the watch's clock reads).
+fn latest(o: &Value) -> i64 {
+    const KEYS: [&str; 6] = [
+        "creationTimestamp",
+        "timeAdded",
+        "allocationTimestamp",
+        "deletionTimestamp",
+        "startTime",
+        "lastTransitionTime",
+    ];
+    let mut best = 0;
+    let mut stack = vec![o];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                for (k, x) in map {
+                    if KEYS.contains(&k.as_str())
+                        && let Some(t) = x.as_str().and_then(gangpack_cli::parse_rfc3339)
+                    {
+                        best = best.max(t.0);
+                    }
+                    stack.push(x);
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    best
+}
+
+/// What a stream did, counted.
+#[derive(Default)]
+struct Tally {
+    /// `TYPE KIND` → events.
+    counts: BTreeMap<String, usize>,
+    /// Device taint or rule effects written after the listing.
+    device_effects: BTreeSet<String>,
+    /// Whether a clock step (a node's Ready condition) was written.
+    clock_steps: usize,
+}
+
+/// Checks a stream's consistency as an informer applies it: `ADDED` of an object not
+/// there, `MODIFIED` and `DELETED` of one there; resourceVersions 1, 2, ...; the
+/// clock (the latest timestamp of the objects) never goes back. Returns the tally.
+fn check_stream(text: &str, what: &str) -> Tally {
+    let mut objects: BTreeMap<(String, String, String), Value> = BTreeMap::new();
+    let mut tally = Tally::default();
+    let mut clock = 0;
+    for (i, e) in events(text).into_iter().enumerate() {
+        let k = object_key(&e.object);
+        let rv = e.object["metadata"]["resourceVersion"].as_str();
+        assert_eq!(
+            rv,
+            Some((i + 1).to_string().as_str()),
+            "{what}: event {}",
+            i + 1
+        );
+        let there = objects.contains_key(&k);
+        match e.ty.as_str() {
+            "ADDED" => assert!(!there, "{what}: ADDED {k:?} twice"),
+            "MODIFIED" | "DELETED" => assert!(there, "{what}: {} of {k:?} not there", e.ty),
+            other => panic!("{what}: {other} event"),
+        }
+        *tally.counts.entry(format!("{} {}", e.ty, k.0)).or_default() += 1;
+        if e.ty == "MODIFIED" && !e.object["status"]["conditions"].is_null() && k.0 == "Node" {
+            tally.clock_steps += 1;
+        }
+        if e.ty == "DELETED" {
+            objects.remove(&k);
+        } else {
+            if k.0 == "DeviceTaintRule" && e.ty == "ADDED" {
+                tally.device_effects.extend(
+                    e.object["spec"]["taint"]["effect"]
+                        .as_str()
+                        .map(str::to_owned),
+                );
+            }
+            if k.0 == "ResourceSlice" && e.ty == "MODIFIED" {
+                for d in e.object["spec"]["devices"].as_array().into_iter().flatten() {
+                    for t in d["taints"].as_array().into_iter().flatten() {
+                        tally
+                            .device_effects
+                            .extend(t["effect"].as_str().map(str::to_owned));
+                    }
+                }
+            }
+            objects.insert(k, e.object);
+        }
+        let now = objects.values().map(latest).max().unwrap_or(0);
+        assert!(
+            now >= clock,
+            "{what}: the clock goes back at event {}",
+            i + 1
+        );
+        clock = now;
+    }
+    tally
+}
+
+/// `gangpack watch` reads the stream: exit 0, not a message (no error, no warning),
+/// with a cycle after every `every` events.
+fn assert_watches(text: &str, every: Option<usize>, what: &str) {
+    let mut sink = Collected::default();
+    let code = gangpack_cli::watch(
+        None,
+        &[WatchSource::Text {
+            name: "events.json".into(),
+            text: text.to_owned(),
+        }],
+        &Options::default(),
+        &WatchOptions {
+            quiet_ms: 0,
+            every,
+            audit: false,
+            json: false,
+        },
+        Style::PLAIN,
+        &mut sink,
+    );
+    assert_eq!(code, 0, "{what}: {:?}", sink.messages);
+    assert!(sink.messages.is_empty(), "{what}: {:?}", sink.messages);
+    assert!(
+        sink.stdout.starts_with("cycle 1 after "),
+        "{what}: {}",
+        sink.stdout
+    );
+}
+
+/// `gen --events` for many seeds and every size: a consistent stream (see
+/// [`check_stream`]) that `gangpack watch` reads without a message, with a cycle
+/// after each event for the small ones (every state on the way builds); across the
+/// seeds every kind of step appears: arrivals, clock steps, node taints, device taints
+/// and rules with `NoExecute` among them, deletions of pods, nodes and slices.
+#[test]
+fn events_are_a_stream_watch_reads() {
+    let mut total: BTreeMap<String, usize> = BTreeMap::new();
+    let mut effects = BTreeSet::new();
+    let mut clock_steps = 0;
+    let mut runs = Vec::new();
+    for kind in ["mixed", "gangs", "pods"] {
+        runs.extend((0..6).map(|seed| (seed, "small", kind, Some(1))));
+    }
+    runs.extend((0..3).map(|seed| (seed, "medium", "mixed", Some(5))));
+    runs.push((0, "large", "mixed", None));
+    for (seed, size, kind, every) in runs {
+        let what = format!("seed {seed} {size} {kind}");
+        let text = generate_with(seed, size, kind, &["--events"]);
+        let tally = check_stream(&text, &what);
+        assert_watches(&text, every, &what);
+        for (k, n) in tally.counts {
+            *total.entry(k).or_default() += n;
+        }
+        effects.extend(tally.device_effects);
+        clock_steps += tally.clock_steps;
+    }
+    for k in [
+        "ADDED Pod",
+        "ADDED DeviceTaintRule",
+        "MODIFIED Node",
+        "MODIFIED ResourceSlice",
+        "DELETED Pod",
+        "DELETED ResourceClaim",
+        "DELETED ResourceSlice",
+        "DELETED Node",
+    ] {
+        assert!(total.get(k).copied().unwrap_or(0) > 0, "no {k}: {total:?}");
+    }
+    assert!(clock_steps > 0);
+    assert!(effects.contains("NoExecute"), "{effects:?}");
+}
+
+/// The same spec, the same bytes; another seed, another stream; and the stream's
+/// objects at the end are the scenario's, less what was removed, plus what was
+/// added, with arrivals created at their step.
+#[test]
+fn events_are_deterministic() {
+    let a = generate_with(6, "small", "mixed", &["--events"]);
+    assert_eq!(a, generate_with(6, "small", "mixed", &["--events"]));
+    assert_ne!(a, generate_with(7, "small", "mixed", &["--events"]));
+    let spec = GenSpec {
+        seed: 6,
+        ..GenSpec::default()
+    };
+    assert_eq!(spec.events(), a);
+    // Every object of the scenario is ADDED exactly once (the stream's own
+    // DeviceTaintRules aside).
+    let added: Vec<_> = events(&a)
+        .into_iter()
+        .filter(|e| e.ty == "ADDED" && e.object["kind"] != "DeviceTaintRule")
+        .map(|e| object_key(&e.object))
+        .collect();
+    let listed = list_keys(&generate_with(6, "small", "mixed", &["-o", "json"]));
+    let mut sorted = added.clone();
+    sorted.sort();
+    assert_eq!(sorted, listed);
+    // The stream starts with the namespaces, kubectl's four-space indentation.
+    assert!(a.starts_with("{\n    \"type\": \"ADDED\",\n    \"object\": {\n        \"apiVersion\": \"v1\",\n        \"kind\": \"Namespace\","), "{a}");
+}
+
+fn list_keys(text: &str) -> Vec<(String, String, String)> {
+    let list: Value = serde_json::from_str(text).expect("JSON");
+    let mut keys: Vec<_> = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|o| o["kind"] != "DeviceTaintRule")
+        .map(object_key)
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// `gen --events --features all,-NAME`: no event's object shows NAME (no device taint
+/// written along the way without `device-taints`, no node taint or cordon without
+/// `node-taints`, ...), and watch reads the stream.
+#[test]
+fn events_respect_the_features() {
+    for f in Feature::ALL {
+        let features = format!("all,-{f}");
+        for seed in 0..4 {
+            let what = format!("seed {seed} --features {features} --events");
+            let text = generate_with(
+                seed,
+                "small",
+                "mixed",
+                &["--features", &features, "--events"],
+            );
+            for e in events(&text) {
+                let marks = feature_marks(&e.object);
+                assert!(
+                    !marks.contains(&f),
+                    "{what}: {} {:?}",
+                    e.ty,
+                    object_key(&e.object)
+                );
+            }
+            check_stream(&text, &what);
+            assert_watches(&text, Some(3), &what);
+        }
+    }
+    // None at all: arrivals, clock steps and removals only.
+    let text = generate_with(2, "small", "mixed", &["--features", "none", "--events"]);
+    let tally = check_stream(&text, "none");
+    assert!(tally.device_effects.is_empty());
+    assert!(
+        events(&text)
+            .iter()
+            .all(|e| feature_marks(&e.object).is_empty())
+    );
 }
