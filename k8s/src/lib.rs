@@ -16,6 +16,8 @@
 //!   DeviceTaintRule status.
 //!   [`output::scenario_manifests`] writes a [`gangpack::testing::Scenario`] as the
 //!   Kubernetes objects it stands for, which load back into the same model objects.
+//! - [`shrink`] reduces a failing scenario (its objects as JSON values) to a small one
+//!   that still fails, asking a judge the caller provides: `gangpack shrink`.
 //! - [`watch`] reads the event streams of `kubectl get --watch --output-watch-events -o
 //!   json` and keeps the objects they describe: `gangpack watch`.
 
@@ -24,6 +26,7 @@ mod convert;
 pub mod load;
 mod object;
 pub mod output;
+pub mod shrink;
 mod snapshot;
 pub mod trace;
 pub mod watch;
