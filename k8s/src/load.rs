@@ -1125,8 +1125,9 @@ impl Visitor<'_> for KeySeed<'_, '_> {
     }
 }
 
-/// A JSON document read with [`ValueSeed`].
-struct Checked(Value);
+/// A document (JSON or YAML) read with [`ValueSeed`]: a key defined twice in one
+/// mapping is an error.
+pub(crate) struct Checked(pub(crate) Value);
 
 impl<'de> Deserialize<'de> for Checked {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {

@@ -11,11 +11,15 @@
 //!    single objects;
 //! 2. **list items** at any depth (the devices of a ResourceSlice, a claim's requests,
 //!    a pod's containers, tolerations, `reservedFor`, ...), the same way over all the
-//!    items of all the objects;
+//!    items of all the objects, one depth at a time, outermost first (hierarchical
+//!    delta debugging: what is inside a removed item is never tried on its own);
 //! 3. **fields** (the keys of every mapping, at any depth), the same way, except an
 //!    object's `apiVersion`, `kind`, `metadata.name` and `metadata.namespace`;
 //! 4. with [`ShrinkOptions::numbers`], **numbers**: integers greater than 1 are set to
 //!    1, the same way (a `count: 8` that still fails as `count: 1`).
+//!
+//! The first round starts each step with halves; the later rounds, which mostly
+//! confirm, with single units.
 //!
 //! The result is 1-minimal for these steps when the run was not stopped: removing any
 //! one object, list item or field of it (or setting one more number to 1) makes the
@@ -36,7 +40,7 @@ use std::hash::{DefaultHasher, Hasher};
 use serde::Deserialize as _;
 use serde_json::Value;
 
-use crate::load::json_type;
+use crate::load::{Checked, json_type};
 use crate::object::{InputError, InputErrors, Source};
 
 /// What a judge says of one candidate scenario.
@@ -310,18 +314,27 @@ struct Shrinker<'a> {
 }
 
 impl Shrinker<'_> {
-    /// Rounds of every step until one changes nothing, or a stop.
+    /// Rounds of every step until one changes nothing, or a stop. List items and
+    /// fields go by depth, outermost first (hierarchical delta debugging: what is
+    /// inside a removed item or field is never tried on its own). The first round
+    /// begins each step with halves; the later ones, which mostly confirm, with single
+    /// units.
     fn rounds(&mut self, numbers: bool) {
         loop {
             self.round += 1;
+            let halves = self.round == 1;
             let mut changed = false;
             for pass in Pass::ROUND {
-                if pass == Pass::Numbers && !numbers {
-                    continue;
-                }
-                match self.ddmin(pass) {
-                    Some(c) => changed |= c,
-                    None => return,
+                let depths = match pass {
+                    Pass::Numbers if !numbers => continue,
+                    Pass::Items | Pass::Fields => 1..=depth(&self.best),
+                    _ => 0..=0,
+                };
+                for d in depths {
+                    match self.ddmin(pass, d, halves) {
+                        Some(c) => changed |= c,
+                        None => return,
+                    }
                 }
             }
             if !changed {
@@ -330,38 +343,48 @@ impl Shrinker<'_> {
         }
     }
 
-    /// Delta debugging over the units of one step: the units are cut into `g` chunks
-    /// (2 first), and each chunk is removed in turn; a removal that still fails is kept
-    /// (and the units counted again, `g` one less), and when none does `g` doubles,
-    /// until single units were tried. Whether anything changed; `None` on a stop.
-    fn ddmin(&mut self, pass: Pass) -> Option<bool> {
+    /// Delta debugging over the units of one step (at depth `depth`, for list items
+    /// and fields): the units are cut into `g` chunks (2 first with `halves`, else one
+    /// per unit), and each chunk is removed in turn; a removal that still fails is kept
+    /// (the units are counted again, `g` is one less, and the next tries start at the
+    /// same chunk, not back at the first), and when none does `g` doubles, until single
+    /// units were tried. Whether anything changed; `None` on a stop.
+    fn ddmin(&mut self, pass: Pass, depth: usize, halves: bool) -> Option<bool> {
         self.pass = pass;
         self.report();
         let mut changed = false;
-        let mut granularity = 2;
+        let mut granularity = if halves { 2 } else { usize::MAX };
+        let mut start = 0;
         loop {
-            let units = units(pass, &self.best);
+            let units = units(pass, depth, &self.best);
             let n = units.len();
             if n == 0 {
                 return Some(changed);
             }
             let g = granularity.min(n);
-            let mut reduced = false;
-            for chunk in chunks(n, g) {
-                let candidate = apply(pass, &self.best, &units[chunk]);
+            let chunks: Vec<_> = chunks(n, g).collect();
+            let mut reduced = None;
+            for c in (0..g).map(|k| (start + k) % g) {
+                let candidate = apply(pass, &self.best, &units[chunks[c].clone()]);
                 if self.test(&candidate)? {
                     self.accept(candidate);
-                    reduced = true;
+                    reduced = Some(c);
                     break;
                 }
             }
-            if reduced {
+            if let Some(c) = reduced {
                 changed = true;
-                granularity = g.saturating_sub(1).max(2);
+                granularity = if halves {
+                    g.saturating_sub(1).max(2)
+                } else {
+                    g
+                };
+                start = c;
             } else if g >= n {
                 return Some(changed);
             } else {
-                granularity = (g * 2).min(n);
+                granularity = g.saturating_mul(2).min(n);
+                start = 0;
             }
         }
     }
@@ -431,9 +454,10 @@ struct Unit {
     path: Vec<Step>,
 }
 
-/// The units of a step in `objects`, in document order (a list item or a field before
-/// what is inside it).
-fn units(pass: Pass, objects: &[Value]) -> Vec<Unit> {
+/// The units of a step in `objects`, in document order: every object, every integer
+/// greater than 1, or the list items or fields `depth` steps inside an object (a list
+/// index is a step, as a key is).
+fn units(pass: Pass, depth: usize, objects: &[Value]) -> Vec<Unit> {
     let mut out = Vec::new();
     for (object, v) in objects.iter().enumerate() {
         if pass == Pass::Objects {
@@ -446,7 +470,22 @@ fn units(pass: Pass, objects: &[Value]) -> Vec<Unit> {
             walk(pass, object, v, &mut path, &mut out);
         }
     }
+    if matches!(pass, Pass::Items | Pass::Fields) {
+        out.retain(|u| u.path.len() == depth);
+    }
     out
+}
+
+/// How deep the objects go: the most steps to a value inside one.
+fn depth(objects: &[Value]) -> usize {
+    fn of(v: &Value) -> usize {
+        match v {
+            Value::Array(items) => 1 + items.iter().map(of).max().unwrap_or(0),
+            Value::Object(map) => 1 + map.values().map(of).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    objects.iter().map(of).max().unwrap_or(0)
 }
 
 fn walk(pass: Pass, object: usize, v: &Value, path: &mut Vec<Step>, out: &mut Vec<Unit>) {
@@ -580,7 +619,8 @@ pub fn is_json(text: &str) -> bool {
 /// place, empty documents and `null` items skipped. Nothing is converted, checked or
 /// dropped: an object of a kind gangpack does not read stays. `file` names the text in
 /// errors (`FILE doc N: ...`, `FILE doc N item I: ...`): a text that does not parse, a
-/// document or item that is not a mapping.
+/// document or item that is not a mapping, a mapping key defined twice (as the loader
+/// refuses it: a shrunk scenario must be the one its judge reads).
 pub fn read_objects(text: &str, file: &str) -> Result<Vec<Value>, InputErrors> {
     let mut errors = InputErrors::default();
     let mut objects = Vec::new();
@@ -600,14 +640,18 @@ pub fn read_objects(text: &str, file: &str) -> Result<Vec<Value>, InputErrors> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         Box::new(
             serde_json::Deserializer::from_str(text)
-                .into_iter::<Value>()
-                .map(|d| d.map_err(|e| format!("JSON syntax error: {e}"))),
+                .into_iter::<Checked>()
+                .map(|d| {
+                    d.map(|c| c.0)
+                        .map_err(|e| format!("JSON syntax error: {e}"))
+                }),
         )
     } else {
-        Box::new(
-            serde_norway::Deserializer::from_str(text)
-                .map(|d| Value::deserialize(d).map_err(|e| format!("YAML syntax error: {e}"))),
-        )
+        Box::new(serde_norway::Deserializer::from_str(text).map(|d| {
+            Checked::deserialize(d)
+                .map(|c| c.0)
+                .map_err(|e| format!("YAML syntax error: {e}"))
+        }))
     };
     for (i, document) in documents.enumerate() {
         let doc = i + 1;
@@ -1050,6 +1094,11 @@ mod tests {
             "in.yaml doc 1 item 1: expected a Kubernetes object, found a number"
         );
         assert!(bad("kind: Pod\n---\nkind: [\n").starts_with("in.yaml doc 2: YAML syntax error"));
+        let twice = bad("kind: Pod\nmetadata: {name: a}\nkind: Node\n");
+        assert!(
+            twice.starts_with("in.yaml doc 1: YAML syntax error: mapping key \"kind\""),
+            "{twice}"
+        );
         assert!(
             read_objects("{\"kind\": ", "in.json")
                 .expect_err("bad")
