@@ -12,6 +12,8 @@
 //! gangpack gen     [--seed N] [--size small|medium|large] [--kind gangs|pods|mixed] [-o yaml|json]
 //! gangpack gen     --fleet NODES [--seed N] [-o yaml|json]
 //! gangpack watch   -f STREAM... [--initial PATH...] [--quiet-ms MS] [--every N] [--audit] [-o table|json]
+//! gangpack shrink  -f PATH... --judge COMMAND [-o FILE] [--max-time DURATION] [--max-runs N]
+//!                  [--judge-timeout DURATION] [--fails-with CODE] [--keep-numbers]
 //! ```
 //!
 //! Global flags (before or after the command): `--policy
@@ -430,6 +432,12 @@ enum Command {
     /// engine: per seed the pods shuffled and inflated to 1.3x capacity, scheduled one
     /// at a time; prints unallocated GPU % at 100 % arrived per policy.
     Simulate(simulate::SimulateArgs),
+    /// Reduce a failing scenario to a small one that still fails: a shell command
+    /// judges each candidate (e.g. run your scheduler, then `gangpack check`); whole
+    /// objects go first, then list items, then fields. Prints the smallest failing
+    /// scenario found (stdout or -o) and a summary on stderr.
+    #[command(after_help = shrink::SHRINK_HELP, after_long_help = shrink::SHRINK_HELP)]
+    Shrink(shrink::ShrinkArgs),
 }
 
 /// `gangpack gen -o`.
@@ -678,6 +686,7 @@ fn message(style: Style, label: &str, code: &str, text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{label} {text}");
 }
 
+mod shrink;
 mod simulate;
 mod timings;
 
@@ -836,6 +845,11 @@ fn main() -> ExitCode {
                 out_style,
                 &mut Terminal { style: err_style },
             );
+            timings::finish();
+            return ExitCode::from(code);
+        }
+        Command::Shrink(args) => {
+            let code = shrink::run(args, options.limits.max_input_bytes, err_style);
             timings::finish();
             return ExitCode::from(code);
         }
