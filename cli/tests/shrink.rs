@@ -1,6 +1,6 @@
 //! `gangpack shrink`: a failing scenario reduced with a shell judge, the exit statuses,
 //! the judge's protocol (`GANGPACK_SCENARIO`, `{}`, the status that counts as failing,
-//! timeouts).
+//! timeouts) and the worked example of `examples/testing/README.md` (section 6).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -411,4 +411,37 @@ fn budgets_stop_early_with_the_best_so_far() {
         slow.err
     );
     assert!(objects(&slow.out).len() < 16);
+}
+
+/// The worked example (examples/testing/README.md, section 6): the naive scheduler's
+/// failure on `gangpack gen --seed 1 --size small -o json` shrinks to a handful of
+/// objects that still fail, and to the very bytes the README shows (so: the same on
+/// every run). Catches any nondeterminism in the shrink (or in `gen`), and a README
+/// that no longer shows what the command prints.
+#[test]
+fn the_naive_schedulers_failure_shrinks_to_a_handful_of_objects() {
+    let dir = scratch("demo");
+    let scenario = dir.join("scenario.json");
+    let generated = gangpack(&["gen", "--seed", "1", "--size", "small", "-o", "json"]);
+    assert_eq!(generated.code, 0, "{}", generated.err);
+    std::fs::write(&scenario, &generated.out).expect("write");
+    assert_eq!(objects(&generated.out).len(), 64);
+    let run = gangpack(&[
+        "shrink",
+        "-f",
+        path(&scenario),
+        "--judge",
+        "examples/testing/judge.sh",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    let shrunk = objects(&run.out);
+    assert!(shrunk.len() <= 7, "{:?}", names(&shrunk));
+    assert!(run.err.starts_with("shrunk 64 objects to "), "{}", run.err);
+    let readme =
+        std::fs::read_to_string(root().join("examples/testing/README.md")).expect("README");
+    assert!(
+        readme.contains(&format!("```json\n{}```", run.out)),
+        "examples/testing/README.md does not show the shrunk scenario:\n{}",
+        run.out
+    );
 }
