@@ -852,9 +852,8 @@ mod tests {
         }
     }
 
-    /// Catches a step that stops before single units (ddmin left at halves), list items
-    /// or fields not visited at every depth, a protected field removed, and objects
-    /// reordered.
+    /// Catches list items or fields not visited at every depth, a protected field
+    /// removed, and objects reordered.
     #[test]
     fn shrinks_to_exactly_the_planted_failure() {
         let shrunk = run(scenario(), &ShrinkOptions::default(), x_and_y_with_z);
@@ -874,6 +873,29 @@ mod tests {
         );
         assert_eq!(shrunk.stats.stopped, None);
         assert_one_minimal(&shrunk.objects, x_and_y_with_z);
+    }
+
+    /// Catches a step that never gets down to single units (ddmin stopped at halves or
+    /// quarters): every other list item is needed, so only single items can go.
+    #[test]
+    fn gets_down_to_single_units() {
+        fn evens(objects: &[Value]) -> bool {
+            let list = objects
+                .first()
+                .and_then(|o| o["spec"]["list"].as_array().cloned())
+                .unwrap_or_default();
+            (0..32)
+                .step_by(2)
+                .all(|i| list.contains(&json!(format!("i{i}"))))
+        }
+        let list: Vec<Value> = (0..32).map(|i| json!(format!("i{i}"))).collect();
+        let input = vec![
+            json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"list": list}}),
+        ];
+        let shrunk = run(input, &ShrinkOptions::default(), evens);
+        let kept: Vec<Value> = (0..32).step_by(2).map(|i| json!(format!("i{i}"))).collect();
+        assert_eq!(shrunk.objects[0]["spec"]["list"], Value::Array(kept));
+        assert_one_minimal(&shrunk.objects, evens);
     }
 
     /// Catches an order that depends on anything but the input and the judge (a hash
