@@ -29,6 +29,30 @@ pub(crate) fn run(
     json: bool,
     messages: &mut Messages,
 ) -> Result<crate::Outcome, Failure> {
+    let (table, data) = both(global, input, key, gang_pods, messages)?;
+    let stdout = if json {
+        let mut out =
+            serde_json::to_string_pretty(&data).map_err(|e| Failure::Io(e.to_string()))?;
+        out.push('\n');
+        out
+    } else {
+        table
+    };
+    Ok(crate::Outcome {
+        stdout,
+        code: crate::EXIT_OK,
+    })
+}
+
+/// Both forms from one report: the table, and the data `-o json` prints (the core's
+/// report with each shape's label).
+pub(crate) fn both(
+    global: &Options,
+    input: &Input,
+    key: &CapacityKey,
+    gang_pods: u32,
+    messages: &mut Messages,
+) -> Result<(String, serde_json::Value), Failure> {
     let snapshot = input::snapshot(global, input, messages)?;
     let key = match key {
         CapacityKey::Label(k) => Some(k.clone()),
@@ -60,17 +84,9 @@ pub(crate) fn run(
             )
         })?;
     let labels = report.labels();
-    if json {
-        let mut v = serde_json::to_value(&report).map_err(|e| Failure::Io(e.to_string()))?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("labels".into(), serde_json::json!(labels));
-        }
-        let mut out = serde_json::to_string_pretty(&v).map_err(|e| Failure::Io(e.to_string()))?;
-        out.push('\n');
-        return Ok(crate::Outcome {
-            stdout: out,
-            code: crate::EXIT_OK,
-        });
+    let mut data = serde_json::to_value(&report).map_err(|e| Failure::Io(e.to_string()))?;
+    if let Some(o) = data.as_object_mut() {
+        o.insert("labels".into(), serde_json::json!(labels));
     }
     let name_of = |d: &CapacityDomain| match d {
         CapacityDomain::Value(v) => v.clone(),
@@ -145,8 +161,5 @@ pub(crate) fn run(
             whole.fragmentation, whole.free
         );
     }
-    Ok(crate::Outcome {
-        stdout: out,
-        code: crate::EXIT_OK,
-    })
+    Ok((out, data))
 }

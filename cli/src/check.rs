@@ -87,7 +87,7 @@ pub(crate) fn report(
     }
 }
 
-fn table(report: &Report, decided: bool, style: Style) -> String {
+pub(crate) fn table(report: &Report, decided: bool, style: Style) -> String {
     let mut out = String::new();
     for f in &report.findings {
         let _ = writeln!(out, "{}: {}", style.paint(Paint::Red, &f.rule), f.message);

@@ -61,6 +61,52 @@ pub(crate) fn run(
     style: Style,
     messages: &mut Messages,
 ) -> Result<crate::Outcome, Failure> {
+    let (ours, theirs) = sides(global, input, ours, theirs, messages)?;
+    let stdout = match format {
+        Format::Table => table(&ours, &theirs, style),
+        Format::Json | Format::Yaml => crate::plan::print_list(&data(&ours, &theirs), format)?,
+    };
+    Ok(crate::Outcome {
+        stdout,
+        code: code(&ours, &theirs),
+    })
+}
+
+/// Both forms from one comparison: the table, the data `-o json` prints, whether the
+/// two are the same (the table's last line), the exit status.
+pub(crate) fn both(
+    global: &Options,
+    input: &Input,
+    ours: &Input,
+    theirs: &Input,
+    style: Style,
+    messages: &mut Messages,
+) -> Result<(String, Value, bool, u8), Failure> {
+    let (ours, theirs) = sides(global, input, ours, theirs, messages)?;
+    Ok((
+        table(&ours, &theirs, style),
+        data(&ours, &theirs),
+        same(&ours, &theirs),
+        code(&ours, &theirs),
+    ))
+}
+
+fn code(ours: &Side, theirs: &Side) -> u8 {
+    if ours.report.is_valid() && theirs.report.is_valid() {
+        EXIT_OK
+    } else {
+        EXIT_VIOLATIONS
+    }
+}
+
+/// Both decision files applied over the dump and checked.
+fn sides(
+    global: &Options,
+    input: &Input,
+    ours: &Input,
+    theirs: &Input,
+    messages: &mut Messages,
+) -> Result<(Side, Side), Failure> {
     let mut side_messages = Messages::default();
     let ours = Side {
         name: "ours",
@@ -74,16 +120,7 @@ pub(crate) fn run(
         name: "theirs",
         report: crate::check::report(global, input, Some(theirs), false, &mut Messages::default())?,
     };
-    let stdout = match format {
-        Format::Table => table(&ours, &theirs, style),
-        Format::Json | Format::Yaml => crate::plan::print_list(&data(&ours, &theirs), format)?,
-    };
-    let code = if ours.report.is_valid() && theirs.report.is_valid() {
-        EXIT_OK
-    } else {
-        EXIT_VIOLATIONS
-    };
-    Ok(crate::Outcome { stdout, code })
+    Ok((ours, theirs))
 }
 
 /// Pods placed by both on different nodes: pod → (ours, theirs).
@@ -202,19 +239,23 @@ fn table(ours: &Side, theirs: &Side, style: Style) -> String {
                 .collect(),
         );
     }
-    let same = ours.placed() == theirs.placed()
-        && moved(ours, theirs).is_empty()
-        && ours.report.evicted == theirs.report.evicted;
     let _ = writeln!(
         out,
         "\n{}",
-        if same {
+        if same(ours, theirs) {
             "the two decisions place and evict the same pods on the same nodes"
         } else {
             "the two decisions differ"
         }
     );
     out
+}
+
+/// Whether the two place and evict the same pods on the same nodes.
+fn same(ours: &Side, theirs: &Side) -> bool {
+    ours.placed() == theirs.placed()
+        && moved(ours, theirs).is_empty()
+        && ours.report.evicted == theirs.report.evicted
 }
 
 fn findings(f: &[Finding]) -> Value {

@@ -11,8 +11,8 @@
 //! yaml` prints for several objects; `kubectl apply -f` and `gangpack plan -f` both
 //! read it).
 //!
-//! Only with the `cli` feature (it pulls in proptest; the WebAssembly build does not
-//! have it).
+//! Only with the `gen` feature (it pulls in proptest; `cli` turns it on, and the
+//! WebAssembly package's `gen` does).
 
 mod events;
 
@@ -21,7 +21,8 @@ use gangpack::testing::{self as generators, Features, Scenario, WorkloadKinds};
 use crate::{EXIT_OK, Failure, Format, Outcome, input};
 
 /// `gangpack gen --size`: how big the cluster and its workload are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Size {
     /// A few nodes in one or two racks, a handful of workload units.
     Small,
@@ -32,7 +33,8 @@ pub enum Size {
 }
 
 /// `gangpack gen --kind`: which workloads are generated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum WorkloadKind {
     /// PodGroups only: gangs of identical workers, gangs of a leader and workers, and
     /// groups with the `basic` policy.
@@ -144,13 +146,17 @@ pub fn generated_scenario(seed: u64, size: Size, kind: WorkloadKind) -> Scenario
     .scenario()
 }
 
+/// The `kind: List` `gangpack gen` prints for `spec` (as YAML or JSON).
+pub fn generated_list(spec: &GenSpec) -> serde_json::Value {
+    gangpack_k8s::output::list(gangpack_k8s::output::scenario_manifests(&spec.scenario()))
+}
+
 pub(crate) fn run(
     spec: &GenSpec,
     format: Format,
     _messages: &mut input::Messages,
 ) -> Result<Outcome, Failure> {
-    let scenario = spec.scenario();
-    let list = gangpack_k8s::output::list(gangpack_k8s::output::scenario_manifests(&scenario));
+    let list = generated_list(spec);
     let format = match format {
         Format::Json => Format::Json,
         Format::Table | Format::Yaml => Format::Yaml,

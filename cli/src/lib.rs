@@ -1,5 +1,5 @@
 //! The `gangpack` command's logic as a library: `plan`, `explain`, `taint` and `demo`
-//! over manifests, producing exactly the bytes the command prints (and, with the `cli`
+//! over manifests, producing exactly the bytes the command prints (and, with the `gen`
 //! feature, `generate`: `gangpack gen`'s generated scenarios as manifests), and
 //! `watch`, which follows kubectl's watch streams and writes as it goes ([`Watch`] is
 //! its engine, for callers that feed events themselves).
@@ -19,8 +19,8 @@ mod check;
 mod demo;
 mod diff;
 mod explain;
-// `gangpack gen` (proptest): only in the command's build.
-#[cfg(feature = "cli")]
+// `gangpack gen` (proptest): only with the `gen` feature (the command's build has it).
+#[cfg(feature = "gen")]
 mod generate;
 // `gangpack gen --fleet` (plain code, but `gen` is the command's only).
 #[cfg(feature = "cli")]
@@ -38,8 +38,8 @@ pub use fleet::{
     FLEET_BLOCK_LABEL, FLEET_NODES, FLEET_RACK_LABEL, FleetSummary, GPUS_PER_NODE, MAX_FLEET_NODES,
     NODES_PER_RACK, PENDING_GANG, RACKS_PER_BLOCK, fleet_scenario,
 };
-#[cfg(feature = "cli")]
-pub use generate::{GenSpec, Size, WorkloadKind, generated_scenario};
+#[cfg(feature = "gen")]
+pub use generate::{GenSpec, Size, WorkloadKind, generated_list, generated_scenario};
 pub use input::{Input, InputFile, Problem};
 pub use render::Style;
 pub use taint::{DEFAULT_KEY, TaintRequest, TaintTargetSpec};
@@ -607,6 +607,33 @@ pub fn capacity(
     Run::finish(result, messages)
 }
 
+/// Both forms of `gangpack capacity` from one report.
+#[derive(Clone, Debug)]
+pub struct CapacityOutput {
+    /// The table text, exactly as `gangpack capacity` prints it.
+    pub table: String,
+    /// The report, exactly the object `gangpack capacity -o json` prints.
+    pub data: serde_json::Value,
+    /// The warnings.
+    pub warnings: Vec<String>,
+}
+
+/// [`capacity`] once, in both forms.
+pub fn capacity_report(
+    input: &Input,
+    options: &Options,
+    key: &CapacityKey,
+    gang_pods: u32,
+) -> Result<CapacityOutput, Failure> {
+    let mut messages = input::Messages::default();
+    let (table, data) = capacity::both(options, input, key, gang_pods, &mut messages)?;
+    Ok(CapacityOutput {
+        table,
+        data,
+        warnings: messages.into_lines(),
+    })
+}
+
 /// `gangpack check`: the running state of `input`, with the objects of `decisions`
 /// (if any) applied over it first, judged by the independent validator. Exit
 /// [`EXIT_OK`] when no rule is broken, [`EXIT_VIOLATIONS`] when one is, [`EXIT_INVALID`]
@@ -645,6 +672,12 @@ pub fn check_report(
     Ok((report, messages.into_lines()))
 }
 
+/// The table `gangpack check` prints for a report of [`check_report`] (`decided`:
+/// whether decision objects were applied).
+pub fn check_table(report: &gangpack_k8s::check::Report, decided: bool, style: Style) -> String {
+    check::table(report, decided, style)
+}
+
 /// `gangpack diff`: two decision files (`ours`, `theirs`) for the same `input`,
 /// compared: the validator's verdict on each, pods placed by one side only or on
 /// different nodes, devices left unallocated, gangs split, evictions. Exit
@@ -662,6 +695,41 @@ pub fn diff(
     Run::finish(result, messages)
 }
 
+/// Both forms of `gangpack diff` from one comparison.
+#[derive(Clone, Debug)]
+pub struct DiffReport {
+    /// The table text, exactly as `gangpack diff` prints it.
+    pub table: String,
+    /// The comparison, exactly the object `gangpack diff -o json` prints.
+    pub data: serde_json::Value,
+    /// The two place and evict the same pods on the same nodes (the table's last
+    /// line says which).
+    pub same: bool,
+    /// The exit status the command would have ([`EXIT_OK`] or [`EXIT_VIOLATIONS`]).
+    pub code: u8,
+    /// The warnings (the dump's once).
+    pub warnings: Vec<String>,
+}
+
+/// [`diff`] once, in both forms.
+pub fn diff_report(
+    input: &Input,
+    ours: &Input,
+    theirs: &Input,
+    options: &Options,
+    style: Style,
+) -> Result<DiffReport, Failure> {
+    let mut messages = input::Messages::default();
+    let (table, data, same, code) = diff::both(options, input, ours, theirs, style, &mut messages)?;
+    Ok(DiffReport {
+        table,
+        data,
+        same,
+        code,
+        warnings: messages.into_lines(),
+    })
+}
+
 /// `gangpack demo` (`manifests`: `--manifests`, the demo's YAML instead of its run).
 pub fn demo(options: &Options, manifests: bool, style: Style) -> Run {
     let mut messages = input::Messages::default();
@@ -671,8 +739,8 @@ pub fn demo(options: &Options, manifests: bool, style: Style) -> Run {
 
 /// `gangpack gen`: the scenario generated for `spec` ([`GenSpec::scenario`]) as a
 /// `kind: List` of Kubernetes manifests, YAML or JSON (`Table` prints YAML). Exit
-/// status 0. Only with the `cli` feature.
-#[cfg(feature = "cli")]
+/// status 0. Only with the `gen` feature.
+#[cfg(feature = "gen")]
 pub fn generate(spec: &GenSpec, format: Format) -> Run {
     let mut messages = input::Messages::default();
     let result = generate::run(spec, format, &mut messages);
@@ -681,8 +749,8 @@ pub fn generate(spec: &GenSpec, format: Format) -> Run {
 
 /// `gangpack gen --events`: the scenario generated for `spec` as a stream of watch
 /// events ([`GenSpec::events`]), what `gangpack watch -f` reads. Exit status 0. Only
-/// with the `cli` feature.
-#[cfg(feature = "cli")]
+/// with the `gen` feature.
+#[cfg(feature = "gen")]
 pub fn generate_events(spec: &GenSpec) -> Run {
     Run::finish(Ok(generate::run_events(spec)), input::Messages::default())
 }
