@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The browser playground: builds the WebAssembly package (scripts/wasm.sh), puts the
-# page and the module's web build into web-demo/dist/ (a static site: host it
+# page and the package's web entry into web-demo/dist/ (a static site: host it
 # anywhere), and serves it on http://127.0.0.1:8765/ (Python's http.server, which
 # serves .wasm as application/wasm).
 #
@@ -29,7 +29,8 @@ rm -rf "$dist"
 mkdir -p "$dist/pkg"
 cp web-demo/index.html "$dist/"
 cp -r web-demo/src "$dist/src"
-cp wasm/pkg/web/gangpack_wasm.js wasm/pkg/web/gangpack_wasm_bg.wasm "$dist/pkg/"
+# The package's web entry (index.js), the module it wraps and the one .wasm file.
+cp wasm/pkg/web/index.js wasm/pkg/web/gangpack_wasm.js wasm/pkg/web/gangpack_wasm_bg.wasm "$dist/pkg/"
 echo "playground built: $dist"
 if [ "$build_only" = 1 ]; then
     exit 0

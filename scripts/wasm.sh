@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Builds gangpack's WebAssembly package into wasm/pkg/:
 #   1. the wasm module (cargo profile `wasm`: opt-level s, LTO, one codegen unit);
-#   2. wasm-bindgen for the `web` target (wasm/pkg/web/, ES module with `init`) and the
-#      `nodejs` target (wasm/pkg/node/, CommonJS, loads synchronously);
-#   3. wasm-opt -Oz (npm binaryen, pinned in wasm/package-lock.json) on each module;
-#   4. the npm package: package.json (`exports`, `types`), README.md, LICENSE.
+#   2. wasm-bindgen for the `web` target, once (wasm/pkg/web/gangpack_wasm.js, an ES
+#      module with `init`, and gangpack_wasm_bg.wasm: the package's only .wasm file);
+#   3. wasm-opt -Oz (npm binaryen, pinned in wasm/package-lock.json) on the module;
+#   4. the entries from wasm/js/: web/index.js (browsers and bundlers: the module, freed
+#      sessions guarded) and node/index.js (Node: the same .wasm read from disk and
+#      instantiated on import with `initSync`), with their declarations;
+#   5. the npm package: package.json (`exports`, `types`), README.md, LICENSE.
 # After it, `node wasm/js/gangpack.mjs plan -f examples/...` works with no other step.
 #
 #   bash scripts/wasm.sh            the release package
@@ -51,7 +54,8 @@ profile=wasm
 target_dir=${CARGO_TARGET_DIR:-target}
 out=wasm/pkg
 
-# build FEATURES OUT: one module, bindgen'd for both targets and optimised.
+# build FEATURES OUT: one module, bindgen'd for the web target, optimised, and the
+# two entries around it.
 build() {
     local features=$1 dest=$2
     step "cargo build -p gangpack-wasm ($profile${features:+, $features})"
@@ -61,24 +65,19 @@ build() {
     [ "$profile" = dev ] && dir=debug
     local module="$target_dir/wasm32-unknown-unknown/$dir/gangpack_wasm.wasm"
     rm -rf "$dest"
-    step "wasm-bindgen --target web / nodejs -> $dest"
+    step "wasm-bindgen --target web -> $dest/web"
     wasm-bindgen --target web --out-dir "$dest/web" "$module"
-    wasm-bindgen --target nodejs --out-dir "$dest/node" "$module"
-    # The CommonJS output must not be read as an ES module, whatever is above it.
-    printf '{ "type": "commonjs" }\n' >"$dest/node/package.json"
-    printf '{ "type": "module" }\n' >"$dest/web/package.json"
     if [ "$mode" = release ]; then
-        local web="$dest/web/gangpack_wasm_bg.wasm" node="$dest/node/gangpack_wasm_bg.wasm"
         step "wasm-opt -Oz"
-        # The two targets' modules are usually the same bytes: optimise once then.
-        if cmp -s "$web" "$node"; then
-            opt "$web"
-            cp "$web" "$node"
-        else
-            opt "$web"
-            opt "$node"
-        fi
+        opt "$dest/web/gangpack_wasm_bg.wasm"
     fi
+    mkdir -p "$dest/node"
+    cp wasm/js/web.js "$dest/web/index.js"
+    cp wasm/js/web.d.ts "$dest/web/index.d.ts"
+    cp wasm/js/node.js "$dest/node/index.js"
+    cp wasm/js/node.d.ts "$dest/node/index.d.ts"
+    # ES modules, whatever package.json is above them.
+    printf '{ "type": "module" }\n' | tee "$dest/web/package.json" >"$dest/node/package.json"
 }
 
 # wasm-opt -Oz in place (the features wasm-bindgen's output uses).
@@ -109,4 +108,4 @@ if [ "$sizes" = 1 ]; then
         done
     } | tee "$report"
 fi
-echo "wasm package ready: $out ($(wc -c <"$out/web/gangpack_wasm_bg.wasm") bytes of wasm)"
+echo "wasm package ready: $out ($(find "$out" -name '*.wasm' | wc -l) .wasm file, $(wc -c <"$out/web/gangpack_wasm_bg.wasm") bytes)"

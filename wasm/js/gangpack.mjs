@@ -19,9 +19,6 @@
 // module first: `bash scripts/wasm.sh`.
 
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-
-const require = createRequire(import.meta.url);
 
 const EXIT_FAILURE = 1;
 const EXIT_INVALID = 2;
@@ -301,11 +298,11 @@ function colorFor(choice, stream) {
   return Boolean(stream.isTTY) && !noColor;
 }
 
-function loadModule() {
+async function loadModule() {
   try {
-    return require('../pkg/node/gangpack_wasm.js');
+    return await import('../pkg/node/index.js');
   } catch (e) {
-    if (e.code === 'MODULE_NOT_FOUND') {
+    if (e.code === 'ERR_MODULE_NOT_FOUND') {
       process.stderr.write('error: the WebAssembly package is not built: run `bash scripts/wasm.sh`\n');
       process.exit(EXIT_FAILURE);
     }
@@ -313,8 +310,8 @@ function loadModule() {
   }
 }
 
-/** Runs one command line; returns the exit status. */
-export function main(argv) {
+/** Runs one command line; resolves to the exit status. */
+export async function main(argv) {
   let parsed;
   try {
     parsed = parseArgs(argv);
@@ -327,7 +324,7 @@ export function main(argv) {
     process.stdout.write(USAGE);
     return 0;
   }
-  const gangpack = loadModule();
+  const gangpack = await loadModule();
   if (parsed.help === 'version') {
     process.stdout.write(`gangpack ${gangpack.version()}\n`);
     return 0;
@@ -385,5 +382,5 @@ process.stdout.on('error', (e) => {
 });
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('gangpack.mjs')) {
-  process.exitCode = main(process.argv.slice(2));
+  process.exitCode = await main(process.argv.slice(2));
 }

@@ -7,7 +7,9 @@
 //!   validation or conversion), [`INVALID_ARGUMENT`] (an argument of the wrong shape:
 //!   an options object with an unknown policy, a malformed time), [`NOT_FOUND`] (a
 //!   unit, node, device or rule that does not exist), [`ALREADY_EXISTS`], [`CONFLICT`]
-//!   (a change the state refuses: a device in use, capacity exceeded) and [`IO_ERROR`];
+//!   (a change the state refuses: a device in use, capacity exceeded) and [`IO_ERROR`]
+//!   (and `Freed`, thrown by the package's JavaScript entries, not here: a method of
+//!   a freed `Scheduler`, or a freed one passed to a method);
 //! - `message`: the native message, every problem on its own line, as the command
 //!   line prints them after `error: `;
 //! - `problems`: an array of [`Problem`]s, `{ line, file?, doc?, item?, object?,

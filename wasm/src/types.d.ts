@@ -191,8 +191,12 @@ export interface CliResult {
   code: number;
 }
 
-/** The kinds of thrown errors (`error.name`). */
-export type GangpackErrorKind = "InvalidInput" | "InvalidArgument" | "NotFound" | "AlreadyExists" | "Conflict" | "IoError";
+/**
+ * The kinds of thrown errors (`error.name`). `Freed`: a method of a `Scheduler` that
+ * was freed (`free()`, or the end of its `using` block), or one passed a freed
+ * `Scheduler`.
+ */
+export type GangpackErrorKind = "InvalidInput" | "InvalidArgument" | "NotFound" | "AlreadyExists" | "Conflict" | "IoError" | "Freed";
 
 /** One problem of a thrown error. */
 export interface Problem {

@@ -1,13 +1,15 @@
-// The manifest functions of the WebAssembly package, against its `nodejs` build:
+// The manifest functions of the WebAssembly package, through its Node entry:
 // results, options, and the kinds and problems of thrown errors.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { pathToFileURL } from 'node:url';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 
-const require = createRequire(import.meta.url);
-const g = require(process.env.GANGPACK_WASM_NODE ?? '../pkg/node/gangpack_wasm.js');
+// GANGPACK_WASM_NODE points at another build of the package's Node entry file.
+const g = await import(process.env.GANGPACK_WASM_NODE
+  ? pathToFileURL(process.env.GANGPACK_WASM_NODE).href
+  : '../pkg/node/index.js');
 
 const demo = g.demoManifests(0);
 const cargoVersion = readFileSync(new URL('../../Cargo.toml', import.meta.url), 'utf8').match(/^version = "([^"]+)"/m)[1];

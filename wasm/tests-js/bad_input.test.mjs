@@ -3,15 +3,15 @@
 // and the session's exported state (snapshot, cells, clock, warnings, toManifests) is
 // byte-identical afterwards.
 //   bash scripts/wasm.sh --dev && node --test wasm/tests-js/bad_input.test.mjs
-// GANGPACK_WASM_NODE points at another build of the nodejs package's entry file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { pathToFileURL } from 'node:url';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 
-const entry = process.env.GANGPACK_WASM_NODE
-  ?? new URL('../pkg/node/gangpack_wasm.js', import.meta.url).pathname;
-const g = createRequire(import.meta.url)(entry);
+// GANGPACK_WASM_NODE points at another build of the package's Node entry file.
+const g = await import(process.env.GANGPACK_WASM_NODE
+  ? pathToFileURL(process.env.GANGPACK_WASM_NODE).href
+  : '../pkg/node/index.js');
 const fixture = (name) => readFileSync(new URL(`../../cli/tests/bad/${name}`, import.meta.url), 'utf8');
 
 const thrown = (f) => {

@@ -13,12 +13,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join } from 'node:path';
 
-const require = createRequire(import.meta.url);
-const g = require(process.env.GANGPACK_WASM_NODE ?? '../pkg/node/gangpack_wasm.js');
+// GANGPACK_WASM_NODE points at another build of the package's Node entry file.
+const g = await import(process.env.GANGPACK_WASM_NODE
+  ? pathToFileURL(process.env.GANGPACK_WASM_NODE).href
+  : '../pkg/node/index.js');
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = 'wasm/tests/determinism';

@@ -99,7 +99,7 @@ function commandLines(rel) {
 
 test('the native binary and the WebAssembly package are built', () => {
   assert.ok(existsSync(native), `${native} is missing: cargo build -p gangpack-cli`);
-  assert.ok(existsSync(join(root, 'wasm', 'pkg', 'node', 'gangpack_wasm.js')), 'run bash scripts/wasm.sh');
+  assert.ok(existsSync(join(root, 'wasm', 'pkg', 'node', 'index.js')), 'run bash scripts/wasm.sh');
 });
 
 const sets = manifestSets();

@@ -1,6 +1,7 @@
-// The npm package as a user gets it: `npm pack` wasm/pkg, install the tarball into an
-// empty project, import it (ES module and CommonJS), type-check a TypeScript file
-// against its declarations through its `exports` map, and run the README's example.
+// The npm package as a user gets it: `npm pack` wasm/pkg (one .wasm file, used by both
+// entries), install the tarball into an empty project, import it (ES module and
+// CommonJS, the Node entry and the web entry), type-check a TypeScript file against its
+// declarations through its `exports` map, and run the README's example.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,28 +33,52 @@ function readmeExample() {
 
 test('npm pack, install into an empty project, import, type-check, run the README example', () => {
   const packed = JSON.parse(run('npm', ['pack', pkg, '--json', '--pack-destination', dir]));
-  const [{ filename, files, version, name }] = packed;
+  const [{ filename, files, version, name, size, unpackedSize }] = packed;
   assert.equal(name, 'gangpack');
   assert.equal(version, cargoVersion);
   const paths = files.map((f) => f.path).sort();
-  for (const p of ['LICENSE', 'README.md', 'package.json', 'node/gangpack_wasm.js', 'node/gangpack_wasm.d.ts',
-    'node/gangpack_wasm_bg.wasm', 'web/gangpack_wasm.js', 'web/gangpack_wasm.d.ts', 'web/gangpack_wasm_bg.wasm']) {
+  for (const p of ['LICENSE', 'README.md', 'package.json', 'node/index.js', 'node/index.d.ts',
+    'web/index.js', 'web/index.d.ts', 'web/gangpack_wasm.js', 'web/gangpack_wasm.d.ts', 'web/gangpack_wasm_bg.wasm']) {
     assert.ok(paths.includes(p), `${p} is in the package (${paths.join(', ')})`);
   }
+  // One WebAssembly module, shared by the Node and the web entry (it is 5 MB).
+  const modules = files.filter((f) => f.path.endsWith('.wasm'));
+  assert.deepEqual(modules.map((f) => f.path), ['web/gangpack_wasm_bg.wasm']);
+  assert.ok(size < 1.2 * modules[0].size && unpackedSize < 1.2 * modules[0].size,
+    `the package (${size} packed, ${unpackedSize} unpacked) is about its one module (${modules[0].size})`);
 
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
   run('npm', ['install', '--no-audit', '--no-fund', '--offline', join(dir, filename)]);
   assert.ok(existsSync(join(dir, 'node_modules', 'gangpack', 'package.json')));
 
-  // ES module import, through the `node` condition of `exports`.
-  writeFileSync(join(dir, 'esm.mjs'), "import { version, plan } from 'gangpack';\nconsole.log(version(), typeof plan);\n");
+  // ES module import, through the `node` condition of `exports`: ready on import.
+  writeFileSync(join(dir, 'esm.mjs'), [
+    "import init, { version, plan } from 'gangpack';",
+    'await init();',
+    "console.log(version(), typeof plan);",
+    '',
+  ].join('\n'));
   assert.equal(run('node', ['esm.mjs']), `${cargoVersion} function\n`);
-  // CommonJS require.
-  writeFileSync(join(dir, 'cjs.cjs'), "const g = require('gangpack');\nconsole.log(g.plan('').table);\n");
-  assert.equal(run('node', ['cjs.cjs']), 'nothing to schedule: 0 pods bound\n\n');
-  // The web build is an ES module with `init`; its module file is where `exports` says.
+  // CommonJS require, where Node loads ES modules with `require` (20.19+, 22.12+).
+  if (process.features.require_module) {
+    writeFileSync(join(dir, 'cjs.cjs'), "const g = require('gangpack');\nconsole.log(g.plan('').table);\n");
+    assert.equal(run('node', ['cjs.cjs']), 'nothing to schedule: 0 pods bound\n\n');
+  }
+  // The web entry, as a worker or a bundler without fetch uses it: initSync with the
+  // bytes of the one module, found through `exports`.
+  writeFileSync(join(dir, 'web.mjs'), [
+    "import { readFileSync } from 'node:fs';",
+    "import { initSync, plan } from 'gangpack/web';",
+    "const url = new URL(import.meta.resolve('gangpack/gangpack_wasm_bg.wasm'));",
+    'initSync({ module: readFileSync(url) });',
+    "console.log(url.pathname.endsWith('/node_modules/gangpack/web/gangpack_wasm_bg.wasm'), plan('').exitCode);",
+    '',
+  ].join('\n'));
+  assert.equal(run('node', ['web.mjs']), 'true 0\n');
+  // The web module file is an ES module with `init`, next to the module it fetches.
   const web = readFileSync(join(dir, 'node_modules', 'gangpack', 'web', 'gangpack_wasm.js'), 'utf8');
   assert.match(web, /^export \{ initSync, __wbg_init as default \};?$/m);
+  assert.match(web, /new URL\('gangpack_wasm_bg\.wasm', import\.meta\.url\)/);
 
   // TypeScript resolves the declarations through the package's `exports`.
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
@@ -64,13 +89,14 @@ test('npm pack, install into an empty project, import, type-check, run the READM
     files: ['check.mts'],
   }));
   writeFileSync(join(dir, 'check.mts'), [
-    "import { plan, type PlanResult } from 'gangpack';",
+    "import { plan, Scheduler, type PlanResult } from 'gangpack';",
     "import init, { explain } from 'gangpack/web';",
     "const r: PlanResult = plan('', { policy: 'Spread' });",
     "const code: 0 | 3 = r.exitCode;",
-    "// @ts-expect-error: the table is text",
-    "const n: number = r.table;",
-    "void [code, n, init, explain];",
+    '// @ts-expect-error: the table is text',
+    'const n: number = r.table;',
+    "function scoped(): void { using s = new Scheduler(); s.free(); }",
+    'void [code, n, init, explain, scoped];',
     '',
   ].join('\n'));
   run(tsc, ['-p', dir]);

@@ -2,14 +2,14 @@
 // name, a workload mix given in the options or set on a session, the errors of a bad
 // one, and FragmentationAware as FGD's deprecated alias.
 //   bash scripts/wasm.sh --dev && node --test wasm/tests-js/policies.test.mjs
-// GANGPACK_WASM_NODE points at another build of the nodejs package's entry file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 
-const entry = process.env.GANGPACK_WASM_NODE
-  ?? new URL('../pkg/node/gangpack_wasm.js', import.meta.url).pathname;
-const g = createRequire(import.meta.url)(entry);
+// GANGPACK_WASM_NODE points at another build of the package's Node entry file.
+const g = await import(process.env.GANGPACK_WASM_NODE
+  ? pathToFileURL(process.env.GANGPACK_WASM_NODE).href
+  : '../pkg/node/index.js');
 
 const thrown = (f) => {
   try {

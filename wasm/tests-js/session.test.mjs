@@ -1,13 +1,13 @@
-// The stateful Scheduler class against the nodejs build:
+// The stateful Scheduler class through the package's Node entry:
 //   bash scripts/wasm.sh --dev && node --test wasm/tests-js/session.test.mjs
-// GANGPACK_WASM_NODE points at another build of the nodejs package's entry file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 
-const entry = process.env.GANGPACK_WASM_NODE
-  ?? new URL('../pkg/node/gangpack_wasm.js', import.meta.url).pathname;
-const g = createRequire(import.meta.url)(entry);
+// GANGPACK_WASM_NODE points at another build of the package's Node entry file.
+const g = await import(process.env.GANGPACK_WASM_NODE
+  ? pathToFileURL(process.env.GANGPACK_WASM_NODE).href
+  : '../pkg/node/index.js');
 
 const CHAT = 'gpu.nvidia.com/gpu-r3-n5/gpu-0';
 const KEY = 'example.com/xid-79';
@@ -364,4 +364,55 @@ test('nodes join, change and leave a running session (issue 33)', () => {
   const report = s.updateNode({ ...node, taints: [{ key: 'example.com/maintenance', value: 'now', effect: 'NoExecute' }] });
   assert.ok(report.started.length > 0, 'the pods on it are scheduled for eviction');
   s.free();
+});
+
+test('a freed session refuses every call with a Freed error; free() twice is harmless', () => {
+  const s = g.Scheduler.fromManifests(g.demoManifests(0));
+  const kept = s.fork();
+  assert.equal(typeof s[Symbol.dispose], 'function');
+  s.free();
+  s.free();
+  s[Symbol.dispose]();
+  for (const call of [() => s.cycle(), () => s.snapshot(), () => s.now(), () => s.fork(), () => s.explain('a/b')]) {
+    const e = thrown(call);
+    assert.ok(e instanceof Error);
+    assert.equal(e.name, 'Freed');
+    assert.match(e.message, /^Scheduler\.\w+: this Scheduler was freed \(by free\(\) or at the end of its `using` block\)/);
+    assert.equal(e.problems[0].line, e.message);
+  }
+  // Passing a freed session is refused alike, before it reaches the module.
+  const e = thrown(() => kept.restore(s));
+  assert.equal(e.name, 'Freed');
+  assert.match(e.message, /^Scheduler\.restore: argument 1, a Scheduler, was freed/);
+  // The fork taken before is whole.
+  assert.equal(kept.cycle().units.length, 10);
+  kept[Symbol.dispose]();
+  assert.equal(thrown(() => kept.cycle()).name, 'Freed');
+  // The module is unharmed: new sessions work.
+  const fresh = g.Scheduler.fromManifests(g.demoManifests(0));
+  assert.equal(fresh.cycle().units.length, 10);
+  fresh.free();
+});
+
+test('`using` frees a session at the end of its block (TypeScript, as written in the README)', async () => {
+  // Node 20 has Symbol.dispose but not the `using` syntax: TypeScript compiles it, as
+  // it does for a TypeScript user targeting ES2022.
+  const ts = (await import('../node_modules/typescript/lib/typescript.js')).default;
+  const source = `
+    export function run(g: typeof import('gangpack')) {
+      let escaped: InstanceType<typeof g.Scheduler>;
+      {
+        using session = g.Scheduler.fromManifests(g.demoManifests(0));
+        escaped = session;
+        session.cycle();
+      }
+      return escaped;
+    }`;
+  const js = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext } }).outputText;
+  assert.match(js, /__addDisposableResource|__disposeResources/, 'compiled to dispose calls');
+  const { run } = await import(`data:text/javascript,${encodeURIComponent(js)}`);
+  const escaped = run(g);
+  const e = thrown(() => escaped.cycle());
+  assert.equal(e.name, 'Freed');
+  escaped.free();
 });

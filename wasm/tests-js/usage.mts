@@ -9,7 +9,8 @@ import {
   type GangpackError, type Problem, type KubeObject, type Node, type NodeRemoval,
   type Policy, type ShapeMix, type TypicalShape,
 } from 'gangpack';
-import init, { plan as webPlan } from 'gangpack/web';
+import init, { plan as webPlan, initSync } from 'gangpack/web';
+import nodeInit from 'gangpack';
 
 const manifests: string = demoManifests(0);
 const options: Options = { policy: 'FGD', now: '2026-11-05T08:00:00Z', strict: true };
@@ -39,7 +40,7 @@ try {
   plan('kind: [');
 } catch (err) {
   const e = err as GangpackError;
-  const kind: 'InvalidInput' | 'InvalidArgument' | 'NotFound' | 'AlreadyExists' | 'Conflict' | 'IoError' = e.name;
+  const kind: 'InvalidInput' | 'InvalidArgument' | 'NotFound' | 'AlreadyExists' | 'Conflict' | 'IoError' | 'Freed' = e.name;
   const p: Problem | undefined = e.problems[0];
   const field: string | undefined = p?.field;
   void kind; void field;
@@ -98,9 +99,25 @@ session.free();
 // @ts-expect-error: a device state is one of four names
 const badState: 'broken' = state;
 
+// Freeing sessions: `using` frees at the end of the block (Symbol.dispose); free() again is a no-op.
+function scoped(text: string): number {
+  using s = Scheduler.fromManifests(text);
+  s.free();
+  return 0;
+}
+const disposable: Disposable = Scheduler.fromManifests(manifests);
+
 async function browser(text: string): Promise<string> {
   await init();
   return webPlan(text).table;
+}
+
+function worker(bytes: BufferSource): void {
+  initSync({ module: bytes });
+}
+
+async function isomorphic(): Promise<void> {
+  await nodeInit();
 }
 
 // @ts-expect-error: not a policy
@@ -120,4 +137,5 @@ plan(manifests, { podGroupPreemptionPolicy: 'on' });
 // @ts-expect-error: a step budget is a number of steps
 plan(manifests, { stepBudget: 'lots' });
 
+void [scoped, disposable, worker, isomorphic];
 void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, helps, deleted, joined, yamlOut, badState, budgetLimit, exhausted, searchSteps, policies, firstWeight, classless];

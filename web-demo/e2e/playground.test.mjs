@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import * as g from '../../wasm/pkg/node/gangpack_wasm.js';
+import * as g from '../../wasm/pkg/node/index.js';
 import { apply } from '../src/actions.js';
 import { SCENARIOS } from '../src/scenarios/index.js';
 

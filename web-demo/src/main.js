@@ -4,7 +4,7 @@
 // This file wires the page: loading, actions, undo/redo through the browser's
 // history, the run loop, dialogs and the answers panel.
 
-import init, { Scheduler, demoManifests, version } from '../pkg/gangpack_wasm.js';
+import init, { Scheduler, demoManifests, version } from '../pkg/index.js';
 import { apply, UNIT_DEFAULTS } from './actions.js';
 import { ClusterView, describeDevice, duration, PALETTE } from './cluster-view.js';
 import { h, metrics, renderCapacity, renderChart, renderExplanation, renderMetrics, renderTimeline, renderVerdict } from './panel.js';

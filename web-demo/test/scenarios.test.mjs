@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import * as g from '../../wasm/pkg/node/gangpack_wasm.js';
+import * as g from '../../wasm/pkg/node/index.js';
 import { apply } from '../src/actions.js';
 import { SCENARIOS, scenarioById } from '../src/scenarios/index.js';
 import { BROKEN_GPU } from '../src/scenarios/ecc.js';
