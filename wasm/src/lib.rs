@@ -10,6 +10,9 @@
 //! - [`plan`], [`explain`] and [`taint`] (feature `k8s`): the command line's contract on
 //!   manifest text, returning the table text and the object `gangpack ... -o json`
 //!   prints, computed by the same library (`gangpack_cli`) as the native command.
+//! - [`check`], [`diff`] and [`capacity`] (feature `k8s`) and [`generate`] (`gen` in
+//!   JavaScript, feature `gen`): the command's `check`, `diff`, `capacity` and `gen` as
+//!   data, with the table text and the `-o json` object from one run.
 //! - [`run_cli`] (feature `k8s`): one command line, as `wasm/js/gangpack.mjs` runs it.
 //! - [`Scheduler`]: a stateful scheduler for interactive use (the playground).
 //!
@@ -21,6 +24,8 @@
 
 #[cfg(feature = "bench")]
 mod bench;
+#[cfg(feature = "k8s")]
+mod commands;
 pub mod js;
 #[cfg(feature = "k8s")]
 mod manifests;
@@ -31,6 +36,10 @@ use wasm_bindgen::prelude::wasm_bindgen;
 
 #[cfg(feature = "bench")]
 pub use bench::BenchScenario;
+#[cfg(feature = "gen")]
+pub use commands::generate;
+#[cfg(feature = "k8s")]
+pub use commands::{capacity, check, diff};
 #[cfg(feature = "k8s")]
 pub use manifests::{demo_manifests, explain, format_list, plan, run_cli, taint};
 pub use session::Scheduler;

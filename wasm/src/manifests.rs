@@ -45,9 +45,14 @@ pub(crate) enum Piece {
 
 impl Manifests {
     pub(crate) fn input(self) -> Input {
+        self.input_named("manifests")
+    }
+
+    /// The input, its texts named `base` (one text) or `base[i]` unless named.
+    pub(crate) fn input_named(self, base: &str) -> Input {
         Input::Files(match self {
             Manifests::One(text) => vec![InputFile {
-                name: "manifests".to_owned(),
+                name: base.to_owned(),
                 text,
             }],
             Manifests::Many(pieces) => pieces
@@ -55,7 +60,7 @@ impl Manifests {
                 .enumerate()
                 .map(|(i, p)| match p {
                     Piece::Text(text) => InputFile {
-                        name: format!("manifests[{i}]"),
+                        name: format!("{base}[{i}]"),
                         text,
                     },
                     Piece::File { name, text } => InputFile { name, text },

@@ -161,6 +161,156 @@ export interface TaintResult {
   warnings: string[];
 }
 
+/**
+ * One object a finding involves: `kind` is `Pod`, `PodGroup`, `Node`, `ResourceClaim`,
+ * `DeviceClass`, `DeviceTaintRule`, `Device` (`name`: `driver/pool/device`) or `Pool`
+ * (`driver/pool`); `namespace` only for namespaced objects.
+ */
+export interface FindingObject {
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+/** One broken rule, as `gangpack check -o json` prints it. */
+export interface Finding {
+  /** The stable rule name (`device-allocated-twice`, `below-min-count`, ...). */
+  rule: string;
+  /** What is wrong, in a sentence. */
+  message: string;
+  /** The objects involved, most specific first. */
+  objects: FindingObject[];
+}
+
+/** `check`'s second argument (`gangpack check --decisions ... --admission`). */
+export interface CheckSpec {
+  /** Decision objects applied over the manifests first (Pods with `spec.nodeName`, ResourceClaims with `status.allocation`, ... as `plan` lists them): each replaces the object of the same kind, namespace and name, or is added. Texts are named `decisions` / `decisions[i]` in messages unless named. */
+  decisions?: Manifests;
+  /** Hold running pods and claims to the rules of placement too (`--admission`). */
+  admission?: boolean;
+}
+
+/** What `check` found: the fields of `gangpack_k8s::check::Report`, and the command's output. */
+export interface CheckResult {
+  /** No rule is broken. */
+  valid: boolean;
+  /** The command's exit status: 0 (valid) or 4 (a rule is broken). */
+  exitCode: 0 | 4;
+  /** Exactly what `gangpack check` prints. */
+  table: string;
+  /** Every broken rule: exactly the list `gangpack check -o json` prints. */
+  findings: Finding[];
+  /** Pods bound (after the decisions); terminating and finished pods left out. */
+  podsBound: number;
+  /** Claims allocated (after the decisions). */
+  claimsAllocated: number;
+  /** PodGroups with a bound member. */
+  groupsRunning: number;
+  /** Devices published (usable or not). */
+  devices: number;
+  /** Distinct devices allocated (after the decisions), admin access left out. */
+  devicesAllocated: number;
+  /** Findings of placement-time rules on pods and claims already running, not counted (`admission: true` counts them). */
+  runningExempt: number;
+  /** Decision objects that replaced an object of the manifests. */
+  replaced: number;
+  /** Decision objects that were not in the manifests. */
+  added: number;
+  /** Bindings and allocations the decisions made or changed. */
+  decided: number;
+  /** Every bound pod (after the decisions): `namespace/name` → node. */
+  bindings: Record<string, string>;
+  /** The pods the decisions bound or moved (`namespace/name`, sorted). */
+  newBindings: string[];
+  /** Pods bound in the manifests that the decisions evict (sorted). */
+  evicted: string[];
+  warnings: string[];
+}
+
+/** `diff`'s second argument: the two decision manifests (`--ours`, `--theirs`), named `ours` / `theirs` in messages unless named. */
+export interface DiffSpec {
+  ours: Manifests;
+  theirs: Manifests;
+}
+
+/** One side of `diff`, as `gangpack diff -o json` prints it. */
+export interface DiffSide {
+  /** The validator found no broken rule. */
+  valid: boolean;
+  /** Pods this side's decisions bound or moved. */
+  podsPlaced: number;
+  podsBound: number;
+  devicesAllocated: number;
+  devicesUnallocated: number;
+  /** PodGroups (`namespace/name`) placed below `minCount` or across topology domains. */
+  gangsSplit: string[];
+  /** Pods (`namespace/name`) this side evicts. */
+  evicted: string[];
+  /** This side's broken rules. */
+  violations: Finding[];
+}
+
+/** What `diff` found: every field of the object `gangpack diff -o json` prints, and the command's output. */
+export interface DiffResult {
+  ours: DiffSide;
+  theirs: DiffSide;
+  /** Pods (`namespace/name`) placed by one side only. */
+  placedByOursOnly: string[];
+  placedByTheirsOnly: string[];
+  /** Pods both place, on different nodes. */
+  placedOnDifferentNodes: { pod: string; ours: string; theirs: string }[];
+  evictedByOursOnly: string[];
+  evictedByTheirsOnly: string[];
+  /** The two place and evict the same pods on the same nodes (the table's last line). */
+  same: boolean;
+  /** The command's exit status: 0 (both valid) or 4. */
+  exitCode: 0 | 4;
+  /** Exactly what `gangpack diff` prints. */
+  table: string;
+  warnings: string[];
+}
+
+/** `capacity`'s second argument (`gangpack capacity --key ... --whole --gang-pods N`). */
+export interface CapacitySpec {
+  /** A node label grouping nodes into domains (`--key`); `null`: the whole cluster as one domain (`--whole`); left out: the first PodGroup topology key (by PodGroup name), else the whole cluster. */
+  key?: string | null;
+  /** Pods of the gang shape, each with 8 devices (`--gang-pods`, default 8); 1 leaves it out. */
+  gangPods?: number;
+}
+
+/** What `capacity` found: exactly the object `gangpack capacity -o json` prints, and the table. */
+export interface CapacityResult extends CapacityReport {
+  /** Exactly what `gangpack capacity` prints. */
+  table: string;
+  warnings: string[];
+}
+
+/** `gen`'s sizes: a few nodes in one or two racks; about a dozen nodes in up to four racks; dozens of nodes in up to eight racks. Any case. */
+export type GenSize = "small" | "medium" | "large";
+
+/** `gen`'s workloads: PodGroups only, pods without a PodGroup only, or both. Any case. */
+export type GenKind = "gangs" | "pods" | "mixed";
+
+/** `gen`'s options, the command's flags (`gangpack gen --seed N --size S --kind K -o O`). */
+export interface GenOptions {
+  /** The seed (`--seed`, default 0): the same options give the same bytes on every machine. */
+  seed?: number;
+  /** Default `"small"`. */
+  size?: GenSize;
+  /** Default `"mixed"`. */
+  kind?: GenKind;
+  /** The format of `text` (`-o`): `"yaml"` (default) or `"json"`. */
+  output?: "yaml" | "json";
+}
+
+/** A generated cluster and its workload. */
+export interface GenResult {
+  /** Exactly what `gangpack gen` prints for the options. */
+  text: string;
+  /** The same `kind: List`, as objects. */
+  list: KubeList;
+}
+
 /** One command line for `runCli` (arguments parsed and files read by the host). */
 export interface CliRequest {
   command: "plan" | "explain" | "taint" | "demo" | "check" | "diff";

@@ -222,3 +222,114 @@ test('plan: podGroupPreemptionPolicy is kube-scheduler\'s PodGroupPreemptionPoli
   assert.match(on.table, /PodGroup ml\/urgent +invalid/);
   assert.match(on.table, /must equal the preemptionPolicy of the pod's PodGroup/);
 });
+
+test('check: the state judged, decisions applied over it, warnings and errors', () => {
+  const r = g.check(demo);
+  assert.equal(r.valid, true);
+  assert.equal(r.exitCode, 0);
+  assert.deepEqual(r.findings, []);
+  assert.match(r.table, /^valid: \d+ pods bound, \d+ claims allocated, \d+ PodGroups running\n$/);
+  assert.equal(r.podsBound, Object.keys(r.bindings).length);
+  assert.deepEqual([r.replaced, r.added, r.decided, r.newBindings, r.evicted], [0, 0, 0, [], []]);
+  // The plan's own decisions pass; a pod moved onto a node without room does not.
+  const planned = g.plan(demo).list;
+  const ok = g.check(demo, { decisions: g.formatList(planned, 'yaml') });
+  assert.equal(ok.valid, true, ok.table);
+  assert.ok(ok.decided > 0 && ok.newBindings.length > 0);
+  assert.match(ok.table, /; decisions: \d+ objects replaced, \d+ added, \d+ bindings or allocations new\n$/);
+  const pod = planned.items.find((o) => o.kind === 'Pod' && o.metadata.name === 'chat-0');
+  const broken = g.check(demo, { decisions: [{ name: 'mine.json', text: JSON.stringify({ ...pod, spec: { ...pod.spec, nodeName: 'no-such-node' } }) }] });
+  assert.equal(broken.valid, false);
+  assert.equal(broken.exitCode, 4);
+  const f = broken.findings[0];
+  assert.equal(typeof f.rule, 'string');
+  assert.ok(f.objects.some((o) => o.kind === 'Pod' && o.namespace === 'inference' && o.name === 'chat-0'), JSON.stringify(f));
+  assert.match(broken.table, /^invalid: \d+ violations? of \d+ rules? \(/m);
+  // Invalid decisions: InvalidInput naming the text, the object and the field.
+  const e = thrown(() => g.check(demo, { decisions: [NODE.replace('cpu: "8"', 'cpu: eight')] }));
+  assert.equal(e.name, 'InvalidInput');
+  assert.equal(e.problems[0].file, 'decisions[0]');
+  assert.equal(e.problems[0].object, 'Node "n1"');
+  assert.match(e.problems[0].field, /^status\.allocatable/);
+  assert.equal(e.message, e.problems.map((p) => p.line).join('\n'));
+  assert.equal(thrown(() => g.check(demo, { decision: '' })).problems[0].field, 'spec.decision');
+  assert.equal(thrown(() => g.check(demo, { admission: 'yes' })).name, 'InvalidArgument');
+  assert.equal(thrown(() => g.check(demo, null, { policy: 'nope' })).problems[0].field, 'options.policy');
+});
+
+test('diff: two decisions compared, as data and as the table', () => {
+  const planned = g.formatList(g.plan(demo).list, 'yaml');
+  const spread = g.formatList(g.plan(demo, { policy: 'Spread' }).list, 'yaml');
+  const same = g.diff(demo, { ours: planned, theirs: planned });
+  assert.equal(same.same, true);
+  assert.equal(same.exitCode, 0);
+  assert.deepEqual([same.placedByOursOnly, same.placedByTheirsOnly, same.placedOnDifferentNodes], [[], [], []]);
+  assert.equal(same.ours.podsPlaced, same.theirs.podsPlaced);
+  assert.match(same.table, /the two decisions place and evict the same pods on the same nodes\n$/);
+  const other = g.diff(demo, { ours: planned, theirs: [{ name: 'spread.yaml', text: spread }] });
+  assert.equal(other.same, false);
+  assert.ok(other.placedOnDifferentNodes.length > 0);
+  const m = other.placedOnDifferentNodes[0];
+  assert.deepEqual(Object.keys(m).sort(), ['ours', 'pod', 'theirs']);
+  assert.notEqual(m.ours, m.theirs);
+  assert.ok(other.table.includes(`Pod ${m.pod}: ${m.ours}, ${m.theirs}`));
+  for (const side of [other.ours, other.theirs]) {
+    assert.deepEqual(Object.keys(side).sort(), ['devicesAllocated', 'devicesUnallocated', 'evicted', 'gangsSplit', 'podsBound', 'podsPlaced', 'valid', 'violations']);
+  }
+  let e = thrown(() => g.diff(demo));
+  assert.equal(e.name, 'InvalidArgument');
+  assert.equal(e.problems[0].field, 'spec');
+  e = thrown(() => g.diff(demo, { ours: planned }));
+  assert.equal(e.name, 'InvalidArgument');
+  assert.match(e.message, /^spec: missing field `theirs`/);
+  e = thrown(() => g.diff(demo, { ours: planned, theirs: 'kind: [' }));
+  assert.equal(e.name, 'InvalidInput');
+  assert.equal(e.problems[0].file, 'theirs');
+});
+
+test('capacity: the report as data and as the table', () => {
+  const r = g.capacity(demo);
+  assert.equal(r.key, 'topology.kubernetes.io/rack');
+  assert.deepEqual(r.labels, ['1x1', '1x2', '1x4', '1x8', '8x8@topology.kubernetes.io/rack']);
+  assert.equal(r.totals.length, r.shapes.length);
+  assert.ok(r.domains.length > 1);
+  assert.match(r.table, /^DOMAIN +NODES +FREE +1x1 +1x2 +1x4 +1x8 +8x8@topology\.kubernetes\.io\/rack\n/);
+  const whole = g.capacity(demo, { key: null, gangPods: 1 });
+  assert.equal(whole.key, null);
+  assert.deepEqual(whole.domains, [], 'the whole cluster: the totals alone');
+  assert.deepEqual(whole.labels, ['1x1', '1x2', '1x4', '1x8']);
+  assert.equal(whole.nodes, r.nodes);
+  assert.match(whole.table, /^CLUSTER +NODES/);
+  assert.equal(thrown(() => g.capacity(demo, { gangPods: -1 })).problems[0].field, 'spec.gangPods');
+  assert.equal(thrown(() => g.capacity(demo, { topologyKey: 'x' })).problems[0].field, 'spec.topologyKey');
+  assert.equal(thrown(() => g.capacity('kind: [')).name, 'InvalidInput');
+});
+
+test('gen: seeded scenarios as text and objects; options checked', () => {
+  const a = g.gen({ seed: 3, size: 'medium', kind: 'gangs' });
+  assert.match(a.text, /^apiVersion: v1\nitems:\n/);
+  assert.equal(a.list.kind, 'List');
+  assert.ok(a.list.items.some((o) => o.kind === 'PodGroup'));
+  assert.deepEqual(g.gen({ seed: 3, size: 'Medium', kind: 'GANGS' }), a, 'sizes and kinds in any case');
+  const json = g.gen({ seed: 3, size: 'medium', kind: 'gangs', output: 'json' });
+  assert.deepEqual(JSON.parse(json.text), a.list);
+  assert.equal(json.text, `${JSON.stringify(a.list, null, 2)}\n`);
+  assert.notDeepEqual(g.gen({ seed: 4, size: 'medium', kind: 'gangs' }).list, a.list);
+  assert.ok(!g.gen({ kind: 'pods' }).list.items.some((o) => o.kind === 'PodGroup'));
+  assert.deepEqual(g.gen(), g.gen({ seed: 0, size: 'small', kind: 'mixed', output: 'yaml' }));
+  // What gen writes, plan reads.
+  assert.ok(g.plan(a.text).table.length > 0);
+  let e = thrown(() => g.gen({ size: 'huge' }));
+  assert.equal(e.name, 'InvalidArgument');
+  assert.equal(e.message, 'options.size: invalid value "huge" (expected small, medium or large)');
+  e = thrown(() => g.gen({ seed: -1 }));
+  assert.equal(e.problems[0].field, 'options.seed');
+  e = thrown(() => g.gen({ seed: 1.5 }));
+  assert.equal(e.problems[0].field, 'options.seed');
+  e = thrown(() => g.gen({ output: 'table' }));
+  assert.equal(e.problems[0].field, 'options.output');
+  e = thrown(() => g.gen({ sede: 1 }));
+  assert.equal(e.problems[0].field, 'options.sede');
+  e = thrown(() => g.gen('small'));
+  assert.equal(e.name, 'InvalidArgument');
+});

@@ -4,14 +4,22 @@
 // fixtures: each file alone and each directory whole, with plan (every output
 // format), explain, and taint on a node and on a device found in the set.
 //
+// The package's data functions are held to the native command the same way: on every
+// manifest set, `check()` and `capacity()` return the table `gangpack check|capacity`
+// prints, the object `-o json` prints, the exit status, the warnings, and, for input
+// the command refuses, a thrown error whose message is its `error:` lines; `diff()`
+// likewise on the check corpus; `gen()` the bytes of `gangpack gen` for every size and
+// kind, YAML and JSON.
+//
 // GANGPACK_NATIVE names the native binary (default: target/debug/gangpack).
 
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join, relative } from 'node:path';
+import { readInputs } from '../js/gangpack.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const native = process.env.GANGPACK_NATIVE ?? join(root, 'target', 'debug', 'gangpack');
@@ -21,10 +29,11 @@ function run(cmd, args) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: root, env: { ...process.env, NO_COLOR: '1' } });
     const out = [];
+    const err = [];
     child.stdout.on('data', (d) => out.push(d));
-    child.stderr.resume();
+    child.stderr.on('data', (d) => err.push(d));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ stdout: Buffer.concat(out), code }));
+    child.on('close', (code) => resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString(), code }));
   });
 }
 
@@ -97,10 +106,14 @@ function commandLines(rel) {
   return lines;
 }
 
+const entry = join(root, 'wasm', 'pkg', 'node', 'index.js');
+
 test('the native binary and the WebAssembly package are built', () => {
   assert.ok(existsSync(native), `${native} is missing: cargo build -p gangpack-cli`);
-  assert.ok(existsSync(join(root, 'wasm', 'pkg', 'node', 'index.js')), 'run bash scripts/wasm.sh');
+  assert.ok(existsSync(entry), 'run bash scripts/wasm.sh');
 });
+
+const g = await import(pathToFileURL(entry).href);
 
 const sets = manifestSets();
 
@@ -159,5 +172,146 @@ test('identical on usage, I/O and demo command lines', async () => {
     const [a, b] = await Promise.all([run(native, args), run(process.execPath, [nodeCli, ...args])]);
     assert.equal(b.code, a.code, `exit status of gangpack ${args.join(' ')}`);
     assert.ok(a.stdout.equals(b.stdout), `stdout of gangpack ${args.join(' ')} differs`);
+  }
+});
+
+// ---- the data functions against the native command -----------------------------------
+
+/** The lines the native command printed after `prefix` on stderr. */
+const stderrLines = (stderr, prefix) => stderr.split('\n').filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length));
+
+/** The paths read as the command reads them, as `{ name, text }` (names in messages alike). */
+function files(paths) {
+  const read = readInputs(paths);
+  assert.deepEqual(read.errors, []);
+  return read.files;
+}
+
+/** Calls `f`; its result, or `{ thrown }`. */
+function attempt(f) {
+  try {
+    return f();
+  } catch (e) {
+    return { thrown: e };
+  }
+}
+
+/**
+ * One function call against the native command lines `args` (table) and `args -o json`:
+ * the same exit status, table, JSON object and warnings, or, where the command
+ * refuses the input, a thrown error with its `error:` lines.
+ */
+async function same(what, args, call, data) {
+  const [table, json] = await Promise.all([run(native, args), run(native, [...args, '-o', 'json'])]);
+  const r = attempt(call);
+  const line = `gangpack ${args.join(' ')}`;
+  if (table.code === 2 || table.code === 1) {
+    assert.ok(r.thrown, `${what}: ${line} exits ${table.code}, the function returned`);
+    assert.ok(r.thrown instanceof Error && r.thrown.name !== 'Error', `${what}: a gangpack error, not a trap: ${r.thrown}`);
+    assert.deepEqual(r.thrown.message.split('\n'), stderrLines(table.stderr, 'error: '), `${what}: error lines of ${line}`);
+    return;
+  }
+  assert.ok(!r.thrown, `${what}: ${line} exits ${table.code}, the function threw ${r.thrown?.message}`);
+  assert.equal(r.table, table.stdout.toString(), `${what}: table of ${line}`);
+  assert.deepEqual(data(r), JSON.parse(json.stdout.toString()), `${what}: data of ${line} -o json`);
+  assert.deepEqual(r.warnings, stderrLines(table.stderr, 'warning: '), `${what}: warnings of ${line}`);
+  if ('exitCode' in r) assert.equal(r.exitCode, table.code, `${what}: exit status of ${line}`);
+  return r;
+}
+
+/** A result without the fields the function adds to the command's JSON object. */
+const without = (r, ...keys) => Object.fromEntries(Object.entries(r).filter(([k]) => !keys.includes(k)));
+
+for (const rel of sets) {
+  test(`check() and capacity() equal the command on ${rel}`, async () => {
+    const input = files([rel]);
+    const c = await same('check', ['check', '-f', rel], () => g.check(input), (r) => r.findings);
+    if (c) assert.equal(c.valid, c.findings.length === 0);
+    await same('capacity', ['capacity', '-f', rel], () => g.capacity(input), (r) => without(r, 'table', 'warnings'));
+  });
+}
+
+test('check() equals the command with decisions, admission and options', async () => {
+  const corpus = 'cli/tests/fixtures/check';
+  const cases = [
+    [['examples/cluster', 'examples/gang-rack.yaml'], ['examples/testing/naive-decision.yaml'], false],
+    [['examples/cluster', 'examples/running-job.yaml', 'cli/tests/fixtures/evictions/xid-rule.yaml'], null, true],
+  ];
+  for (const name of readdirSync(join(root, corpus)).sort()) {
+    const m = name.match(/^(.*)\.decisions\.yaml$/);
+    if (m) cases.push([[`${corpus}/cluster.yaml`, `${corpus}/${m[1]}.yaml`], [`${corpus}/${name}`], false]);
+  }
+  for (const [inputs, decisions, admission] of cases) {
+    const args = ['check', ...inputs.flatMap((f) => ['-f', f])];
+    if (decisions) args.push(...decisions.flatMap((d) => ['--decisions', d]));
+    if (admission) args.push('--admission');
+    const spec = { admission };
+    if (decisions) spec.decisions = files(decisions);
+    const r = await same('check', args, () => g.check(files(inputs), spec), (x) => x.findings);
+    assert.ok(r, `${args.join(' ')} is checked`);
+    if (decisions) assert.ok(r.decided + r.replaced + r.added > 0, `${args.join(' ')}: the decisions count`);
+  }
+  // The global options reach the check as they reach the command.
+  const args = ['check', '-f', 'examples/cluster', '--policy', 'spread', '--now', '2026-11-05T08:00:00Z', '--skip-invalid'];
+  await same('check', args, () => g.check(files(['examples/cluster']), null, { policy: 'spread', now: '2026-11-05T08:00:00Z', skipInvalid: true }), (x) => x.findings);
+});
+
+test('diff() equals the command on the check corpus', async () => {
+  const corpus = 'cli/tests/fixtures/check';
+  const base = [`${corpus}/cluster.yaml`, `${corpus}/topology-split.yaml`];
+  const pairs = [
+    [`${corpus}/topology-split.decisions.yaml`, `${corpus}/below-min-count.decisions.yaml`],
+    [`${corpus}/topology-split.decisions.yaml`, `${corpus}/topology-split.decisions.yaml`],
+    ['examples/testing/naive-decision.yaml', `${corpus}/device-allocated-twice.decisions.yaml`],
+    ['no/such/decision.yaml', `${corpus}/topology-split.decisions.yaml`],
+  ];
+  for (const [ours, theirs] of pairs) {
+    const args = ['diff', ...base.flatMap((f) => ['-f', f]), '--ours', ours, '--theirs', theirs];
+    if (!existsSync(join(root, ours))) {
+      // An unreadable file is the host's to read (exit 1): nothing reaches the module.
+      assert.equal((await run(native, args)).code, 1);
+      continue;
+    }
+    const r = await same('diff', args, () => g.diff(files(base), { ours: files([ours]), theirs: files([theirs]) }),
+      (x) => without(x, 'table', 'warnings', 'same', 'exitCode'));
+    assert.equal(r.same, r.table.trimEnd().endsWith('the two decisions place and evict the same pods on the same nodes'));
+  }
+  // Examples: the demo's dump against the naive decision, both ways.
+  const cluster = ['examples/cluster', 'examples/gang-rack.yaml'];
+  const args = ['diff', ...cluster.flatMap((f) => ['-f', f]), '--ours', 'examples/testing/naive-decision.yaml', '--theirs', 'examples/gang-rack.yaml'];
+  await same('diff', args, () => g.diff(files(cluster), { ours: files(['examples/testing/naive-decision.yaml']), theirs: files(['examples/gang-rack.yaml']) }),
+    (x) => without(x, 'table', 'warnings', 'same', 'exitCode'));
+});
+
+test('capacity() equals the command with --key, --whole and --gang-pods', async () => {
+  const input = files(['examples/cluster', 'examples/gang-rack.yaml']);
+  const f = ['-f', 'examples/cluster', '-f', 'examples/gang-rack.yaml'];
+  const data = (r) => without(r, 'table', 'warnings');
+  await same('capacity', ['capacity', ...f, '--whole'], () => g.capacity(input, { key: null }), data);
+  await same('capacity', ['capacity', ...f, '--key', 'kubernetes.io/hostname'], () => g.capacity(input, { key: 'kubernetes.io/hostname' }), data);
+  await same('capacity', ['capacity', ...f, '--gang-pods', '2'], () => g.capacity(input, { gangPods: 2 }), data);
+  await same('capacity', ['capacity', ...f, '--gang-pods', '1', '--key', 'no/such-label'], () => g.capacity(input, { gangPods: 1, key: 'no/such-label' }), data);
+  await same('capacity', ['capacity', ...f, '--gang-pods', '0'], () => g.capacity(input, { gangPods: 0 }), data);
+});
+
+test('gen() prints the bytes of gangpack gen for every size and kind, YAML and JSON', async () => {
+  const runs = [];
+  for (const size of ['small', 'medium', 'large']) {
+    for (const kind of ['gangs', 'pods', 'mixed']) {
+      for (const [seed, output] of [[0, 'yaml'], [7, 'json']]) runs.push({ seed, size, kind, output });
+    }
+  }
+  runs.push({ seed: 123456789, size: 'medium', kind: 'mixed', output: 'yaml' }, {});
+  for (const o of runs) {
+    const args = ['gen'];
+    if (o.seed !== undefined) args.push('--seed', String(o.seed));
+    if (o.size) args.push('--size', o.size, '--kind', o.kind, '-o', o.output);
+    const n = await run(native, args);
+    assert.equal(n.code, 0, args.join(' '));
+    const r = g.gen(o);
+    assert.ok(Buffer.from(r.text).equals(n.stdout), `gen(${JSON.stringify(o)}) differs from gangpack ${args.join(' ')}`);
+    assert.deepEqual(r.list, o.output === 'json' ? JSON.parse(r.text) : g.gen({ ...o, output: 'json' }).list);
+    // What gen writes, the other functions read.
+    assert.equal(g.plan(r.text).list.kind, 'List');
   }
 });

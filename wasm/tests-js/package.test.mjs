@@ -53,12 +53,12 @@ test('npm pack, install into an empty project, import, type-check, run the READM
 
   // ES module import, through the `node` condition of `exports`: ready on import.
   writeFileSync(join(dir, 'esm.mjs'), [
-    "import init, { version, plan } from 'gangpack';",
+    "import init, { version, plan, check, gen } from 'gangpack';",
     'await init();',
-    "console.log(version(), typeof plan);",
+    "console.log(version(), typeof plan, check('').valid, gen().list.kind);",
     '',
   ].join('\n'));
-  assert.equal(run('node', ['esm.mjs']), `${cargoVersion} function\n`);
+  assert.equal(run('node', ['esm.mjs']), `${cargoVersion} function true List\n`);
   // CommonJS require, where Node loads ES modules with `require` (20.19+, 22.12+).
   if (process.features.require_module) {
     writeFileSync(join(dir, 'cjs.cjs'), "const g = require('gangpack');\nconsole.log(g.plan('').table);\n");
@@ -89,14 +89,18 @@ test('npm pack, install into an empty project, import, type-check, run the READM
     files: ['check.mts'],
   }));
   writeFileSync(join(dir, 'check.mts'), [
-    "import { plan, Scheduler, type PlanResult } from 'gangpack';",
-    "import init, { explain } from 'gangpack/web';",
+    "import { plan, check, gen, Scheduler, type PlanResult, type CheckResult, type GenResult } from 'gangpack';",
+    "import init, { explain, diff } from 'gangpack/web';",
     "const r: PlanResult = plan('', { policy: 'Spread' });",
     "const code: 0 | 3 = r.exitCode;",
+    "const c: CheckResult = check('', { admission: true });",
+    "const g: GenResult = gen({ seed: 1, size: 'large' });",
     '// @ts-expect-error: the table is text',
     'const n: number = r.table;',
+    "// @ts-expect-error: diff takes both sides",
+    "diff('', { ours: '' });",
     "function scoped(): void { using s = new Scheduler(); s.free(); }",
-    'void [code, n, init, explain, scoped];',
+    'void [code, c, g, n, init, explain, scoped];',
     '',
   ].join('\n'));
   run(tsc, ['-p', dir]);

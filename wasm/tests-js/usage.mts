@@ -4,12 +4,15 @@
 
 import {
   plan, explain, taint, formatList, runCli, demoManifests, version, Scheduler,
+  check, diff, capacity, gen,
+  type CheckResult, type Finding, type FindingObject, type DiffResult, type DiffSide,
+  type CapacityResult, type CapacitySpec, type GenOptions, type GenResult, type GenSize,
   type ClusterSnapshot, type CycleResult, type DeviceStateName, type EvictionReport, type Model,
   type PlanResult, type ExplainResult, type TaintResult, type CliResult, type Options,
   type GangpackError, type Problem, type KubeObject, type Node, type NodeRemoval,
   type Policy, type ShapeMix, type TypicalShape,
 } from 'gangpack';
-import init, { plan as webPlan, initSync } from 'gangpack/web';
+import init, { plan as webPlan, initSync, check as webCheck } from 'gangpack/web';
 import nodeInit from 'gangpack';
 
 const manifests: string = demoManifests(0);
@@ -99,6 +102,53 @@ session.free();
 // @ts-expect-error: a device state is one of four names
 const badState: 'broken' = state;
 
+// check, diff, capacity and gen: the command line's results as data.
+const checked: CheckResult = check(manifests);
+const valid: boolean = checked.valid;
+const checkCode: 0 | 4 = checked.exitCode;
+const finding: Finding | undefined = checked.findings[0];
+const involved: FindingObject | undefined = finding?.objects[0];
+const involvedNs: string | undefined = involved?.namespace;
+const counts: number[] = [checked.podsBound, checked.claimsAllocated, checked.groupsRunning, checked.devices,
+  checked.devicesAllocated, checked.runningExempt, checked.replaced, checked.added, checked.decided];
+const boundTo: string | undefined = checked.bindings['inference/chat-0'];
+const moved: string[] = [...checked.newBindings, ...checked.evicted];
+check(manifests, { decisions: [{ name: 'decision.yaml', text: r.table }], admission: true }, { skipInvalid: true });
+check(manifests, null, options);
+const compared: DiffResult = diff(manifests, { ours: 'a', theirs: ['b', { name: 'c.yaml', text: 'c' }] });
+const side: DiffSide = compared.ours;
+const split: string[] = side.gangsSplit;
+const violations: Finding[] = compared.theirs.violations;
+const firstMove: { pod: string; ours: string; theirs: string } | undefined = compared.placedOnDifferentNodes[0];
+const same: boolean = compared.same;
+const diffCode: 0 | 4 = compared.exitCode;
+const capSpec: CapacitySpec = { key: 'topology.kubernetes.io/rack', gangPods: 4 };
+const cap: CapacityResult = capacity(manifests, capSpec);
+capacity(manifests, { key: null });
+capacity(manifests);
+const capTable: string = cap.table;
+const labels: string[] = cap.labels;
+const fragmented: number | undefined = cap.totals[0]?.fragmentation;
+const size: GenSize = 'large';
+const genOptions: GenOptions = { seed: 7, size, kind: 'gangs', output: 'json' };
+const generated: GenResult = gen(genOptions);
+const genText: string = generated.text;
+const genItems: number = generated.list.items.length;
+gen();
+gen({});
+// @ts-expect-error: check's second argument is { decisions, admission }
+check(manifests, 'decisions.yaml');
+// @ts-expect-error: diff needs both sides
+diff(manifests, { ours: 'a' });
+// @ts-expect-error: check's exit codes are 0 and 4
+const badCheckCode: 3 = checked.exitCode;
+// @ts-expect-error: capacity's key is a label or null
+capacity(manifests, { key: 1 });
+// @ts-expect-error: sizes are small, medium and large
+gen({ size: 'huge' });
+// @ts-expect-error: gen's output is yaml or json
+gen({ output: 'table' });
+
 // Freeing sessions: `using` frees at the end of the block (Symbol.dispose); free() again is a no-op.
 function scoped(text: string): number {
   using s = Scheduler.fromManifests(text);
@@ -109,7 +159,7 @@ const disposable: Disposable = Scheduler.fromManifests(manifests);
 
 async function browser(text: string): Promise<string> {
   await init();
-  return webPlan(text).table;
+  return webPlan(text).table + webCheck(text).table;
 }
 
 function worker(bytes: BufferSource): void {
@@ -137,5 +187,6 @@ plan(manifests, { podGroupPreemptionPolicy: 'on' });
 // @ts-expect-error: a step budget is a number of steps
 plan(manifests, { stepBudget: 'lots' });
 
-void [scoped, disposable, worker, isomorphic];
+void [valid, checkCode, involvedNs, counts, boundTo, moved, split, violations, firstMove, same, diffCode, capTable, labels,
+  fragmented, genText, genItems, badCheckCode, scoped, disposable, worker, isomorphic];
 void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, helps, deleted, joined, yamlOut, badState, budgetLimit, exhausted, searchSteps, policies, firstWeight, classless];
