@@ -1,7 +1,9 @@
 // The npm package as a user gets it: `npm pack` wasm/pkg (one .wasm file, used by both
 // entries), install the tarball into an empty project, import it (ES module and
-// CommonJS, the Node entry and the web entry), type-check a TypeScript file against its
-// declarations through its `exports` map, and run the README's example.
+// CommonJS, the Node entry and the web entry), type-check TypeScript files against its
+// declarations through its `exports` map, and run the README examples: the root
+// README's, and wasm/README.md's (every ```js block in order, in Node; every ```ts
+// block type-checked).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,7 +33,13 @@ function readmeExample() {
   return block[1];
 }
 
-test('npm pack, install into an empty project, import, type-check, run the README example', () => {
+/** The fenced blocks of `lang` in wasm/README.md (the package's README). */
+function packageReadme(lang) {
+  const readme = readFileSync(join(root, 'wasm', 'README.md'), 'utf8');
+  return [...readme.matchAll(new RegExp(`\`\`\`${lang}\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]);
+}
+
+test('npm pack, install into an empty project, import, type-check, run the README examples', () => {
   const packed = JSON.parse(run('npm', ['pack', pkg, '--json', '--pack-destination', dir]));
   const [{ filename, files, version, name, size, unpackedSize }] = packed;
   assert.equal(name, 'gangpack');
@@ -81,12 +89,15 @@ test('npm pack, install into an empty project, import, type-check, run the READM
   assert.match(web, /new URL\('gangpack_wasm_bg\.wasm', import\.meta\.url\)/);
 
   // TypeScript resolves the declarations through the package's `exports`.
+  const mts = packageReadme('ts');
+  assert.ok(mts.length >= 2, 'wasm/README.md has TypeScript examples');
+  mts.forEach((text, i) => writeFileSync(join(dir, `readme-${i}.mts`), text));
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
     compilerOptions: {
       strict: true, noEmit: true, target: 'es2022', module: 'node16', moduleResolution: 'node16',
       lib: ['es2022', 'esnext.disposable', 'dom'], types: [],
     },
-    files: ['check.mts'],
+    files: ['check.mts', ...mts.map((_, i) => `readme-${i}.mts`)],
   }));
   writeFileSync(join(dir, 'check.mts'), [
     "import { plan, check, gen, Scheduler, type PlanResult, type CheckResult, type GenResult } from 'gangpack';",
@@ -105,7 +116,7 @@ test('npm pack, install into an empty project, import, type-check, run the READM
   ].join('\n'));
   run(tsc, ['-p', dir]);
 
-  // The README's example, as written.
+  // The root README's example, as written.
   writeFileSync(join(dir, 'readme.mjs'), readmeExample());
   const out = run('node', ['readme.mjs']).split('\n');
   assert.equal(out[0], '10 units: 8 placed, 1 preempted, 1 pending, 0 invalid, 0 failed; 8 pods bound, 2 nominated, 14 devices allocated');
@@ -113,4 +124,10 @@ test('npm pack, install into an empty project, import, type-check, run the READM
   assert.match(out[1], /^PodGroup ml-training\/gpt-moe-pretrain: pending; waiting helps: the room it needs is held by PodGroup inference\/llama-405b-serve, /);
   assert.match(out[1], /; more capacity helps: at least 32 more free devices in domain rack-1$/);
   assert.equal(out[2], '8 pods evicted');
+
+  // The package README's examples, in order, as one module.
+  writeFileSync(join(dir, 'package-readme.mjs'), packageReadme('js').join('\n'));
+  const lines = run('node', ['package-readme.mjs']).split('\n');
+  assert.equal(lines[0], out[0]);
+  assert.ok(lines.includes('InvalidInput Node "n1" status.allocatable["cpu"]'), lines.join('\n'));
 });
