@@ -33,8 +33,10 @@ struct CheckResult {
     devices: usize,
     devices_allocated: usize,
     running_exempt: usize,
+    patched: usize,
     replaced: usize,
     added: usize,
+    bound: usize,
     decided: usize,
     bindings: std::collections::BTreeMap<String, String>,
     new_bindings: std::collections::BTreeSet<String>,
@@ -77,8 +79,10 @@ pub fn check(
         devices: report.devices,
         devices_allocated: report.devices_allocated,
         running_exempt: report.running_exempt,
+        patched: report.patched,
         replaced: report.replaced,
         added: report.added,
+        bound: report.bound,
         decided: report.decided,
         bindings: report.bindings,
         new_bindings: report.new_bindings,
@@ -219,8 +223,9 @@ fn to_value<T: Serialize>(value: &T) -> Result<serde_json::Value, JsValue> {
     })
 }
 
-/// `gen`'s options: the command's `--seed`, `--size`, `--kind` and `-o`. An object, so
-/// that options the command gains later are new fields.
+/// `gen`'s options: the command's `--seed`, `--size`, `--kind`, `--features`,
+/// `--events` and `-o`. An object, so that options the command gains later are new
+/// fields.
 #[cfg(feature = "gen")]
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -229,14 +234,21 @@ struct GenOptions {
     seed: u64,
     size: Option<String>,
     kind: Option<String>,
+    features: Option<String>,
+    #[serde(default)]
+    events: bool,
     output: Option<String>,
 }
 
 #[cfg(feature = "gen")]
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct GenResult {
     text: String,
-    list: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    list: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    events: Option<Vec<serde_json::Value>>,
 }
 
 /// A generated cluster and its workload, as `gangpack gen --seed SEED --size SIZE
@@ -289,7 +301,218 @@ pub fn generate(
         Some("json") => Format::Json,
         Some(other) => return Err(bad("output", other, "yaml or json")),
     };
-    let list = gangpack_cli::generated_list(o.seed, size, kind);
+    let features = match o.features.as_deref() {
+        None => gangpack::testing::Features::ALL,
+        Some(f) => f.parse().map_err(|e: gangpack::testing::FeaturesError| {
+            crate::js::error(
+                crate::js::INVALID_ARGUMENT,
+                &[crate::js::Problem::field("options.features", e.to_string())],
+            )
+        })?,
+    };
+    let spec = gangpack_cli::GenSpec {
+        seed: o.seed,
+        size,
+        kind,
+        features,
+    };
+    if o.events {
+        if o.output.is_some() {
+            return Err(bad(
+                "output",
+                o.output.as_deref().unwrap_or_default(),
+                "no output with events: true (the stream is JSON watch events)",
+            ));
+        }
+        let text = spec.events();
+        let events = serde_json::Deserializer::from_str(&text)
+            .into_iter::<serde_json::Value>()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                crate::js::error(
+                    crate::js::IO_ERROR,
+                    &[crate::js::Problem::message(format!(
+                        "cannot read the events back: {e}"
+                    ))],
+                )
+            })?;
+        return to_js(&GenResult {
+            text,
+            list: None,
+            events: Some(events),
+        });
+    }
+    let list = gangpack_cli::generated_list(&spec);
     let text = gangpack_cli::print_list(&list, format).map_err(|f| failure(&f))?;
-    to_js(&GenResult { text, list })
+    to_js(&GenResult {
+        text,
+        list: Some(list),
+        events: None,
+    })
+}
+
+/// `shrink`'s options.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ShrinkSpec {
+    max_runs: Option<u64>,
+    max_time_ms: Option<f64>,
+    #[serde(default)]
+    keep_numbers: bool,
+    output: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ShrinkSize {
+    objects: usize,
+    items: usize,
+    fields: usize,
+}
+
+impl From<gangpack_k8s::shrink::Size> for ShrinkSize {
+    fn from(s: gangpack_k8s::shrink::Size) -> ShrinkSize {
+        ShrinkSize {
+            objects: s.objects,
+            items: s.items,
+            fields: s.fields,
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ShrinkResult {
+    text: String,
+    list: serde_json::Value,
+    runs: u64,
+    cached: u64,
+    rounds: u32,
+    before: ShrinkSize,
+    after: ShrinkSize,
+    stopped: Option<&'static str>,
+}
+
+/// A failing scenario made small, as `gangpack shrink` makes it (`ShrinkResult`): the
+/// objects of `manifests` are cut down (whole objects, then list items, then fields,
+/// then numbers) while `judge` says the candidate still fails. `judge` is called with
+/// `{ text, list }` (the candidate as a `kind: List`, in the input's format, and as
+/// objects) and returns `true` (still fails: keep it), `false` (passes: drop it) or
+/// `"stop"`; it must be synchronous. A judge that throws stops the shrink and the error
+/// is rethrown. Deterministic: the same input and judge give the same result.
+#[wasm_bindgen(unchecked_return_type = "ShrinkResult")]
+pub fn shrink(
+    #[wasm_bindgen(unchecked_param_type = "Manifests")] manifests: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ShrinkJudge")] judge: &js_sys::Function,
+    #[wasm_bindgen(unchecked_optional_param_type = "ShrinkOptions")] options: Option<JsValue>,
+) -> Result<JsValue, JsValue> {
+    use gangpack_cli::Format;
+    use gangpack_k8s::shrink::{self as shrinker, ShrinkOptions, Stopped, Verdict};
+
+    let o: ShrinkSpec = from_js_or_default(options.unwrap_or(JsValue::UNDEFINED), "options")?;
+    let input = self::manifests(manifests, "manifests")?;
+    let files = match &input {
+        gangpack_cli::Input::Files(files) => files.clone(),
+        gangpack_cli::Input::Paths(_) => Vec::new(),
+    };
+    let mut objects = Vec::new();
+    let mut problems = Vec::new();
+    for f in &files {
+        match shrinker::read_objects(&f.text, &f.name) {
+            Ok(found) => objects.extend(found),
+            Err(errors) => {
+                problems.extend(errors.to_string().lines().map(crate::js::Problem::message));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(crate::js::error(crate::js::INVALID_INPUT, &problems));
+    }
+    let json = files.first().is_some_and(|f| shrinker::is_json(&f.text));
+    let format = match o.output.as_deref() {
+        None if json => Format::Json,
+        None | Some("yaml") => Format::Yaml,
+        Some("json") => Format::Json,
+        Some(other) => {
+            return Err(crate::js::error(
+                crate::js::INVALID_ARGUMENT,
+                &[crate::js::Problem::field(
+                    "options.output",
+                    format!("invalid value {other:?} (expected yaml or json)"),
+                )],
+            ));
+        }
+    };
+    let options = ShrinkOptions {
+        max_runs: o.max_runs.unwrap_or(ShrinkOptions::DEFAULT_MAX_RUNS),
+        numbers: !o.keep_numbers,
+    };
+    let deadline = o.max_time_ms.map(|ms| js_sys::Date::now() + ms);
+    let mut thrown: Option<JsValue> = None;
+    let mut bad_answer: Option<String> = None;
+    let candidate = |objects: &[serde_json::Value]| -> Result<JsValue, JsValue> {
+        let list = gangpack_k8s::output::list(objects.to_vec());
+        let text = gangpack_cli::print_list(&list, format).map_err(|f| failure(&f))?;
+        to_js(&serde_json::json!({ "text": text, "list": list }))
+    };
+    let shrunk = shrinker::shrink(
+        objects,
+        &options,
+        |objects| {
+            if deadline.is_some_and(|d| js_sys::Date::now() >= d) {
+                return Verdict::Stop;
+            }
+            let answer = candidate(objects).and_then(|c| judge.call1(&JsValue::NULL, &c));
+            match answer {
+                Ok(v) if v.as_bool() == Some(true) => Verdict::Fails,
+                Ok(v) if v.as_bool() == Some(false) => Verdict::Passes,
+                Ok(v) if v.as_string().as_deref() == Some("stop") => Verdict::Stop,
+                Ok(v) => {
+                    bad_answer = Some(format!("{v:?}"));
+                    Verdict::Stop
+                }
+                Err(e) => {
+                    thrown = Some(e);
+                    Verdict::Stop
+                }
+            }
+        },
+        |_| {},
+    );
+    if let Some(e) = thrown {
+        return Err(e);
+    }
+    if let Some(v) = bad_answer {
+        return Err(crate::js::error(
+            crate::js::INVALID_ARGUMENT,
+            &[crate::js::Problem::field(
+                "judge",
+                format!(
+                    "returned {v}: a judge returns true (still fails), false (passes) or \"stop\""
+                ),
+            )],
+        ));
+    }
+    let shrunk = shrunk.map_err(|e| {
+        crate::js::error(
+            crate::js::INVALID_ARGUMENT,
+            &[crate::js::Problem::field("judge", e.to_string())],
+        )
+    })?;
+    let list = gangpack_k8s::output::list(shrunk.objects);
+    let text = gangpack_cli::print_list(&list, format).map_err(|f| failure(&f))?;
+    let stats = shrunk.stats;
+    to_js(&ShrinkResult {
+        text,
+        list,
+        runs: stats.runs,
+        cached: stats.cached,
+        rounds: stats.rounds,
+        before: stats.before.into(),
+        after: stats.after.into(),
+        stopped: stats.stopped.map(|s| match s {
+            Stopped::MaxRuns => "maxRuns",
+            Stopped::Judge => "judge",
+        }),
+    })
 }

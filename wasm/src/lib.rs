@@ -39,7 +39,7 @@ pub use bench::BenchScenario;
 #[cfg(feature = "gen")]
 pub use commands::generate;
 #[cfg(feature = "k8s")]
-pub use commands::{capacity, check, diff};
+pub use commands::{capacity, check, diff, shrink};
 #[cfg(feature = "k8s")]
 pub use manifests::{demo_manifests, explain, format_list, plan, run_cli, taint};
 pub use session::Scheduler;

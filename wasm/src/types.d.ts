@@ -184,7 +184,7 @@ export interface Finding {
 
 /** `check`'s second argument (`gangpack check --decisions ... --admission`). */
 export interface CheckSpec {
-  /** Decision objects applied over the manifests first (Pods with `spec.nodeName`, ResourceClaims with `status.allocation`, ... as `plan` lists them): each replaces the object of the same kind, namespace and name, or is added. Texts are named `decisions` / `decisions[i]` in messages unless named. */
+  /** The decisions applied over the manifests first (`docs/DECISIONS.md`): v1 Bindings, merge patches of the manifests' objects (a Pod with only `spec.nodeName`, a ResourceClaim with only `status`), or whole objects as `plan` lists them (replacing the manifests', or added). A decision naming an object the manifests lack, or changing what the API keeps immutable, throws `InvalidInput`. Texts are named `decisions` / `decisions[i]` in messages unless named. */
   decisions?: Manifests;
   /** Hold running pods and claims to the rules of placement too (`--admission`). */
   admission?: boolean;
@@ -212,10 +212,14 @@ export interface CheckResult {
   devicesAllocated: number;
   /** Findings of placement-time rules on pods and claims already running, not counted (`admission: true` counts them). */
   runningExempt: number;
-  /** Decision objects that replaced an object of the manifests. */
+  /** Decision objects merged into an object of the manifests as patches. */
+  patched: number;
+  /** Whole decision objects that replaced an object of the manifests. */
   replaced: number;
   /** Decision objects that were not in the manifests. */
   added: number;
+  /** Decision Bindings. */
+  bound: number;
   /** Bindings and allocations the decisions made or changed. */
   decided: number;
   /** Every bound pod (after the decisions): `namespace/name` → node. */
@@ -299,16 +303,76 @@ export interface GenOptions {
   size?: GenSize;
   /** Default `"mixed"`. */
   kind?: GenKind;
+  /** Which features the scenario may use (`--features`): `"all"` (default), `"none,+topology"`, `"all,-sharing,-partitioning"`, or a plain list of names meaning exactly those. Names: `sharing`, `partitioning`, `device-taints`, `node-taints`, `topology`, `composite-groups`, `priorities`, `cel`, `admin-access`, `first-available`, `allocation-mode-all`, `constraints`. An unknown name throws `InvalidArgument` with the closest name. */
+  features?: string;
+  /** The scenario as a stream of watch events (`--events`): `text` is what `gangpack gen --events` prints and `events` the same events as objects; no `list`, and no `output`. */
+  events?: boolean;
   /** The format of `text` (`-o`): `"yaml"` (default) or `"json"`. */
   output?: "yaml" | "json";
+}
+
+/** One watch event of `gen({ events: true })`, as `kubectl get --watch --output-watch-events -o json` prints it. */
+export interface WatchEvent {
+  type: "ADDED" | "MODIFIED" | "DELETED";
+  object: KubeObject;
 }
 
 /** A generated cluster and its workload. */
 export interface GenResult {
   /** Exactly what `gangpack gen` prints for the options. */
   text: string;
-  /** The same `kind: List`, as objects. */
+  /** The same `kind: List`, as objects (not with `events`). */
+  list?: KubeList;
+  /** With `events: true`: the watch events of `text`, as objects. */
+  events?: WatchEvent[];
+}
+
+/** A candidate scenario handed to a `shrink` judge. */
+export interface ShrinkCandidate {
+  /** The candidate as a `kind: List`, in the input's format (or `output`'s). */
+  text: string;
+  /** The same list, as objects. */
   list: KubeList;
+}
+
+/** A `shrink` judge: `true` when the candidate still fails (it is kept), `false` when it passes, `"stop"` to stop with the best so far. Synchronous; a judge that throws stops the shrink and the error is rethrown. */
+export type ShrinkJudge = (candidate: ShrinkCandidate) => boolean | "stop";
+
+/** `shrink`'s options (`gangpack shrink --max-runs --keep-numbers`, and a time bound). */
+export interface ShrinkOptions {
+  /** The most judge calls, the input's included (default 10,000). */
+  maxRuns?: number;
+  /** Stop after this many milliseconds, with the best so far. */
+  maxTimeMs?: number;
+  /** Leave numbers as they are (by default integers above 1 are tried as 1). */
+  keepNumbers?: boolean;
+  /** The format of candidates and of `text`: the first input's (default), `"yaml"` or `"json"`. */
+  output?: "yaml" | "json";
+}
+
+/** Objects, list items and fields of a scenario. */
+export interface ShrinkSize {
+  objects: number;
+  items: number;
+  fields: number;
+}
+
+/** What `shrink` made of a failing scenario. */
+export interface ShrinkResult {
+  /** The smallest failing scenario found, as a `kind: List` text. */
+  text: string;
+  /** The same, as objects. */
+  list: KubeList;
+  /** Judge calls made (cached candidates are not judged again). */
+  runs: number;
+  /** Candidates answered from the cache. */
+  cached: number;
+  /** Rounds of the passes. */
+  rounds: number;
+  before: ShrinkSize;
+  after: ShrinkSize;
+  /** Why it stopped early, if it did: `"maxRuns"`, or `"judge"` (the judge said stop, or `maxTimeMs` passed). */
+  stopped: "maxRuns" | "judge" | null;
 }
 
 /** One command line for `runCli` (arguments parsed and files read by the host). */

@@ -230,13 +230,27 @@ test('check: the state judged, decisions applied over it, warnings and errors', 
   assert.deepEqual(r.findings, []);
   assert.match(r.table, /^valid: \d+ pods bound, \d+ claims allocated, \d+ PodGroups running\n$/);
   assert.equal(r.podsBound, Object.keys(r.bindings).length);
-  assert.deepEqual([r.replaced, r.added, r.decided, r.newBindings, r.evicted], [0, 0, 0, [], []]);
+  assert.deepEqual([r.patched, r.replaced, r.added, r.bound, r.decided, r.newBindings, r.evicted], [0, 0, 0, 0, 0, [], []]);
   // The plan's own decisions pass; a pod moved onto a node without room does not.
   const planned = g.plan(demo).list;
   const ok = g.check(demo, { decisions: g.formatList(planned, 'yaml') });
   assert.equal(ok.valid, true, ok.table);
   assert.ok(ok.decided > 0 && ok.newBindings.length > 0);
-  assert.match(ok.table, /; decisions: \d+ objects replaced, \d+ added, \d+ bindings or allocations new\n$/);
+  assert.match(ok.table, /; decisions: \d+ objects replaced, \d+ objects added; \d+ bindings or allocations new\n$/);
+  // The same decision as Bindings: the pods it binds, by name only.
+  const newlyBound = (o) => o.kind === 'Pod' && ok.newBindings.includes(`${o.metadata.namespace}/${o.metadata.name}`);
+  const bindings = planned.items
+    .filter(newlyBound)
+    .map((p) => JSON.stringify({ apiVersion: 'v1', kind: 'Binding', metadata: { name: p.metadata.name, namespace: p.metadata.namespace }, target: { name: p.spec.nodeName } }));
+  const claims = planned.items.filter((o) => !newlyBound(o)).map((o) => JSON.stringify(o));
+  const asBindings = g.check(demo, { decisions: [...claims, ...bindings].join('\n') });
+  assert.equal(asBindings.valid, true, asBindings.table);
+  assert.equal(asBindings.bound, bindings.length);
+  assert.deepEqual(asBindings.bindings, ok.bindings);
+  // A misspelt pod is an error naming it and the pod it probably meant, never a new pod.
+  const misspelt = thrown(() => g.check(demo, { decisions: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'chat-00', namespace: 'inference' }, spec: { nodeName: 'gpu-r1-n1' } }) }));
+  assert.equal(misspelt.name, 'InvalidInput');
+  assert.match(misspelt.message, /Pod "inference\/chat-00": metadata\.name: the input has no such Pod \(did you mean Pod "inference\/chat-0"\?\)/);
   const pod = planned.items.find((o) => o.kind === 'Pod' && o.metadata.name === 'chat-0');
   const broken = g.check(demo, { decisions: [{ name: 'mine.json', text: JSON.stringify({ ...pod, spec: { ...pod.spec, nodeName: 'no-such-node' } }) }] });
   assert.equal(broken.valid, false);

@@ -315,3 +315,63 @@ test('gen() prints the bytes of gangpack gen for every size and kind, YAML and J
     assert.equal(g.plan(r.text).list.kind, 'List');
   }
 });
+
+test('gen() with features and events prints the bytes of gangpack gen --features / --events', async () => {
+  const runs = [
+    { seed: 3, features: 'none,+topology' },
+    { seed: 4, size: 'medium', kind: 'gangs', features: 'all,-sharing,-partitioning' },
+    { seed: 5, features: 'node-taints,device-taints' },
+  ];
+  for (const o of runs) {
+    const args = ['gen', '--seed', String(o.seed), '--features', o.features];
+    if (o.size) args.push('--size', o.size, '--kind', o.kind);
+    for (const events of [false, true]) {
+      const n = await run(native, events ? [...args, '--events'] : args);
+      assert.equal(n.code, 0, `${args.join(' ')}: ${n.stderr}`);
+      const r = g.gen({ ...o, events });
+      assert.ok(Buffer.from(r.text).equals(n.stdout), `gen(${JSON.stringify({ ...o, events })}) differs from gangpack ${args.join(' ')}`);
+      if (events) {
+        assert.equal(r.list, undefined);
+        assert.ok(r.events.length > 10 && r.events[0].type === 'ADDED');
+        assert.deepEqual(r.events, [...n.stdout.toString().matchAll(/^\{\n[\s\S]*?^\}\n/gm)].map((m) => JSON.parse(m[0])));
+      }
+    }
+  }
+  // A misspelt feature names the one it probably meant, as the command does.
+  assert.throws(() => g.gen({ features: 'sharng' }), (e) => e.name === 'InvalidArgument' && /did you mean "sharing"/.test(e.message));
+});
+
+test('shrink() with check() as its judge makes the bytes of gangpack shrink with gangpack check', async () => {
+  // eviction-overdue: the running state breaks a rule by itself; the judge is "check
+  // finds a violation" (exit 4), in-process here and as a command natively.
+  const files = ['cli/tests/fixtures/check/cluster.yaml', 'cli/tests/fixtures/check/eviction-overdue.yaml'];
+  const merged = files.map((f) => readFileSync(join(root, f), 'utf8')).join('\n---\n');
+  const dir = (await import('node:fs')).mkdtempSync(join((await import('node:os')).tmpdir(), 'gangpack-shrink-'));
+  const input = join(dir, 'scenario.yaml');
+  (await import('node:fs')).writeFileSync(input, merged);
+  const n = await run(native, ['shrink', '-f', input, '--judge', `${native} check -f {}`]);
+  assert.equal(n.code, 0, n.stderr);
+  let calls = 0;
+  const judge = ({ text, list }) => {
+    calls += 1;
+    assert.equal(list.kind, 'List');
+    try {
+      return g.check([{ name: 'candidate.yaml', text }]).exitCode === 4;
+    } catch {
+      return false; // invalid input: check exits 2, which is not the input's failure
+    }
+  };
+  const r = g.shrink([{ name: 'scenario.yaml', text: merged }], judge);
+  assert.ok(Buffer.from(r.text).equals(n.stdout), `shrink() differs from gangpack shrink:\n${r.text}\n---\n${n.stdout}`);
+  assert.equal(r.runs, calls);
+  assert.ok(r.after.objects < r.before.objects && r.after.objects <= 5, JSON.stringify(r));
+  assert.equal(r.stopped, null);
+  // A judge that passes on the input, a bad answer, a throwing judge, a run budget.
+  assert.throws(() => g.shrink(merged, () => false), (e) => e.name === 'InvalidArgument' && /passed on the input/.test(e.message));
+  assert.throws(() => g.shrink(merged, () => 1), (e) => e.name === 'InvalidArgument' && /returned/.test(e.message));
+  assert.throws(() => g.shrink(merged, () => { throw new RangeError('mine'); }), (e) => e instanceof RangeError && e.message === 'mine');
+  const limited = g.shrink(merged, judge, { maxRuns: 5 });
+  assert.equal(limited.runs, 5);
+  assert.equal(limited.stopped, 'maxRuns');
+  (await import('node:fs')).rmSync(dir, { recursive: true });
+});

@@ -4,7 +4,8 @@
 
 import {
   plan, explain, taint, formatList, runCli, demoManifests, version, Scheduler,
-  check, diff, capacity, gen,
+  check, diff, capacity, gen, shrink,
+  type ShrinkCandidate, type ShrinkJudge, type ShrinkOptions, type ShrinkResult, type WatchEvent,
   type CheckResult, type Finding, type FindingObject, type DiffResult, type DiffSide,
   type CapacityResult, type CapacitySpec, type GenOptions, type GenResult, type GenSize,
   type ClusterSnapshot, type CycleResult, type DeviceStateName, type EvictionReport, type Model,
@@ -105,6 +106,7 @@ const badState: 'broken' = state;
 // check, diff, capacity and gen: the command line's results as data.
 const checked: CheckResult = check(manifests);
 const valid: boolean = checked.valid;
+const patchedAndBound: number = checked.patched + checked.bound;
 const checkCode: 0 | 4 = checked.exitCode;
 const finding: Finding | undefined = checked.findings[0];
 const involved: FindingObject | undefined = finding?.objects[0];
@@ -133,9 +135,22 @@ const size: GenSize = 'large';
 const genOptions: GenOptions = { seed: 7, size, kind: 'gangs', output: 'json' };
 const generated: GenResult = gen(genOptions);
 const genText: string = generated.text;
-const genItems: number = generated.list.items.length;
+const genItems: number | undefined = generated.list?.items.length;
+const aimed: GenResult = gen({ seed: 3, features: 'none,+topology,+node-taints' });
+const stream: WatchEvent[] | undefined = gen({ seed: 3, events: true }).events;
+const firstType: 'ADDED' | 'MODIFIED' | 'DELETED' | undefined = stream?.[0]?.type;
 gen();
 gen({});
+const judge: ShrinkJudge = ({ text }: ShrinkCandidate) => check(text).exitCode === 4;
+const shrinkOptions: ShrinkOptions = { maxRuns: 100, maxTimeMs: 5_000, keepNumbers: false, output: 'yaml' };
+const shrunk: ShrinkResult = shrink(manifests, judge, shrinkOptions);
+const shrunkObjects: number = shrunk.after.objects;
+const whyStopped: 'maxRuns' | 'judge' | null = shrunk.stopped;
+shrink(manifests, () => 'stop');
+// @ts-expect-error: a judge answers true, false or "stop"
+shrink(manifests, () => 'yes');
+// @ts-expect-error: features are a string, as on the command line
+gen({ features: ['topology'] });
 // @ts-expect-error: check's second argument is { decisions, admission }
 check(manifests, 'decisions.yaml');
 // @ts-expect-error: diff needs both sides
