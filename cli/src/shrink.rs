@@ -580,9 +580,8 @@ fn read_inputs(paths: &[String], max_bytes: usize) -> Result<(Vec<Value>, Format
         }
         let meta = std::fs::metadata(p).map_err(|e| Fail::io(format!("{p}: {e}")))?;
         if meta.is_dir() {
-            let mut found = Vec::new();
-            walk(Path::new(p), &mut found).map_err(|e| Fail::io(format!("{p}: {e}")))?;
-            found.sort();
+            let found = gangpack_k8s::manifest_files(Path::new(p))
+                .map_err(|e| Fail::io(format!("{p}: {e}")))?;
             files.extend(found.into_iter().map(|f| f.to_string_lossy().into_owned()));
         } else {
             files.push(p.clone());
@@ -640,23 +639,6 @@ fn read_text(file: &str, max_bytes: usize) -> Result<(String, String), Fail> {
     let text = String::from_utf8(bytes)
         .map_err(|e| Fail::invalid(format!("{name}: not UTF-8 text: {e}")))?;
     Ok((name.to_owned(), text))
-}
-
-/// The `*.yaml`, `*.yml` and `*.json` files under `dir`, recursively.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// A directory of our own for the candidate and the judge's output, removed at the end.

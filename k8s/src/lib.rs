@@ -34,6 +34,7 @@ pub mod watch;
 pub use convert::device_taint_rule;
 pub use load::{
     Limits, LoadOptions, Loaded, load_paths, load_paths_with, load_str, load_str_with, load_value,
+    manifest_files,
 };
 pub use object::{
     Binding, InputError, InputErrors, Kind, Object, Source, Warning, WarningGroup, describe,

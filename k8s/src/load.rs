@@ -279,6 +279,15 @@ fn not_utf8(name: &str, bytes: &[u8], e: std::str::Utf8Error) -> InputError {
     ))
 }
 
+/// The `*.yaml`, `*.yml` and `*.json` files under `dir`, recursively, sorted by path:
+/// the files [`load_paths`] reads for a directory.
+pub fn manifest_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    walk(dir, &mut files)?;
+    files.sort();
+    Ok(files)
+}
+
 /// The `*.yaml`, `*.yml` and `*.json` files under `dir`, recursively.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
