@@ -58,18 +58,19 @@ fn key_of(o: &Object) -> Key {
 /// applies over the earlier. On error the dump is unchanged, and every refused
 /// decision is reported.
 pub fn apply_decisions(dump: &mut Loaded, decisions: Loaded) -> Result<Applied, InputErrors> {
-    apply_decisions_over(dump, decisions, Vec::new)
+    apply_decisions_over(dump, decisions, |_| Vec::new())
 }
 
 /// [`apply_decisions`], where a patch may also name a ResourceClaim that the input
-/// lacks but that `generated` (called at most once, when one does) has: a claim the
+/// lacks but that `generated` (called at most once, when one does, with the input's
+/// objects) has: a claim the
 /// resourceclaim controller would make from a pod's template, whose name `plan` and
 /// `explain` print (and a pod's `status.resourceClaimStatuses` records). The patch
 /// applies over that claim, which joins the objects.
 pub fn apply_decisions_over(
     dump: &mut Loaded,
     decisions: Loaded,
-    generated: impl FnOnce() -> Vec<Object>,
+    generated: impl FnOnce(&[Object]) -> Vec<Object>,
 ) -> Result<Applied, InputErrors> {
     let mut generated = Some(generated);
     let mut made: Vec<Object> = Vec::new();
@@ -93,7 +94,7 @@ pub fn apply_decisions_over(
         }
         if i.is_none() && d.kind == Kind::ResourceClaim {
             if let Some(g) = generated.take() {
-                made = g();
+                made = g(&dump.objects);
             }
             if let Some(claim) = made.iter().find(|c| key_of(c) == key) {
                 i = Some(objects.len());
@@ -104,13 +105,12 @@ pub fn apply_decisions_over(
             }
         }
         let Some(i) = i else {
-            errors.push(missing(
-                &d.source,
-                d.kind,
-                d.namespace.as_deref(),
-                &d.name,
-                &objects,
-            ));
+            let rule = format!(
+                "a decision patches the input's object of the same kind, namespace and name; a whole new object has {}",
+                whole_fields(d.kind)
+            );
+            let target = (d.kind, d.namespace.as_deref(), d.name.as_str());
+            errors.push(missing(&d.source, d.describe(), target, &objects, &rule));
             continue;
         };
         let raw = if whole {
@@ -223,27 +223,20 @@ fn error(source: &Source, object: String, field: &str, message: String) -> Input
     }
 }
 
-/// A patch (or Binding) for an object the input does not have.
+/// A decision (`object`) naming an object of `kind` the input does not have; `rule`
+/// says what such a decision must name.
 fn missing(
     source: &Source,
-    kind: Kind,
-    namespace: Option<&str>,
-    name: &str,
+    object: String,
+    (kind, namespace, name): (Kind, Option<&str>, &str),
     objects: &[Object],
+    rule: &str,
 ) -> InputError {
     let guess = closest(kind, namespace, name, objects)
         .map(|o| format!(" (did you mean {}?)", o.describe()))
         .unwrap_or_default();
-    let message = format!(
-        "the input has no such {kind}{guess}: a decision patches the input's object of the same kind, namespace and name; a whole new object has {}",
-        whole_fields(kind)
-    );
-    error(
-        source,
-        crate::describe(kind, namespace, name),
-        "metadata.name",
-        message,
-    )
+    let message = format!("the input has no such {kind}{guess}: {rule}");
+    error(source, object, "metadata.name", message)
 }
 
 /// The object of the kind whose `namespace/name` is nearest to the one asked for, if
@@ -300,14 +293,9 @@ fn bind(
 ) -> Result<(usize, Value), InputError> {
     let key = (Kind::Pod, Some(b.namespace.clone()), b.name.clone());
     let Some(&i) = at.get(&key) else {
-        let mut e = missing(&b.source, Kind::Pod, Some(&b.namespace), &b.name, objects);
-        e.object = Some(b.describe());
-        e.message = e.message.replacen(
-            "a decision patches the input's object of the same kind, namespace and name; a whole new object has spec.containers",
-            "a Binding binds a pod of the input",
-            1,
-        );
-        return Err(e);
+        let target = (Kind::Pod, Some(b.namespace.as_str()), b.name.as_str());
+        let rule = "a Binding binds a pod of the input";
+        return Err(missing(&b.source, b.describe(), target, objects, rule));
     };
     let pod = &objects[i].raw;
     let refuse = |field: &str, message: String| Err(error(&b.source, b.describe(), field, message));

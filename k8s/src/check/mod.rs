@@ -206,12 +206,8 @@ pub fn check(
         .collect();
     let mut report = Report::default();
     if let Some(d) = decisions {
-        let dump_for_claims = Loaded {
-            objects: dump.objects.clone(),
-            ..Loaded::default()
-        };
         let applied =
-            apply_decisions_over(&mut dump, d, || generated_claims(&dump_for_claims, options))?;
+            apply_decisions_over(&mut dump, d, |objects| generated_claims(objects, options))?;
         report.patched = applied.patched;
         report.replaced = applied.replaced;
         report.added = applied.added;
@@ -478,11 +474,11 @@ pub fn check(
     Ok(report)
 }
 
-/// The claims a snapshot of `dump` makes from its pods' templates, as objects (none
-/// when the dump does not build: its errors are reported when it is built again).
-fn generated_claims(dump: &Loaded, options: &CheckOptions) -> Vec<Object> {
+/// The claims a snapshot of `objects` makes from its pods' templates, as objects (none
+/// when they do not build: their errors are reported when they are built again).
+fn generated_claims(objects: &[Object], options: &CheckOptions) -> Vec<Object> {
     let blank = Loaded {
-        objects: dump.objects.iter().map(unbound).collect(),
+        objects: objects.iter().map(unbound).collect(),
         ..Loaded::default()
     };
     let build = BuildOptions {
