@@ -1,0 +1,3 @@
+module github.com/gangpack/gangpack/go/upstream
+
+go 1.26.8
