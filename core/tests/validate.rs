@@ -1209,21 +1209,24 @@ fn all_mode_sees_the_shares_of_earlier_pods() {
     let all = exact_mut(&mut claims[1].spec.requests[0]);
     all.allocation_mode = AllocationMode::All;
     shares(all, "40Gi");
-    let d = place(&c, None, &pods, &claims, &[(0, "n1"), (1, "n1")]);
-    // w1's `All` left out vgpu-0, where w0's share leaves only 30Gi.
-    let all_devices: Vec<&str> = d.bindings[1].claims[0]
+    // Upstream v0.37 (the differential's seed 224): vgpu-0, where w0's share leaves
+    // only 30Gi, is still one of "all" (its capacity could serve 40Gi), so w1's
+    // `All` cannot be allocated after w0.
+    assert!(try_place(&c, None, &pods, &claims, &[(0, "n1"), (1, "n1")]).is_none());
+    // Alone, w1's `All` takes both; a decision that leaves vgpu-0 out is refused
+    // even next to w0's share.
+    let d = place(&c, None, &pods, &claims, &[(1, "n1")]);
+    let all_devices: Vec<&str> = d.bindings[0].claims[0]
         .result
         .devices
         .iter()
         .map(|r| r.device.as_str())
         .collect();
-    assert_eq!(all_devices, ["vgpu-1"]);
-    assert!(validate_placement(&c, None, &pods, &claims, &d).is_empty());
-    // Without w0's share, vgpu-0 would have been part of `All`.
-    let mut alone = d.clone();
-    alone.bindings.remove(0);
+    assert_eq!(all_devices, ["vgpu-0", "vgpu-1"]);
+    let mut partial = d.clone();
+    partial.bindings[0].claims[0].result.devices.remove(0);
     assert_only!(
-        validate_placement(&c, None, &pods, &claims, &alone),
+        validate_placement(&c, None, &pods, &claims, &partial),
         Violation::AllModeDeviceMissing { device, .. } if device.device == "vgpu-0"
     );
 }

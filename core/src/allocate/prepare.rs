@@ -186,14 +186,27 @@ impl Cluster {
                 funnel.selectors += 1;
                 continue;
             }
-            // Capacity: shareable devices consume it; others use requests as a filter.
+            // Capacity: shareable devices consume it (admin shares too, as upstream);
+            // others use requests as a filter.
             let mut share = None;
             let mut capacity_left = BTreeMap::new();
-            if shareable && !view.admin_access {
+            if shareable {
                 if let Ok(amount) = consumed_capacity(device, view.capacity, driver) {
+                    if !fits(device, &BTreeMap::new(), &amount) {
+                        // Too little even unused: never a candidate (for `All`, not one
+                        // of "all" either).
+                        funnel.capacity += 1;
+                        continue;
+                    }
                     let committed = self.consumed_on(slot);
                     if !fits(device, &committed, &amount) {
                         funnel.capacity += 1;
+                        if all {
+                            // Upstream (v0.37): `All` takes every device whose capacity
+                            // could serve the request; one whose committed shares leave
+                            // too little makes `All` fail, it is not left out.
+                            all_blocked = true;
+                        }
                         continue;
                     }
                     for (name, c) in &device.capacity {
@@ -214,8 +227,10 @@ impl Cluster {
                 funnel.taints += 1;
                 if all {
                     // `All` fails if a matching device is tainted and not tolerated.
+                    // The other devices' selectors are still evaluated: upstream
+                    // gathers every matching device before it checks taints, so a
+                    // selector error on a later device is an error here too.
                     all_blocked = true;
-                    break;
                 }
                 continue;
             }

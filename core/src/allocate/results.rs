@@ -54,9 +54,9 @@ impl Cluster {
                 let device = &entry.slice.devices[slot.pos as usize];
                 let cand = &problem[ci].requests[p.request].alternatives[p.alternative].candidates
                     [p.candidate];
-                // Shares (consumption and an id) only for non-admin picks of shareable
-                // devices.
-                let share = (cand.shareable && !prep.admin).then(|| cand.consumes.clone());
+                // Shares (consumption and an id) for every pick of a shareable device,
+                // admin picks included, as upstream writes them.
+                let share = cand.shareable.then(|| cand.consumes.clone());
                 let reference = &prep.compiled.reference;
                 let share_id = share.as_ref().map(|_| {
                     let ord = share_ordinals

@@ -394,8 +394,9 @@ impl Search<'_> {
         // claim picked. Any other request skips devices picked in this call by any
         // claim — admin picks included — and committed ones (only `All` candidates
         // reach the search in that state); a shareable device is never "in use"
-        // exclusively, so several requests and claims may take shares of it.
-        if (alt.admin || !cand.shareable) && self.per_claim[c].contains(&cand.device) {
+        // exclusively, so several requests and claims — admin requests of the same
+        // claim included, as upstream — may take shares of it.
+        if !cand.shareable && self.per_claim[c].contains(&cand.device) {
             return Verdict::Reject;
         }
         if !alt.admin && !cand.shareable {
@@ -406,8 +407,9 @@ impl Search<'_> {
                 return Verdict::Reject;
             }
         }
-        // Shared capacity.
-        if cand.shareable && !alt.admin {
+        // Shared capacity. Upstream checks and consumes it for admin shares too (only
+        // committed admin shares are left out of the committed state).
+        if cand.shareable {
             let used = self.share_use.get(&cand.device);
             for (name, amount) in &cand.consumes {
                 let left_cap = cand
@@ -424,12 +426,14 @@ impl Search<'_> {
                 }
             }
         }
-        // Shared counters, charged once per device.
-        if !alt.admin
-            && !cand.counters.is_empty()
-            && !self.charges_skipped(cand)
-            && !self.counters_fit(cand)
-        {
+        // Shared counters, charged once per device, by admin picks too.
+        //
+        // QUIRK (upstream allocator, allocateDevice): an admin pick of a device that a
+        // committed claim already holds charges the device's counters a second time
+        // in this call (the committed state charged them once), so admin access to a
+        // held counter-consuming device can fail for lack of counters. gangpack does
+        // the same.
+        if !cand.counters.is_empty() && !self.charges_skipped(cand) && !self.counters_fit(cand) {
             return Verdict::Reject;
         }
         // Constraints.
@@ -504,16 +508,16 @@ impl Search<'_> {
             self.admin_picked.push(cand.device);
         }
         let mut charged = false;
-        if !alt.admin {
-            if cand.shareable {
-                let u = self.share_use.entry(cand.device).or_default();
-                for (name, q) in &cand.consumes {
-                    let e = u.entry(name.clone()).or_insert(Quantity::ZERO);
-                    *e = e.saturating_add(*q);
-                }
-            } else {
-                self.exclusive.push(cand.device);
+        if cand.shareable {
+            let u = self.share_use.entry(cand.device).or_default();
+            for (name, q) in &cand.consumes {
+                let e = u.entry(name.clone()).or_insert(Quantity::ZERO);
+                *e = e.saturating_add(*q);
             }
+        } else if !alt.admin {
+            self.exclusive.push(cand.device);
+        }
+        {
             if !cand.counters.is_empty() && !self.charges_skipped(cand) {
                 charged = true;
                 self.charged.push(cand.device);
@@ -548,21 +552,19 @@ impl Search<'_> {
         if alt.admin {
             remove_last(&mut self.admin_picked, cand.device);
         }
-        if !alt.admin {
-            if cand.shareable {
-                if let Some(u) = self.share_use.get_mut(&cand.device) {
-                    for (name, q) in &cand.consumes {
-                        if let Some(e) = u.get_mut(name) {
-                            *e = e.saturating_sub(*q);
-                        }
-                    }
-                    if u.values().all(|q| q.is_zero()) {
-                        self.share_use.remove(&cand.device);
+        if cand.shareable {
+            if let Some(u) = self.share_use.get_mut(&cand.device) {
+                for (name, q) in &cand.consumes {
+                    if let Some(e) = u.get_mut(name) {
+                        *e = e.saturating_sub(*q);
                     }
                 }
-            } else {
-                remove_last(&mut self.exclusive, cand.device);
+                if u.values().all(|q| q.is_zero()) {
+                    self.share_use.remove(&cand.device);
+                }
             }
+        } else if !alt.admin {
+            remove_last(&mut self.exclusive, cand.device);
         }
         if pick.charged {
             remove_last(&mut self.charged, cand.device);
@@ -629,7 +631,7 @@ impl<'p> Search<'p> {
     /// far as picks so far and committed allocations go (the first checks of
     /// `acceptable`).
     fn open(&self, c: usize, a: &Alternative, d: &Candidate) -> bool {
-        if (a.admin || !d.shareable) && self.per_claim[c].contains(&d.device) {
+        if !d.shareable && self.per_claim[c].contains(&d.device) {
             return false;
         }
         a.admin || d.shareable || (self.free(d.device) && !d.in_use)

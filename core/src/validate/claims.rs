@@ -22,14 +22,11 @@ use crate::model::claim::{
 };
 use crate::model::decision::{ClaimAllocation, PlacementDecision};
 use crate::model::workload::{ClaimSource, Pod, PodGroup};
-use crate::{DeviceSet, Node, Quantity};
+use crate::{DeviceSet, Node};
 
 use super::devices::{Compiled, check_all, check_constraints, check_device, check_sharing};
 use super::violation::{Holder, Violation};
 use super::{Bound, is_member, key};
-
-/// One share in the decision: the claim and what it consumes.
-type Share<'a> = (&'a str, &'a BTreeMap<String, Quantity>);
 
 /// What the claim checks read: the cluster, each decision node's reach and the compiled
 /// class selectors.
@@ -37,9 +34,6 @@ pub(super) struct Env<'a> {
     pub(super) cluster: &'a Cluster,
     pub(super) reach: BTreeMap<&'a str, DeviceSet>,
     classes: BTreeMap<&'a str, Result<Vec<Selector>, String>>,
-    /// The decision's shares per device: (claim, consumed capacity), first allocation
-    /// of each claim only.
-    pub(super) shares: BTreeMap<DeviceRef, Vec<Share<'a>>>,
 }
 
 impl<'a> Env<'a> {
@@ -76,30 +70,10 @@ impl<'a> Env<'a> {
                 }
             }
         }
-        let mut shares: BTreeMap<DeviceRef, Vec<_>> = BTreeMap::new();
-        let mut seen = BTreeSet::new();
-        let allocations = decision
-            .group_claims
-            .iter()
-            .chain(decision.bindings.iter().flat_map(|b| &b.claims));
-        for ca in allocations {
-            if !seen.insert(ca.claim.as_str()) {
-                continue;
-            }
-            for r in &ca.result.devices {
-                if !r.admin_access && !r.consumed_capacity.is_empty() {
-                    shares
-                        .entry(DeviceRef::new(&r.driver, &r.pool, &r.device))
-                        .or_default()
-                        .push((ca.claim.as_str(), &r.consumed_capacity));
-                }
-            }
-        }
         Env {
             cluster,
             reach,
             classes,
-            shares,
         }
     }
 

@@ -93,36 +93,20 @@ fn capacity_named<'d>(
     })
 }
 
-/// Whether a device passes a request's capacity filter (for `All`): for shares, what
-/// the request consumes must fit next to the committed shares and the decision's shares
-/// for other claims (an earlier pod's share may have excluded the device); otherwise
-/// every requested capacity must exist and be at least the amount.
-fn capacity_admits(
-    env: &Env<'_>,
-    claim_key: &str,
-    dv: &DeviceView<'_>,
-    view: &RequestView<'_>,
-) -> bool {
-    if dv.device.allow_multiple_allocations && !view.admin_access {
+/// Whether a device is one of "all" for a request's capacity (for `All`), as upstream
+/// v0.37 decides it: from the device's capacity alone, never from what shares hold —
+/// for a shareable device, what the request consumes must be within the policy and
+/// the capacity; otherwise every requested capacity must exist and be at least the
+/// amount. (A device whose shares leave too little is still one of "all", so `All`
+/// cannot be allocated while they hold it.)
+fn capacity_admits(dv: &DeviceView<'_>, view: &RequestView<'_>) -> bool {
+    if dv.device.allow_multiple_allocations {
         let Ok(amount) = consumed_capacity(dv.device, view.capacity, dv.driver) else {
             return false;
         };
-        let device = dv.device_ref();
-        let committed = env.cluster.consumed_capacity(&device);
-        let others = env.shares.get(&device);
-        amount.iter().all(|(name, q)| {
-            let mut used = committed.get(name).copied().unwrap_or(Quantity::ZERO);
-            for (claim, consumed) in others.into_iter().flatten() {
-                if *claim != claim_key {
-                    used =
-                        used.saturating_add(consumed.get(name).copied().unwrap_or(Quantity::ZERO));
-                }
-            }
-            dv.device
-                .capacity
-                .get(name)
-                .is_some_and(|c| used.saturating_add(*q) <= c.value)
-        })
+        amount
+            .iter()
+            .all(|(name, q)| dv.device.capacity.get(name).is_some_and(|c| *q <= c.value))
     } else {
         view.capacity.iter().all(|(name, q)| {
             capacity_named(dv.device, name, dv.driver).is_some_and(|c| c.value >= *q)
@@ -303,7 +287,7 @@ pub(super) fn check_all(
                 }
                 Selection::ClassMismatch | Selection::RequestMismatch => continue,
             }
-            if !capacity_admits(env, claim_key, &dv, view) {
+            if !capacity_admits(&dv, view) {
                 continue;
             }
             let d = dv.device_ref();
