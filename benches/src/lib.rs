@@ -2,6 +2,8 @@
 //! of a given size, shaped like real fleets (8 GPUs per node, 16 nodes per rack, a
 //! mix of products, some GPUs tainted and half of them allocated).
 
+pub mod peer;
+
 use gangpack::{
     Cluster, Device, DeviceAllocation, DeviceAttribute, DeviceFilter, DeviceRef, DeviceSet,
     DeviceTaint, DeviceTaintEffect, DeviceToleration, DeviceTolerationOperator, Node, Quantity,
@@ -133,13 +135,34 @@ pub fn allocation_fleet_with_racks(
 ) -> Cluster {
     let mut c = Cluster::new();
     c.put_class(gpu_class()).expect("valid class");
+    let (nodes, slices) = allocation_fleet_objects(nodes, gpus, numa_size, taint_every, rack_size);
+    for node in nodes {
+        c.add_node(node).expect("valid node");
+    }
+    for slice in slices {
+        c.add_slice(slice).expect("valid slice");
+    }
+    c
+}
+
+/// The nodes and node-local ResourceSlices of [`allocation_fleet_with_racks`] (its
+/// DeviceClass is [`gpu_class`]), for building the same fleet elsewhere (the
+/// [`peer`] workloads write them as Kubernetes objects).
+pub fn allocation_fleet_objects(
+    nodes: usize,
+    gpus: usize,
+    numa_size: usize,
+    taint_every: usize,
+    rack_size: usize,
+) -> (Vec<Node>, Vec<ResourceSlice>) {
+    let mut all_nodes = Vec::with_capacity(nodes);
+    let mut slices = Vec::with_capacity(nodes);
     for n in 0..nodes {
         let name = node_name(n);
-        c.add_node(Node::new(&name).with_label(
+        all_nodes.push(Node::new(&name).with_label(
             "topology.example.com/rack",
             format!("rack-{:03}", n / rack_size),
-        ))
-        .expect("valid node");
+        ));
         let mut slice = ResourceSlice::node_local(format!("{name}-gpus"), DRIVER, &name, &name);
         for g in 0..gpus {
             let i = n * gpus + g;
@@ -159,9 +182,9 @@ pub fn allocation_fleet_with_racks(
             }
             slice.devices.push(d);
         }
-        c.add_slice(slice).expect("valid slice");
+        slices.push(slice);
     }
-    c
+    (all_nodes, slices)
 }
 
 /// A gang of `pods` pods in PodGroup `ns/gang`, each with its own claim for `gpus`
