@@ -19,70 +19,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize as _, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
-/// `name` of an error about invalid manifests or objects.
-pub const INVALID_INPUT: &str = "InvalidInput";
-/// `name` of an error about an argument of the wrong shape.
-pub const INVALID_ARGUMENT: &str = "InvalidArgument";
-/// `name` of an error about something that does not exist.
-pub const NOT_FOUND: &str = "NotFound";
-/// `name` of an error about adding what exists already.
-pub const ALREADY_EXISTS: &str = "AlreadyExists";
-/// `name` of an error about a change the state refuses.
-pub const CONFLICT: &str = "Conflict";
-/// `name` of an error about reading or printing.
-pub const IO_ERROR: &str = "IoError";
-
-/// One problem, as thrown errors carry it in `problems`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Problem {
-    /// The whole line, as the command prints it.
-    pub line: String,
-    /// The file (the name given with the manifests), when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// The document in the file (1-based), when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub doc: Option<usize>,
-    /// The item of a `kind: List` (0-based).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub item: Option<usize>,
-    /// The object, `Kind "ns/name"`, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub object: Option<String>,
-    /// The field path (`spec.devices[0].name`), empty for the whole object.
-    pub field: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl Problem {
-    /// A problem that is only a message.
-    pub fn message(message: impl Into<String>) -> Problem {
-        let message = message.into();
-        Problem {
-            line: message.clone(),
-            message,
-            ..Problem::default()
-        }
-    }
-
-    /// A problem about one field of an argument.
-    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Problem {
-        let (field, message) = (field.into(), message.into());
-        let line = if field.is_empty() {
-            message.clone()
-        } else {
-            format!("{field}: {message}")
-        };
-        Problem {
-            line,
-            field,
-            message,
-            ..Problem::default()
-        }
-    }
-}
+pub use gangpack_abi::error::{
+    ALREADY_EXISTS, CONFLICT, INVALID_ARGUMENT, INVALID_INPUT, IO_ERROR, NOT_FOUND, Problem,
+};
 
 /// A JavaScript `Error` of `kind` carrying `problems` (its message: their lines).
 pub fn error(kind: &str, problems: &[Problem]) -> JsValue {
@@ -96,6 +35,15 @@ pub fn error(kind: &str, problems: &[Problem]) -> JsValue {
     let list = to_js(problems).unwrap_or(JsValue::NULL);
     let _ = js_sys::Reflect::set(&e, &JsValue::from_str("problems"), &list);
     e.unchecked_into()
+}
+
+/// A request's error (`gangpack_abi`) as a JavaScript `Error`.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "taken by value for `map_err(js::from)`"
+)]
+pub fn from(e: gangpack_abi::error::Error) -> JsValue {
+    error(e.kind, &e.problems)
 }
 
 /// [`error`] with one message.
@@ -123,38 +71,32 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
 /// holds at every depth (serde-wasm-bindgen reads a struct by asking for its known
 /// fields only, and a misspelt option would pass silently).
 pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsValue> {
+    let json = to_json(value, what)?;
+    gangpack_abi::value::from_value(&json, what).map_err(from)
+}
+
+/// `value` as a JSON value, refusing what JSON cannot hold (NaN, functions, ...); an
+/// error names `what` and the path that failed.
+pub(crate) fn to_json(value: JsValue, what: &str) -> Result<serde_json::Value, JsValue> {
     let read = serde_path_to_error::deserialize::<_, Finite>(
         serde_wasm_bindgen::Deserializer::from(value),
     );
-    let json = read
-        .map_err(|e| {
-            let path = e.path().to_string();
-            let field = if path == "." {
-                what.to_owned()
-            } else {
-                format!("{what}.{path}")
-            };
-            let message = e.inner().to_string();
-            // serde_wasm_bindgen gives its errors as JavaScript `Error`s.
-            let message = match message.strip_prefix("Error: ") {
-                Some(m) if m.starts_with(NOT_FINITE) => m.to_owned(),
-                _ => format!("not a JSON-like value: {message}"),
-            };
-            error(INVALID_ARGUMENT, &[Problem::field(field, message)])
-        })?
-        .0;
-    serde_path_to_error::deserialize(&json).map_err(|e| {
+    read.map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." {
             what.to_owned()
         } else {
             format!("{what}.{path}")
         };
-        error(
-            INVALID_ARGUMENT,
-            &[Problem::field(field, e.inner().to_string())],
-        )
+        let message = e.inner().to_string();
+        // serde_wasm_bindgen gives its errors as JavaScript `Error`s.
+        let message = match message.strip_prefix("Error: ") {
+            Some(m) if m.starts_with(NOT_FINITE) => m.to_owned(),
+            _ => format!("not a JSON-like value: {message}"),
+        };
+        error(INVALID_ARGUMENT, &[Problem::field(field, message)])
     })
+    .map(|f| f.0)
 }
 
 /// How the error for a NaN or infinite number starts.
@@ -253,57 +195,10 @@ pub fn from_js_or_default<T: DeserializeOwned + Default>(
     }
 }
 
-/// A unit as JavaScript names it (`UnitName` in the declarations).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum UnitName {
-    /// A PodGroup: a string, or `{ podGroup }`.
-    PodGroup(String),
-    /// `{ pod }`.
-    Pod(String),
-}
-
-impl UnitName {
-    /// The field of the argument that named it, for errors about the name.
-    pub(crate) fn field(&self, plain: bool) -> &'static str {
-        match (self, plain) {
-            (_, true) => "unit",
-            (UnitName::PodGroup(_), false) => "unit.podGroup",
-            (UnitName::Pod(_), false) => "unit.pod",
-        }
-    }
-}
+pub(crate) use gangpack_abi::unit::UnitName;
 
 /// `unit` read as a PodGroup name (`"ns/name"` or `"name"`), `{ podGroup }` or
 /// `{ pod }`; the flag says whether it was a plain string.
 pub(crate) fn unit_name(value: JsValue) -> Result<(UnitName, bool), JsValue> {
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Arg {
-        Group(String),
-        Named(Named),
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase", deny_unknown_fields)]
-    struct Named {
-        pod_group: Option<String>,
-        pod: Option<String>,
-    }
-    match from_js::<Arg>(value, "unit")? {
-        Arg::Group(g) => Ok((UnitName::PodGroup(g), true)),
-        Arg::Named(Named {
-            pod_group: Some(g),
-            pod: None,
-        }) => Ok((UnitName::PodGroup(g), false)),
-        Arg::Named(Named {
-            pod_group: None,
-            pod: Some(p),
-        }) => Ok((UnitName::Pod(p), false)),
-        Arg::Named(_) => Err(error(
-            INVALID_ARGUMENT,
-            &[Problem::field(
-                "unit",
-                "give exactly one of podGroup and pod",
-            )],
-        )),
-    }
+    gangpack_abi::unit::unit_name(&to_json(value, "unit")?).map_err(from)
 }

@@ -28,8 +28,8 @@ use std::collections::BTreeSet;
 
 use gangpack::{
     Cluster, DeviceClass, DeviceRef, DeviceTaint, DeviceTaintEffect, DeviceTaintRule, GangOptions,
-    MixSource, Node, ObjectKind, ObjectRef, Pod, PodGroup, PriorityClass, RequestShape,
-    ResourceClaim, ResourceSlice, ScoringPolicy, ShapeMix, Taint, TaintEffect, Unit,
+    Node, Pod, PodGroup, PriorityClass, RequestShape, ResourceClaim, ResourceSlice, ShapeMix,
+    Taint, TaintEffect, Unit,
 };
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
@@ -200,17 +200,9 @@ struct AdvanceView {
     evictions: Vec<view::EvictionView>,
 }
 
-/// A step budget option: at least 1, `default` when left out; `field` names it in the
-/// error.
+/// A step budget option (`gangpack_abi::options::step_budget`).
 pub(crate) fn step_budget(value: Option<u64>, default: u64, field: &str) -> Result<u64, JsValue> {
-    match value {
-        None => Ok(default),
-        Some(0) => Err(invalid_argument(
-            field,
-            "must be at least 1 (steps a search may take)",
-        )),
-        Some(n) => Ok(n),
-    }
+    gangpack_abi::options::step_budget(value, default, field).map_err(js::from)
 }
 
 fn invalid_argument(field: &str, message: impl Into<String>) -> JsValue {
@@ -234,80 +226,21 @@ fn device_ref(device: &str) -> Result<DeviceRef, JsValue> {
         .ok_or_else(|| invalid_argument("device", format!("{device:?} is not DRIVER/POOL/DEVICE")))
 }
 
-/// A scoring policy as the options name it, with its mix.
-pub(crate) struct Scoring {
-    /// The policy, its mix given when the options give one.
-    pub(crate) policy: ScoringPolicy,
-    /// A warning for a deprecated name (`FragmentationAware`).
-    pub(crate) warning: Option<String>,
-}
+pub(crate) use gangpack_abi::options::Scoring;
 
-/// The policy `name` (`what`: its field, `options.policy`; default BestFit) with
-/// `mix` (`mix_what`: its field, `options.workloadMix`) as its typical shapes. A mix is
-/// refused when it is invalid (every problem named under `mix_what`) and with a policy
-/// that scores against none (BestFit, Spread).
+/// The policy `name` with `mix` as its typical shapes (`gangpack_abi::options::scoring`).
 pub(crate) fn scoring(
     name: Option<&str>,
     what: &str,
     mix: Option<ShapeMix>,
     mix_what: &str,
 ) -> Result<Scoring, JsValue> {
-    let policy = match name {
-        None => GangOptions::default().policy,
-        Some(n) => ScoringPolicy::parse(n)
-            .filter(|p| !matches!(p, ScoringPolicy::Random(_) | ScoringPolicy::DotProduct))
-            .ok_or_else(|| {
-                invalid_argument(
-                    what,
-                    format!(
-                        "unknown policy {n:?} (expected {})",
-                        or_list(&ScoringPolicy::NAMES)
-                    ),
-                )
-            })?,
-    };
-    let warning = name.and_then(|n| deprecation(n, what));
-    let policy = match mix {
-        None => policy,
-        Some(mix) => {
-            if policy.mix_source().is_none() {
-                return Err(invalid_argument(
-                    mix_what,
-                    format!(
-                        "{} scores against no workload mix (only Stranding, FGD and GangAware do)",
-                        policy.name()
-                    ),
-                ));
-            }
-            validate_mix(&mix, mix_what)?;
-            policy.with_mix(MixSource::Given(mix))
-        }
-    };
-    Ok(Scoring { policy, warning })
-}
-
-/// The warning for policy name `name` at field `what` when the name is deprecated
-/// (`FragmentationAware`, which now reads as FGD).
-pub(crate) fn deprecation(name: &str, what: &str) -> Option<String> {
-    ScoringPolicy::is_deprecated_name(name).then(|| {
-        format!("{what}: {name:?} is deprecated; it now means FGD, the policy that replaced it")
-    })
+    gangpack_abi::options::scoring(name, what, mix, mix_what).map_err(js::from)
 }
 
 /// Checks a workload mix, every problem named under `what` (`what.shapes[0].count`).
 pub(crate) fn validate_mix(mix: &ShapeMix, what: &str) -> Result<(), JsValue> {
-    let object = ObjectRef::cluster(ObjectKind::PodGroup, "workload mix");
-    mix.validate_at(&object, what)
-        .map_err(|errs| errors::invalid_argument(&errs))
-}
-
-/// `A, B, C or D`.
-fn or_list(names: &[&str]) -> String {
-    match names.split_last() {
-        None => String::new(),
-        Some((last, [])) => (*last).to_owned(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-    }
+    gangpack_abi::options::validate_mix(mix, what).map_err(js::from)
 }
 
 fn time_arg(t: &TimeArg, what: &str) -> Result<gangpack::Time, JsValue> {

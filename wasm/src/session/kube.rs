@@ -18,7 +18,7 @@ use wasm_bindgen::JsValue;
 use super::State;
 use super::view::{self, CycleView, WaitingView};
 use crate::js::{self, INVALID_ARGUMENT};
-use crate::manifests::{self as m, JsOptions};
+use crate::manifests as m;
 
 /// The loaded objects (everything of a `Snapshot` but its scheduler).
 #[derive(Clone)]
@@ -45,9 +45,9 @@ pub(crate) struct LoadedSession {
 /// policy name's warning first.
 pub(crate) fn load(manifests: JsValue, options: JsValue) -> Result<LoadedSession, JsValue> {
     let input = m::manifests(manifests, "manifests")?;
-    let o = JsOptions::read(options, "options")?;
+    let o = m::options(Some(options), "options")?;
     let style = o.style();
-    let r = o.resolve("options")?;
+    let r = o.resolve("options").map_err(js::from)?;
     let (snapshot, cli_warnings) =
         gangpack_cli::snapshot(&input, &r.options).map_err(|f| m::failure(&f))?;
     let mut warnings: Vec<String> = r.scoring.warning.into_iter().collect();
