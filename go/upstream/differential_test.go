@@ -13,7 +13,7 @@ import (
 
 var (
 	flagSeed      = flag.Uint64("diff.seed", 1, "first scenario seed")
-	flagScenarios = flag.Int("diff.scenarios", 1500, "scenarios to run (0: until -diff.minutes)")
+	flagScenarios = flag.Int("diff.scenarios", 4000, "scenarios to run (0: until -diff.minutes)")
 	flagMinutes   = flag.Float64("diff.minutes", 0, "run for this many minutes instead of a fixed count")
 	flagOnly      = flag.Uint64("diff.only", 0, "run this one seed (replay)")
 	flagAll       = flag.Bool("diff.all", false, "report every divergent seed (default: the first 10)")
@@ -27,13 +27,7 @@ func sizeFor(seed uint64) Size {
 	return Small
 }
 
-func gangpackUnderTest(t *testing.T) GangpackAllocator {
-	if bin := os.Getenv("GANGPACK_ALLOC_BIN"); bin != "" {
-		return execAllocator{bin}
-	}
-	t.Skip("no gangpack allocator")
-	return nil
-}
+func gangpackUnderTest(*testing.T) GangpackAllocator { return wasmAllocator{} }
 
 // TestDifferential runs generated scenarios through Kubernetes' allocator and
 // gangpack's on every node and compares them (Compare). A failure logs the seed
