@@ -63,8 +63,11 @@ func Files(paths ...string) Input {
 				if err != nil {
 					return err
 				}
-				ext := strings.ToLower(filepath.Ext(path))
-				if !d.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
+				// As the command: the extension as written (Rust's Path::extension: a
+				// name that is only ".yaml" has none).
+				base := filepath.Base(path)
+				ext := filepath.Ext(base)
+				if !d.IsDir() && ext != base && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
 					names = append(names, path)
 				}
 				return nil
@@ -72,7 +75,7 @@ func Files(paths ...string) Input {
 			if err != nil {
 				return Input{err: ioError(p, err)}
 			}
-			sort.Strings(names)
+			sort.Slice(names, func(i, j int) bool { return comparePaths(names[i], names[j]) < 0 })
 		} else {
 			names = []string{p}
 		}
@@ -85,6 +88,28 @@ func Files(paths ...string) Input {
 		}
 	}
 	return in
+}
+
+// comparePaths orders paths as the command does (Rust's Path ordering): component by
+// component, so "a/x" comes before "a-b/x".
+func comparePaths(a, b string) int {
+	pa, pb := pathComponents(a), pathComponents(b)
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		if c := strings.Compare(pa[i], pb[i]); c != 0 {
+			return c
+		}
+	}
+	return len(pa) - len(pb)
+}
+
+func pathComponents(p string) []string {
+	var out []string
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && c != "." {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func ioError(path string, err error) *Error {
