@@ -6,6 +6,8 @@ require (
 	github.com/tetratelabs/wazero v1.12.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
+	pgregory.net/rapid v1.3.0
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (

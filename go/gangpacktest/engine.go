@@ -12,7 +12,7 @@ import (
 // generate is `gangpack gen` of the scenario's parameters, as JSON.
 func generate(ctx context.Context, s *Scenario) ([]byte, error) {
 	r, err := gangpack.Generate(ctx, gangpack.GenerateOptions{
-		Seed: s.Seed, Size: s.Size, Kind: s.Kind, Features: s.FeatureList(), JSON: true,
+		Seed: s.Seed, Size: s.Size, Kind: s.Kind, Features: s.FeatureList(), Output: "json",
 	})
 	if err != nil {
 		return nil, err
