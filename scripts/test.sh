@@ -47,6 +47,19 @@ fi
 step "the WebAssembly package (scripts/wasm.sh: release build, wasm-bindgen, wasm-opt, npm package)"
 bash scripts/wasm.sh
 
+step "Go: the module's embedded wasm is this tree's (scripts/go-wasm.sh --check rebuilds it)"
+go version
+bash scripts/go-wasm.sh --check
+
+step "Go: gofmt and go vet (go/ and its nested module go/upstream)"
+unformatted=$(gofmt -l go)
+if [ -n "$unformatted" ]; then
+    printf 'gofmt: not formatted:\n%s\n' "$unformatted" >&2
+    exit 1
+fi
+(cd go && go vet ./...)
+(cd go/upstream && go vet ./...)
+
 step "docs (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 
@@ -77,6 +90,17 @@ step "wasm: the Node suite (API, Scheduler session, npm package, byte identity w
 cargo build -q -p gangpack-cli
 GANGPACK_NATIVE=target/debug/gangpack node --test --test-concurrency=2 wasm/tests-js/ 2>&1 | tee -a "$log"
 
+step "Go: the package, gangpacktest, the examples, and the Go command's bytes against native (go/)"
+(cd go && GANGPACK_NATIVE="$PWD/../target/debug/gangpack" go test -count=1 ./... 2>&1) | tee -a "$log"
+(cd go && go test -count=1 -race -run 'Concurrent|Trap' ./gangpack/ 2>&1) | tee -a "$log"
+
+step "Go: Kubernetes' allocator beside gangpack: the DRA differential, and the peer bench's fixtures checked (go/upstream)"
+cargo run -q -p gangpack-benches --bin peer-fixtures -- target/peer-bench/fixtures
+(cd go/upstream && GANGPACK_PEER_FIXTURES="$PWD/../../target/peer-bench/fixtures" \
+    go test -count=1 -v ./... 2>&1) | tee -a "$log"
+(cd go/upstream && GANGPACK_PEER_FIXTURES="$PWD/../../target/peer-bench/fixtures" \
+    go test -count=1 -run '^$' -bench . -benchtime 1x ./peerbench/ >/dev/null)
+
 step "playground: its scenarios on the engine in Node (web-demo/test/)"
 (cd web-demo && npm ci --no-audit --no-fund)
 node --test web-demo/test/ 2>&1 | tee -a "$log"
@@ -87,5 +111,6 @@ node --test web-demo/e2e/ 2>&1 | tee -a "$log"
 
 # One closing line over every test binary above (cargo's and node's).
 awk '/^test result:/ { p += $4; f += $6 } /^# pass / { p += $3 } /^# fail / { f += $3 }
-     END { printf "\ntests: %d passed, %d failed\n", p, f }' "$log"
+     /^ok  \t/ { gp++ } /^FAIL\t/ { gf++ }
+     END { printf "\ntests: %d passed, %d failed (Rust and Node); Go packages: %d ok, %d failed\n", p, f, gp, gf }' "$log"
 printf 'target/: %s\n' "$(du -sh target 2>/dev/null | cut -f1)"
