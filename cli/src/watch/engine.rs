@@ -38,16 +38,19 @@ pub enum Trigger {
     End,
     /// An `ERROR` event stopped the watch.
     Stopped,
+    /// The caller asked for it (a session driven through a library, not a stream).
+    Requested,
 }
 
 impl Trigger {
-    /// `quiet`, `every`, `end` or `stopped`: the trigger in `-o json`.
+    /// `quiet`, `every`, `end`, `stopped` or `requested`: the trigger in `-o json`.
     pub fn as_str(self) -> &'static str {
         match self {
             Trigger::Quiet => "quiet",
             Trigger::Every(_) => "every",
             Trigger::End => "end",
             Trigger::Stopped => "stopped",
+            Trigger::Requested => "requested",
         }
     }
 
@@ -57,6 +60,7 @@ impl Trigger {
             Trigger::Every(n) => format!("every {}", plural(n, "event", "events")),
             Trigger::End => "end of input".into(),
             Trigger::Stopped => "watch ended".into(),
+            Trigger::Requested => "requested".into(),
         }
     }
 }
@@ -84,6 +88,11 @@ pub struct Cycle {
     pub plan_list: serde_json::Value,
     /// The exit status `gangpack plan` would have (0 or 3).
     pub plan_code: u8,
+    /// The plan's rows, one per unit, as `gangpack plan` decided them (every unit, not
+    /// only those that changed).
+    pub plan_rows: Vec<output::PlanRow>,
+    /// The plan's `NoExecute` evictions: carried out before the cycle, and to come.
+    pub evictions: output::Evictions,
 }
 
 impl Cycle {
@@ -112,7 +121,7 @@ impl Cycle {
     }
 
     /// The `-o json` form: one object, on one line (with its newline): `cycle`,
-    /// `trigger` (`quiet`, `every`, `end`, `stopped`), `events`, `objects`,
+    /// `trigger` (`quiet`, `every`, `end`, `stopped`, `requested`), `events`, `objects`,
     /// `podsRunning`, `unitsPending`, then `changes`, each `{"change": WORD, ...}` with
     /// the fields of [`Change::fields`].
     pub fn json(&self) -> String {
@@ -212,6 +221,23 @@ impl Watch {
     /// The objects as the events left them.
     pub fn objects(&self) -> &Objects {
         &self.objects
+    }
+
+    /// The logical clock the cycles run at (`--now`); `None`: the latest timestamp in
+    /// the objects, as `plan` takes it.
+    pub fn now(&self) -> Option<gangpack::Time> {
+        self.global.now
+    }
+
+    /// Sets the clock of the next cycles (a library driving the watch moves it: a
+    /// `NoExecute` eviction falls due once the clock passes it).
+    pub fn set_now(&mut self, now: Option<gangpack::Time>) {
+        self.global.now = now;
+    }
+
+    /// Cycles run so far.
+    pub fn cycles(&self) -> usize {
+        self.cycles
     }
 
     /// Events applied since the previous cycle.
@@ -553,6 +579,8 @@ impl Watch {
             plan_table,
             plan_list: output::list(plan.changed),
             plan_code,
+            plan_rows: plan.rows,
+            evictions: plan.evictions,
         })
     }
 
