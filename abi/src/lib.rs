@@ -24,6 +24,8 @@
 //! {files, judgeContext, options}`, `cli` (one command line), `allocate {files, node,
 //! claims, stepBudget}`, `version {}`; each argument as the JavaScript function of
 //! the same name takes it (`wasm/src/types.d.ts`), `files` as its `manifests`.
+//! Sessions: `session_new {files, options}` → `{handle}`, `session_call {handle,
+//! method, ...}`, `session_free {handle}` (the methods: [`session`]).
 
 #[cfg(feature = "k8s")]
 pub mod allocate;
@@ -37,5 +39,7 @@ pub mod manifests;
 #[cfg(feature = "k8s")]
 pub mod ops;
 pub mod options;
+#[cfg(feature = "k8s")]
+pub mod session;
 pub mod unit;
 pub mod value;

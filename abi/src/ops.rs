@@ -19,8 +19,20 @@ pub trait Host {
 }
 
 /// Every operation, by the name its export carries after `gangpack_`.
-pub const OPS: [&str; 11] = [
-    "plan", "explain", "check", "diff", "capacity", "taint", "gen", "shrink", "cli", "allocate",
+pub const OPS: [&str; 14] = [
+    "plan",
+    "explain",
+    "check",
+    "diff",
+    "capacity",
+    "taint",
+    "gen",
+    "shrink",
+    "cli",
+    "allocate",
+    "session_new",
+    "session_call",
+    "session_free",
     "version",
 ];
 
@@ -102,6 +114,34 @@ fn run(op: &str, request: &[u8], host: &mut dyn Host) -> Result<String, Error> {
                 "stepBudget",
             )?;
             to_json(&crate::allocate::allocate(&input, &node, &claims, budget)?)
+        }
+        "session_new" => {
+            let r = Request::parse(request, &["files", "options"])?;
+            crate::session::new(&r.fields)
+        }
+        "session_call" => {
+            let value = parse_json(request)?;
+            let Value::Object(fields) = value else {
+                return Err(Error::argument(
+                    "request",
+                    format!("expected an object, not {}", kind(&value)),
+                ));
+            };
+            let r = Request { fields };
+            let handle: u64 = r.required("handle", "expected the session's handle (a number)")?;
+            let method: String = r.required(
+                "method",
+                &format!(
+                    "expected the method, one of {}",
+                    crate::session::METHODS.join(", ")
+                ),
+            )?;
+            crate::session::call(handle, &method, &r.fields)
+        }
+        "session_free" => {
+            let r = Request::parse(request, &["handle"])?;
+            let handle: u64 = r.required("handle", "expected the session's handle (a number)")?;
+            crate::session::free(handle)
         }
         "version" => {
             Request::parse(request, &[])?;
