@@ -157,16 +157,33 @@ fn a_taint_rule_added_evicts_the_gang_and_the_clock_moves() {
     ));
     assert_eq!(applied["applied"], 1);
     assert_eq!(status(h)["eventsSinceCycle"], 1);
-    // Before the rule's time nothing is due; an hour later the gang is evicted whole.
+    // No tolerationSeconds: the gang is evicted whole at the cycle's clock, as plan
+    // evicts it at that clock.
+    let expected = plan_of_manifests(h, Some("2026-11-05T07:10:00Z"));
+    let early = ok(method(h, "cycle", json!({"now": "2026-11-05T07:10:00Z"})));
+    assert_eq!(early["now"], "2026-11-05T07:10:00Z");
+    assert_eq!(
+        early["list"], expected["list"],
+        "the eviction as plan carries it out"
+    );
+    let at: Vec<&str> = early["evictions"]["carriedOut"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["at"].as_str().unwrap())
+        .collect();
+    assert_eq!(at, ["2026-11-05T07:10:00Z"; 2], "{}", early["evictions"]);
+    // The events did not write the eviction: moved on, the clock evicts again, later.
     ok(method(h, "advance", json!({"to": "2026-11-05T08:12:00Z"})));
     let expected = plan_of_manifests(h, Some("2026-11-05T08:12:00Z"));
     let c = ok(method(h, "cycle", json!({})));
     assert_eq!(c["now"], "2026-11-05T08:12:00Z");
+    assert_eq!(c["list"], expected["list"]);
     assert_eq!(
-        c["list"], expected["list"],
-        "the eviction as plan carries it out"
+        c["evictions"]["carriedOut"][0]["at"],
+        "2026-11-05T08:12:00Z"
     );
-    let evicted: Vec<&str> = c["evictions"]["carriedOut"]
+    let evicted: Vec<&str> = early["evictions"]["carriedOut"]
         .as_array()
         .unwrap()
         .iter()
@@ -177,13 +194,13 @@ fn a_taint_rule_added_evicts_the_gang_and_the_clock_moves() {
         "{evicted:?}"
     );
     assert!(
-        c["watch"]["changes"]
+        early["watch"]["changes"]
             .as_array()
             .unwrap()
             .iter()
             .any(|ch| ch["change"] == "evicted"),
         "{}",
-        c["watch"]
+        early["watch"]
     );
     // advance by seconds moves from the clock.
     let a = ok(method(h, "advance", json!({"seconds": 60})));
