@@ -24,7 +24,11 @@ import (
 // A Session pins one instance of the module for its life; return it with
 // [Session.Close]. A Session is not safe for concurrent use (one goroutine at a time,
 // or a mutex around it); many Sessions may run at once, each on its own instance, and
-// beside the package's other calls.
+// beside the package's other calls. A call that traps the instance (a gangpack bug:
+// an Internal [*Error]) or is cut off by its context leaves the instance in an
+// unknown state: it is discarded, and the Session answers a NotFound [*Error] saying
+// so from then on (open a new one from [Session.Manifests] taken earlier, or from
+// the cluster).
 type Session struct {
 	in     *instance
 	handle uint64
