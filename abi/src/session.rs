@@ -257,15 +257,9 @@ fn allowed(fields: &Map<String, Value>, method: &str, args: &[&str]) -> Result<(
 
 /// An object's problem (from reading an event) as a problem naming the event.
 fn input_problem(i: usize, e: &InputError) -> Problem {
-    let line = format!("events[{i}]: {e}");
     Problem {
-        line,
-        file: e.source.as_ref().map(|s| s.file.clone()),
-        doc: e.source.as_ref().map(|s| s.doc),
-        item: e.source.as_ref().and_then(|s| s.item),
-        object: e.object.clone(),
-        field: e.field.clone(),
-        message: e.message.clone(),
+        line: format!("events[{i}]: {e}"),
+        ..crate::error::cli_problem(&gangpack_cli::Problem::from(e))
     }
 }
 

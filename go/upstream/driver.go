@@ -53,11 +53,12 @@ type Outcome struct {
 // Fits reports whether the claims were allocated.
 func (o Outcome) Fits() bool { return o.Err == nil && o.Results != nil }
 
-// classLister serves DeviceClasses as the scheduler's informer-backed lister does:
-// a missing class is a NotFound error.
-type classLister map[string]*resourceapi.DeviceClass
+// ClassLister serves DeviceClasses as the scheduler's informer-backed lister does
+// (by name); a missing class is a NotFound error.
+type ClassLister map[string]*resourceapi.DeviceClass
 
-func (l classLister) List() ([]*resourceapi.DeviceClass, error) {
+// List returns every class, by name.
+func (l ClassLister) List() ([]*resourceapi.DeviceClass, error) {
 	out := make([]*resourceapi.DeviceClass, 0, len(l))
 	for _, c := range l {
 		out = append(out, c)
@@ -66,7 +67,8 @@ func (l classLister) List() ([]*resourceapi.DeviceClass, error) {
 	return out, nil
 }
 
-func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
+// Get returns the class called name, or a NotFound error.
+func (l ClassLister) Get(name string) (*resourceapi.DeviceClass, error) {
 	if c, ok := l[name]; ok {
 		return c, nil
 	}
@@ -184,7 +186,7 @@ func (d *Driver) Allocate(ctx context.Context, c *Cluster, node string, claimNam
 		}
 		claims = append(claims, cl)
 	}
-	classes := classLister{}
+	classes := ClassLister{}
 	for _, cl := range c.Classes {
 		classes[cl.Name] = cl
 	}

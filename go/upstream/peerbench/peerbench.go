@@ -41,11 +41,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 
+	"github.com/gangpack/gangpack/go/upstream"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
@@ -69,18 +68,8 @@ func FixturesDir() string {
 }
 
 // Features are the allocator features kube-scheduler 1.37 turns on with its default
-// feature gates (the plugin's AllocatorFeatures): DRAAdminAccess and
-// DRAPrioritizedList (GA), DRAPartitionableDevices (beta), DRADeviceTaints (GA),
-// DRADeviceBindingConditions (beta) with DRAResourceClaimDeviceStatus (GA), and
-// DRAConsumableCapacity (beta).
-var Features = structured.Features{
-	AdminAccess:            true,
-	PrioritizedList:        true,
-	PartitionableDevices:   true,
-	DeviceTaints:           true,
-	DeviceBindingAndStatus: true,
-	ConsumableCapacity:     true,
-}
+// feature gates: the differential's (upstream.Features137).
+var Features = upstream.Features137
 
 // Expect is what a workload must give (gangpack's `peer::Expect`, worked out from
 // the workload's definition by arithmetic).
@@ -124,26 +113,9 @@ type Cluster struct {
 	celCache *cel.Cache
 }
 
-// ClassLister serves DeviceClasses from a map (the scheduler's informer cache).
-type ClassLister map[string]*resourceapi.DeviceClass
-
-// List returns every class, by name.
-func (l ClassLister) List() ([]*resourceapi.DeviceClass, error) {
-	out := make([]*resourceapi.DeviceClass, 0, len(l))
-	for _, c := range l {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-// Get returns the class called name, or a NotFound error.
-func (l ClassLister) Get(name string) (*resourceapi.DeviceClass, error) {
-	if c, ok := l[name]; ok {
-		return c, nil
-	}
-	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
-}
+// ClassLister serves DeviceClasses from a map (the scheduler's informer cache): the
+// differential's (upstream.ClassLister).
+type ClassLister = upstream.ClassLister
 
 // Workloads lists the workload names the fixture directory holds, in order.
 func Workloads(dir string) ([]string, error) {
