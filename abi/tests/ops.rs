@@ -3,6 +3,9 @@
 use gangpack_abi::ops::{self, Host};
 use serde_json::{Value, json};
 
+mod common;
+use common::{cluster, file};
+
 /// A host whose judge keeps candidates that still contain `needle`.
 struct Judge {
     needle: &'static str,
@@ -47,25 +50,6 @@ fn error(v: &Value) -> (&str, &str, &str) {
         e["problems"][0]["field"].as_str().unwrap(),
         e["message"].as_str().unwrap(),
     )
-}
-
-fn file(path: &str) -> Value {
-    let text = std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR")))
-        .expect("example");
-    json!({"name": path, "text": text})
-}
-
-fn cluster() -> Vec<Value> {
-    [
-        "deviceclasses",
-        "namespace",
-        "nodes",
-        "priorityclasses",
-        "resourceslices",
-    ]
-    .iter()
-    .map(|f| file(&format!("examples/cluster/{f}.yaml")))
-    .collect()
 }
 
 const SMALL: &str = r#"

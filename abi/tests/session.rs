@@ -4,6 +4,9 @@
 use gangpack_abi::ops::{self, Host};
 use serde_json::{Value, json};
 
+mod common;
+use common::{cluster, file};
+
 struct NoJudge;
 
 impl Host for NoJudge {
@@ -31,23 +34,8 @@ fn err(v: &Value) -> (String, Value) {
     )
 }
 
-fn file(path: &str) -> Value {
-    let text = std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR")))
-        .expect("example");
-    json!({"name": path, "text": text})
-}
-
 fn files(extra: &[&str]) -> Vec<Value> {
-    let mut f: Vec<Value> = [
-        "deviceclasses",
-        "namespace",
-        "nodes",
-        "priorityclasses",
-        "resourceslices",
-    ]
-    .iter()
-    .map(|f| file(&format!("examples/cluster/{f}.yaml")))
-    .collect();
+    let mut f = cluster();
     f.extend(extra.iter().map(|p| file(p)));
     f
 }

@@ -64,11 +64,7 @@ func NewSession(ctx context.Context, in Input, opts *Options) (*Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	files := in.files
-	if files == nil {
-		files = []file{}
-	}
-	raw, healthy, err := inst.call(ctx, "session_new", map[string]any{"files": files, "options": opts.request()})
+	raw, healthy, err := inst.call(ctx, "session_new", map[string]any{"files": nonNil(in.files), "options": opts.request()})
 	if err != nil {
 		e.release(inst, healthy)
 		return nil, err
