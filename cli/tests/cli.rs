@@ -1010,11 +1010,11 @@ fn demo_manifests_are_real_input() {
     assert_eq!(section, plan.out.trim_end());
 }
 
-/// The demo output the main README shows (up to the taint section) is what `gangpack
-/// demo` prints.
+/// The demo output the guide shows (up to the taint section) is what `gangpack demo`
+/// prints.
 #[test]
-fn the_main_readme_shows_real_demo_output() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+fn the_guide_shows_real_demo_output() {
+    let readme = std::fs::read_to_string(root().join("docs/GUIDE.md")).expect("guide");
     let demo = run(&["demo"]);
     assert_eq!(demo.code, 0, "{}", demo.err);
     let shown = demo
@@ -1025,7 +1025,24 @@ fn the_main_readme_shows_real_demo_output() {
         .trim_end();
     assert!(
         readme.contains(&format!("```text\n{shown}\n```")),
-        "README.md does not show the demo's output:\n{shown}"
+        "docs/GUIDE.md does not show the demo's output:\n{shown}"
+    );
+}
+
+/// The explanation on the README's first screen is a piece of what `gangpack demo`
+/// prints, line for line.
+#[test]
+fn the_readme_explanation_sample_is_real_demo_output() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let marker = "<!-- cli/tests/cli.rs checks this is what `gangpack demo` prints. -->\n```text\n";
+    let at = readme.find(marker).expect("README.md has the marked sample") + marker.len();
+    let sample = &readme[at..at + readme[at..].find("\n```").expect("the fence closes")];
+    assert!(sample.lines().count() >= 5, "a sample of a few lines:\n{sample}");
+    let demo = run(&["demo"]);
+    assert_eq!(demo.code, 0, "{}", demo.err);
+    assert!(
+        demo.out.contains(&format!("\n{sample}\n")),
+        "README.md's sample is not what gangpack demo prints:\n{sample}"
     );
 }
 

@@ -272,10 +272,15 @@ pub mod prelude {
     };
 }
 
-/// Runs the README's Rust examples as doctests.
+/// Runs the README's Rust examples as doctests (its other blocks are tagged `sh`, `go`, `text`).
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
+
+/// Runs the guide's Rust examples (`docs/GUIDE.md`) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/GUIDE.md")]
+struct GuideDoctests;
 
 /// The version of this crate.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,8 +1,8 @@
 // The npm package as a user gets it: `npm pack` wasm/pkg (one .wasm file, used by both
 // entries), install the tarball into an empty project, import it (ES module and
 // CommonJS, the Node entry and the web entry), type-check TypeScript files against its
-// declarations through its `exports` map, and run the README examples: the root
-// README's, and wasm/README.md's (every ```js block in order, in Node; every ```ts
+// declarations through its `exports` map, and run the README examples: the guide's
+// (docs/GUIDE.md), and wasm/README.md's (every ```js block in order, in Node; every ```ts
 // block type-checked).
 
 import { test } from 'node:test';
@@ -23,11 +23,11 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 const run = (cmd, args, cwd = dir) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
-/** The ```js block after the marker comment in README.md. */
+/** The ```js block after the marker comment in docs/GUIDE.md. */
 function readmeExample() {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = readFileSync(join(root, 'docs', 'GUIDE.md'), 'utf8');
   const at = readme.indexOf('wasm/tests-js/package.test.mjs runs this example');
-  assert.ok(at >= 0, 'README.md has the marked JavaScript example');
+  assert.ok(at >= 0, 'docs/GUIDE.md has the marked JavaScript example');
   const block = readme.slice(at).match(/```js\n([\s\S]*?)```/);
   assert.ok(block, 'a ```js block follows the marker');
   return block[1];
@@ -116,7 +116,7 @@ test('npm pack, install into an empty project, import, type-check, run the READM
   ].join('\n'));
   run(tsc, ['-p', dir]);
 
-  // The root README's example, as written.
+  // The guide's example (docs/GUIDE.md), as written.
   writeFileSync(join(dir, 'readme.mjs'), readmeExample());
   const out = run('node', ['readme.mjs']).split('\n');
   assert.equal(out[0], '10 units: 8 placed, 1 preempted, 1 pending, 0 invalid, 0 failed; 8 pods bound, 2 nominated, 14 devices allocated');
