@@ -54,16 +54,22 @@ after(async () => {
   server?.close();
 });
 
-/** A page at `hash`, ready; page errors fail the test at `done()`. */
-async function open(hash = '', size = SIZES[0]) {
-  const page = await browser.newPage({ viewport: size });
+/**
+ * A page at `hash`, ready; page errors and console errors (e.g. an invalid `pattern`)
+ * fail the test at `done()`. `touch`: a phone-like context (hasTouch, isMobile), to
+ * be driven with taps.
+ */
+async function open(hash = '', size = SIZES[0], { touch = false } = {}) {
+  const context = await browser.newContext({ viewport: size, ...(touch ? { hasTouch: true, isMobile: true } : {}) });
+  const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
   await page.goto(base + hash);
   await page.waitForSelector('body[data-ready=true]', { timeout: 120000 });
   page.done = async () => {
-    assert.deepEqual(errors, [], 'no uncaught errors in the page');
-    await page.close();
+    assert.deepEqual(errors, [], 'no uncaught errors in the page, none in the console');
+    await context.close();
   };
   return page;
 }
@@ -115,7 +121,15 @@ test('every scenario loads from the menu, plays to its end and is photographed a
       await page.selectOption('#scenario', s.id);
       await page.waitForFunction((id) => window.gangpackPlayground.state().scenario === id && location.hash.includes(`s=${id}`), s.id);
       await page.setViewportSize(SIZES[0]);
-      await playScenario(page);
+      // The opening explains itself: its caption, and a selection that is there or is said to come.
+      assert.equal(await page.locator('#step-caption').innerText(), `Start: ${s.opening} Next step plays step 1 of ${s.steps.length}.`);
+      assert.doesNotMatch(await page.locator('#selected').innerText(), /not in the cluster/, `${s.id}: the opening selection`);
+      // Each caption is shown with the state it describes: after its step.
+      for (let k = 1; k <= s.steps.length; k++) {
+        await page.click('#next-step');
+        await page.waitForFunction((n) => window.gangpackPlayground.state().actions.length >= n, k);
+        assert.ok((await page.locator('#step-caption').innerText()).startsWith(`Step ${k} of ${s.steps.length}: ${s.steps[k - 1].say}`), `${s.id}: caption of step ${k}`);
+      }
       const st = await state(page);
       assert.equal(st.actions.length, s.steps.length, `${s.id}: every step played`);
       assert.deepEqual(st.actions, s.steps.map((x) => x.do));
@@ -455,11 +469,11 @@ test('the policy menu replays the case under another policy, in the link and the
     assert.deepEqual(await page.locator('#policy option').allTextContents(), POLICIES);
     assert.equal(await page.inputValue('#policy'), 'BestFit');
     assert.equal(await page.locator('#policy').isDisabled(), false);
-    assert.match(await page.locator('#step-caption').innerText(), /^Step 1 of \d+: /);
+    assert.match(await page.locator('#step-caption').innerText(), /^Start: /);
     // The script's captions were written for BestFit: under another policy, it says so.
     await page.selectOption('#policy', 'FGD');
     await page.waitForFunction(() => window.gangpackPlayground.state().policies[0] === 'FGD');
-    assert.match(await page.locator('#step-caption').innerText(), /^Step 1 of \d+ \(written for BestFit\): /);
+    assert.match(await page.locator('#step-caption').innerText(), /^Start \(written for BestFit\): /);
     await page.goBack();
     await page.waitForFunction(() => window.gangpackPlayground.state().policies[0] === 'BestFit');
     assert.doesNotMatch(await page.evaluate(() => location.hash), /p=/);
@@ -527,3 +541,368 @@ test('the policy menu replays the case under another policy, in the link and the
     await again.done();
   }
 });
+
+// ------------------------------------------------------------------- issue 37
+
+const actionCount = (page) => page.evaluate(() => window.gangpackPlayground.state().actions.length);
+
+/** Where a target is drawn, relative to its canvas: a GPU's centre, a node's name, a domain's title. */
+async function targetPoint(page, target) {
+  if (target.gpu) {
+    const c = await page.evaluate((d) => window.gangpackPlayground.cell(d), target.gpu);
+    assert.ok(c, `the GPU ${target.gpu} is drawn`);
+    return { x: c.x + c.size / 2, y: c.y + c.size / 2 };
+  }
+  if (target.node) {
+    const r = await page.evaluate((n) => window.gangpackPlayground.nodeLabel(n), target.node);
+    assert.ok(r, `the node ${target.node} is drawn`);
+    return { x: r.x + 10, y: r.y + r.size / 2 };
+  }
+  const r = await page.evaluate((n) => window.gangpackPlayground.domainLabel(n), target.domain);
+  assert.ok(r, `the domain ${target.domain} is drawn`);
+  return r;
+}
+
+/** Taps a target on the map (a real touch: pointer events, then the click Chromium derives from the tap). */
+async function tapTarget(page, target) {
+  await page.locator('canvas.cluster').evaluate((c) => c.scrollIntoView({ block: 'center' }));
+  const p = await targetPoint(page, target);
+  const box = await page.locator('canvas.cluster').boundingBox();
+  await page.touchscreen.tap(box.x + p.x, box.y + p.y);
+}
+
+/**
+ * Puts `target` on the screen exactly where a button of the dialog it opens will be
+ * (the dialog opened once to measure it, then cancelled): the worst case for a tap, whose
+ * click, if the dialog opened on finger-up, would land on that button.
+ */
+async function underDialogButton(page, target) {
+  await tapTarget(page, target);
+  await page.waitForSelector('#target-dialog[open]');
+  await page.locator('canvas.cluster').evaluate((c) => c.scrollIntoView({ block: 'center' }));
+  const canvas = await page.locator('canvas.cluster').boundingBox();
+  const buttons = await page.locator('#target-body button').evaluateAll((list) => list.map((b) => {
+    const r = b.getBoundingClientRect();
+    return { id: b.id, text: b.textContent, x: r.x + r.width / 2, y: r.y + r.height / 2 };
+  }));
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => !document.getElementById('target-dialog').open);
+  const within = (b) => b.text !== 'Cancel' && b.x > canvas.x + 4 && b.x < canvas.x + canvas.width - 4 && b.y > canvas.y + 4 && b.y < canvas.y + canvas.height - 4;
+  // The taint button first: the one the issue saw pressed.
+  const button = buttons.find((b) => b.id === 't-apply' && within(b)) ?? buttons.find(within);
+  assert.ok(button, `a button of the dialog lies over the map: ${JSON.stringify(buttons)}`);
+  const p = await targetPoint(page, target);
+  await page.evaluate(([dx, dy]) => window.gangpackPlayground.pan(dx, dy), [button.x - (canvas.x + p.x), button.y - (canvas.y + p.y)]);
+  const q = await targetPoint(page, target);
+  assert.ok(Math.abs(canvas.x + q.x - button.x) < 1 && Math.abs(canvas.y + q.y - button.y) < 1, 'the target is under the button');
+  return button;
+}
+
+for (const size of SIZES) {
+  test(`${size.width}x${size.height}, touch: a tap only opens a dialog; nothing acts until its button is tapped (issue 37)`, async () => {
+    const page = await open('#s=demo', size, { touch: true });
+    try {
+      await page.tap('#step');
+      await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+      const snap = (await state(page)).snapshots[0];
+      const gpu = 'gpu.nvidia.com/gpu-r1-n1/gpu-0';
+      assert.equal(device(snap, gpu).state, 'allocated');
+      const node = snap.domains[0].nodes[1].name;
+      const domain = snap.domains[1].name;
+      const before = await state(page);
+      const unchanged = async (what) => {
+        // A ghost click arrives within a few hundred milliseconds of the tap.
+        await page.waitForTimeout(700);
+        const now = await state(page);
+        assert.equal(now.actions.length, before.actions.length, `${what}: no action taken`);
+        assert.deepEqual(now.snapshots, before.snapshots, `${what}: the cluster is unchanged`);
+      };
+      for (const target of [{ gpu }, { node }, { domain }]) {
+        const what = `a tap on ${JSON.stringify(target)}`;
+        const button = await underDialogButton(page, target);
+        await tapTarget(page, target);
+        await page.waitForSelector('#target-dialog[open]');
+        await unchanged(`${what} (drawn under the dialog's ${button.text} button)`);
+        assert.equal(await page.locator('#target-dialog').evaluate((d) => d.open), true, `${what}: the dialog stays open`);
+        assert.equal(await page.locator('#t-dry').innerText(), '', `${what}: no dry run started`);
+        await page.locator('#target-body button', { hasText: /^Cancel$/ }).tap();
+        await page.waitForFunction(() => !document.getElementById('target-dialog').open);
+        await page.evaluate(() => document.getElementById('zoom-fit').click());
+      }
+      await page.tap('#open-yaml');
+      await page.waitForSelector('#yaml-dialog[open]');
+      await unchanged('a tap on Your cluster (YAML)');
+      assert.equal(await page.locator('#yaml-errors').innerText(), '');
+      await page.tap('#yaml-cancel');
+
+      // Deliberate second taps act: taint, dry run then apply a rule, cordon, taint a domain.
+      await tapTarget(page, { gpu });
+      await page.waitForSelector('#target-dialog[open]');
+      await page.waitForTimeout(400);
+      await page.tap('#t-apply');
+      await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
+      assert.ok(device((await state(page)).snapshots[0], gpu).taints.some((t) => t.effect === 'NoExecute'));
+      const other = 'gpu.nvidia.com/gpu-r1-n2/gpu-3';
+      await tapTarget(page, { gpu: other });
+      await page.waitForSelector('#target-dialog[open]');
+      await page.tap('#t-dry-run');
+      await page.waitForSelector('#t-dry h4');
+      assert.match(await page.locator('#t-dry').innerText(), /Dry run of DeviceTaintRule/);
+      assert.equal(await actionCount(page), 2, 'a dry run changes nothing');
+      await page.tap('#t-rule-apply');
+      await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 3);
+      assert.equal((await state(page)).actions[2].op, 'rule');
+      await tapTarget(page, { node });
+      await page.waitForSelector('#target-dialog[open]');
+      await page.tap('#n-cordon');
+      await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 4);
+      assert.equal((await state(page)).snapshots[0].domains[0].nodes[1].unschedulable, true);
+      await tapTarget(page, { domain });
+      await page.waitForSelector('#target-dialog[open]');
+      await page.tap('#t-apply');
+      await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 5);
+      assert.deepEqual((await state(page)).actions[4].target, { domain, key: 'topology.kubernetes.io/rack' });
+    } finally {
+      await page.done();
+    }
+  });
+}
+
+test('captions describe the state on screen; the opening explains itself; own actions do not end the script (issue 37)', async () => {
+  const ecc = SCENARIOS.find((s) => s.id === 'ecc');
+  const page = await open('#s=ecc');
+  try {
+    const caption = () => page.locator('#step-caption').innerText();
+    assert.equal(await caption(), `Start: ${ecc.opening} Next step plays step 1 of ${ecc.steps.length}.`);
+    const selected = await page.locator('#selected').innerText();
+    assert.doesNotMatch(selected, /not in the cluster/);
+    assert.match(selected, /PodGroup default\/train has not arrived yet: step 1 of the script submits it \(press Next step\)/);
+    // Off script: one cycle of one's own before the first step.
+    await page.click('#step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+    assert.equal(await page.locator('#next-step').isVisible(), true, 'Next step is still there');
+    assert.match(await caption(), /^Start: .* You took 1 action of your own: the captions do not count it\.$/);
+    assert.equal(await page.locator('#script-back').innerText(), 'Back to the start');
+    await page.click('#next-step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
+    assert.deepEqual((await state(page)).actions, [{ op: 'cycle' }, ecc.steps[0].do], 'the script carried on');
+    assert.match(await caption(), new RegExp(`^Step 1 of ${ecc.steps.length}: ${ecc.steps[0].say.slice(0, 30)}`));
+    await page.click('#script-back');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+    assert.deepEqual((await state(page)).actions, [ecc.steps[0].do], 'back to the script: own actions dropped');
+    assert.equal(await page.locator('#script-back').isVisible(), false);
+    assert.match(await page.locator('#status').innerText(), /Undo brings your own actions back/);
+    // Step 2's caption is shown once step 2 is on screen: the gang is in rack-2.
+    await page.click('#next-step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
+    assert.equal(await caption(), `Step 2 of ${ecc.steps.length}: ${ecc.steps[1].say}`);
+    assert.match(ecc.steps[1].say, /rack-2/);
+    const pods = (await state(page)).snapshots[0].pods.filter((p) => p.podGroup === 'default/train');
+    assert.equal(pods.length, 4);
+    for (const p of pods) assert.match(p.node ?? '', /^gpu-r2-/, `${p.name} runs in rack-2, as the caption says`);
+  } finally {
+    await page.done();
+  }
+});
+
+test('a NoExecute taint says the clock carries the eviction out, and every member of the gang shows its countdown (issue 37)', async () => {
+  const page = await open('#s=ecc');
+  try {
+    const ecc = SCENARIOS.find((s) => s.id === 'ecc');
+    for (let i = 0; i < 3; i++) await page.click('#next-step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 3);
+    const snap = (await state(page)).snapshots[0];
+    assert.ok(snap.evictions.length >= 4, 'the whole gang is to be evicted');
+    const members = snap.pods.filter((p) => p.podGroup === 'default/train').map((p) => p.name);
+    assert.deepEqual(new Set(snap.evictions.map((e) => e.pod)), new Set(members));
+    // Said in the placement: not "in 0s", but when it happens and how.
+    const placement = await page.locator('#selected .placement').innerText();
+    assert.doesNotMatch(placement, /evicted in 0s/);
+    for (const p of members) assert.match(placement, new RegExp(`${p} → .*evicted when the clock next moves \\(due now: press Advance clock or Step one cycle\\)`));
+    // A badge over every GPU the gang holds: a red strip above the cell.
+    const held = devices(snap).filter((d) => d.holders.some((h) => h.podGroup === 'default/train')).map((d) => d.id);
+    assert.equal(held.length, 32);
+    const redStrip = (id) => page.evaluate((d) => {
+      const c = window.gangpackPlayground.cell(d);
+      const canvas = document.querySelector('canvas.cluster');
+      const ratio = window.devicePixelRatio || 1;
+      const img = canvas.getContext('2d').getImageData(Math.round(c.x * ratio), Math.round((c.y - (c.size * 8) / 16) * ratio), Math.max(1, Math.round(c.size * ratio)), Math.max(1, Math.round((c.size * 6) / 16 * ratio))).data;
+      let red = 0;
+      for (let i = 0; i < img.length; i += 4) if (img[i] > 150 && img[i + 1] < 90 && img[i + 2] < 90) red++;
+      return red / (img.length / 4);
+    }, id);
+    for (const id of held) assert.ok(await redStrip(id) > 0.3, `${id}: its eviction badge is drawn`);
+    const free = devices(snap).find((d) => d.state === 'free' && d.id.includes('gpu-r3-n2')).id;
+    assert.ok(await redStrip(free) < 0.05, 'no badge over a free GPU');
+    // Then the clock: Next step advances it and the evictions happen.
+    await page.click('#next-step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 4);
+    assert.equal((await state(page)).snapshots[0].evictions.length, 0);
+    assert.equal(ecc.steps[3].do.op, 'advance');
+    // Tainting by hand says so in the status line.
+    const page2 = await open('#s=demo');
+    try {
+      await page2.click('#step');
+      await clickCell(page2, 'gpu.nvidia.com/gpu-r1-n1/gpu-0');
+      await page2.waitForSelector('#target-dialog[open]');
+      assert.match(await page2.locator('#t-effect-hint').innerText(), /when the clock next moves/);
+      await page2.click('#t-apply');
+      await page2.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
+      assert.match(await page2.locator('#status').innerText(), /^\d+ pod\(s\) will be evicted: \d+ due now\. The playground's clock moves only when you press Advance clock or Step one cycle \(or Run\): the evictions happen then\.$/);
+    } finally {
+      await page2.done();
+    }
+  } finally {
+    await page.done();
+  }
+});
+
+test('the form: name patterns compile in v mode and submit without console errors; minCount above the pods is refused (issue 37)', async () => {
+  const page = await open('#s=deadlock');
+  try {
+    const patterns = await page.locator('[pattern]').evaluateAll((list) => list.map((el) => el.getAttribute('pattern')));
+    assert.ok(patterns.length >= 3);
+    for (const p of patterns) assert.doesNotThrow(() => new RegExp(`^(?:${p})$`, 'v'), `pattern ${p} is valid in v mode`);
+    // And as the browser reads them: every patterned field is valid with a good value, invalid with a bad one.
+    await page.click('#submit-details summary');
+    await page.fill('#f-name', 'bad_name');
+    assert.equal(await page.locator('#f-name').evaluate((el) => el.validity.patternMismatch), true);
+    await page.fill('#f-name', 'x-1');
+    assert.equal(await page.locator('#f-name').evaluate((el) => el.validity.valid), true);
+    await page.fill('#f-pods', '2');
+    await page.fill('#f-min', '9');
+    const message = await page.locator('#f-min-error').innerText();
+    assert.equal(message, 'minCount 9 is more than the 2 pod(s): the gang would wait for 7 pod(s) that never come. Lower minCount to at most 2, or raise pods.');
+    await page.click('#f-submit');
+    await page.waitForTimeout(300);
+    assert.equal(await actionCount(page), 0, 'refused: nothing submitted');
+    await page.fill('#f-min', '2');
+    assert.equal(await page.locator('#f-min-error').innerText(), '');
+    await page.click('#f-submit');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+    const group = (await state(page)).snapshots[0].groups.find((g) => g.name === 'default/x-1');
+    assert.equal(group.minCount, 2);
+    // A link's action cannot sneak it in either.
+    const refused = await page.evaluate(() => window.gangpackPlayground.perform({ op: 'submit', unit: { kind: 'gang', name: 'y', pods: 2, minCount: 9 } }));
+    assert.equal(refused, false);
+    assert.match(await page.locator('#status').innerText(), /PodGroup default\/y: minCount 9 is more than its 2 pod\(s\)/);
+  } finally {
+    await page.done();
+  }
+});
+
+test('fragmentation is explained where it is shown, and an idle one-GPU cluster is 0 % fragmented (issue 37)', async () => {
+  const yaml = [
+    'apiVersion: v1\nkind: Node\nmetadata:\n  name: solo\nstatus:\n  allocatable:\n    cpu: "8"\n    memory: 64Gi\n    pods: "110"',
+    'apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: gpu.nvidia.com\nspec:\n  selectors:\n  - cel:\n      expression: device.driver == "gpu.nvidia.com"',
+    'apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n  name: solo-gpu\nspec:\n  driver: gpu.nvidia.com\n  nodeName: solo\n  pool:\n    name: solo\n    generation: 1\n    resourceSliceCount: 1\n  devices:\n  - name: gpu-0',
+  ].join('\n---\n');
+  const page = await open('#s=demo');
+  try {
+    await page.click('#open-yaml');
+    await page.fill('#yaml-text', yaml);
+    await page.click('#yaml-load');
+    await page.waitForFunction(() => window.gangpackPlayground.state().scenario === 'yaml');
+    const m = (await state(page)).metrics[0];
+    assert.equal(m.gpus, 1);
+    assert.equal(m.fragmentation, 0);
+    assert.match(await page.locator('#metrics').innerText(), /0\.0 %\s*fragmentation \(1-GPU pods\)/);
+    assert.match(await page.locator('#chart-legend').innerText(), /any free GPU can run a 1-GPU pod/);
+    // On the demo's 8-GPU nodes it is measured against 8-GPU pods, and says so.
+    await page.selectOption('#scenario', 'demo');
+    await page.waitForFunction(() => window.gangpackPlayground.state().scenario === 'demo');
+    assert.match(await page.locator('#metrics').innerText(), /fragmentation \(8-GPU pods\)/);
+    assert.match(await page.locator('#chart-legend').innerText(), /the share of the free GPUs that an 8-GPU pod cannot use because fewer than 8 are free on their node/);
+    assert.match(await page.locator('.metric', { hasText: 'fragmentation' }).getAttribute('title'), /largest of the 1-, 2-, 4- and 8-GPU one-pod shapes/);
+  } finally {
+    await page.done();
+  }
+});
+
+test('a failed load\'s errors go when new files are picked (issue 37)', async () => {
+  const page = await open('#s=demo');
+  try {
+    await page.click('#open-yaml');
+    await page.fill('#yaml-text', 'apiVersion: v1\nkind: Node\nmetadata:\n  name: bad\nstatus:\n  allocatable:\n    cpu: lots\n');
+    await page.click('#yaml-load');
+    await page.waitForSelector('#yaml-errors li');
+    await page.setInputFiles('#yaml-file', join(root, 'examples', 'cluster', 'nodes.yaml'));
+    await page.waitForFunction(() => document.getElementById('yaml-text').value.includes('gpu-r1-n1'));
+    assert.equal(await page.locator('#yaml-errors').innerText(), '', 'the old errors are gone');
+  } finally {
+    await page.done();
+  }
+});
+
+test('a shared link keeps the selected workload (issue 37)', async () => {
+  const page = await open('#s=demo');
+  let url;
+  try {
+    await page.click('#step');
+    await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+    const pick = page.locator('#units button', { hasText: /^PodGroup / }).filter({ hasNotText: 'gpt-moe-pretrain' }).first();
+    const name = (await pick.innerText()).match(/^PodGroup (\S+)/)[1];
+    await pick.click();
+    await page.click('#share');
+    await page.waitForFunction(() => location.hash.includes('&u='));
+    url = page.url();
+    assert.match(url, new RegExp(`u=PodGroup%3A${encodeURIComponent(name).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    const again = await open(new URL(url).hash);
+    try {
+      assert.equal(await again.locator('#selected h3').innerText(), `PodGroup ${name}`);
+      assert.equal(await again.locator('#units button[aria-pressed=true]').count(), 1);
+      assert.match(await again.locator('#units button[aria-pressed=true]').innerText(), new RegExp(name));
+    } finally {
+      await again.done();
+    }
+  } finally {
+    await page.done();
+  }
+});
+
+/** Runs axe-core on the page as it is; returns the serious and critical violations, described. */
+async function axeViolations(page) {
+  await page.addScriptTag({ path: join(here, '..', 'node_modules', 'axe-core', 'axe.min.js') });
+  const result = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 4).map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  return result;
+}
+
+for (const size of SIZES) {
+  test(`${size.width}x${size.height}: axe-core finds no serious or critical violation on the page and its dialogs (issue 37)`, async () => {
+    const page = await open('#s=demo', size);
+    try {
+      await page.click('#step');
+      await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 1);
+      await page.waitForSelector('#selected[data-explained=true]');
+      await page.click('#submit-details summary');
+      await page.click('#capacity-details summary');
+      assert.deepEqual(await axeViolations(page), [], 'the main page');
+      await page.focus('canvas.cluster');
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#target-dialog[open]');
+      await page.click('#t-dry-run');
+      await page.waitForSelector('#t-dry h4');
+      assert.deepEqual(await axeViolations(page), [], 'a GPU\'s dialog with a dry run');
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Shift+Enter');
+      await page.waitForSelector('#target-dialog[open]');
+      assert.deepEqual(await axeViolations(page), [], 'a node\'s dialog');
+      await page.keyboard.press('Escape');
+      await page.click('#open-yaml');
+      await page.fill('#yaml-text', 'kind: Node\nmetadata:\n  name: bad\n');
+      await page.click('#yaml-load');
+      await page.waitForSelector('#yaml-errors li');
+      assert.deepEqual(await axeViolations(page), [], 'the YAML dialog with errors');
+      await page.keyboard.press('Escape');
+      await page.selectOption('#scenario', 'fragmentation');
+      await page.waitForFunction(() => window.gangpackPlayground.state().scenario === 'fragmentation');
+      assert.deepEqual(await axeViolations(page), [], 'two views side by side');
+    } finally {
+      await page.done();
+    }
+  });
+}

@@ -144,7 +144,7 @@ export function unitObjects(spec, generation = 0) {
     ? clean({
       namespace: ns,
       name: u.name,
-      schedulingPolicy: { gang: { minCount: Math.min(count, Math.max(1, Number(u.minCount) || count)) } },
+      schedulingPolicy: { gang: { minCount: Math.max(1, Number(u.minCount) || count) } },
       priority: Number(u.priority) || 0,
       disruptionMode: u.disruptionMode === 'single' ? 'single' : 'all',
       topology: u.topologyKey ? [{ key: u.topologyKey }] : undefined,
@@ -260,6 +260,13 @@ export function apply(session, action, book = new Map()) {
       const spec = { ...UNIT_DEFAULTS, ...action.unit };
       const key = `${spec.namespace}/${spec.name}`;
       if (book.has(key)) throw new Error(`submit: ${key} was submitted already; pick another name`);
+      const minCount = Number(spec.minCount);
+      if (spec.kind === 'gang' && Number.isFinite(minCount) && minCount > Math.max(1, Number(spec.pods) || 1)) {
+        // Not clamped in silence: a PodGroup whose minCount exceeds its pods waits for
+        // pods that this page never creates.
+        throw new Error(`submit: PodGroup ${key}: minCount ${minCount} is more than its ${spec.pods} pod(s); `
+          + 'the gang would wait for pods that never come. Lower minCount or add pods.');
+      }
       const { group, claims, pods } = unitObjects(spec);
       if (group) session.addPodGroup(group);
       for (const c of claims) session.addClaim(c);

@@ -467,7 +467,8 @@ export class ClusterView {
       ctx.fillStyle = '#fff';
       ctx.font = 'bold 7px system-ui, sans-serif';
       ctx.textAlign = 'center';
-      ctx.fillText(duration(left), x + CELL / 2, y - 4.5);
+      // Due now: the engine carries it out when its clock next moves.
+      ctx.fillText(left > 0 ? duration(left) : 'due', x + CELL / 2, y - 4.5);
       ctx.textAlign = 'start';
     }
     const hl = this.highlight;
@@ -513,10 +514,16 @@ export class ClusterView {
       this.hooks.onHover?.(this.hover, e.clientX - r.left, e.clientY - r.top);
     });
     c.addEventListener('pointerleave', () => this.hooks.onHover?.(null));
-    c.addEventListener('pointerup', (e) => {
-      const moved = drag?.moved;
+    // A GPU, node or domain opens on `click`, not on pointerup: on a touch screen the
+    // click that follows finger-up would otherwise land on the dialog just opened
+    // under the finger (and press its Taint button). A drag is not a click.
+    let dragged = false;
+    c.addEventListener('pointerup', () => {
+      dragged = Boolean(drag?.moved);
       drag = null;
-      if (moved) return;
+    });
+    c.addEventListener('click', (e) => {
+      if (dragged) { dragged = false; return; }
       const r = c.getBoundingClientRect();
       const hit = this.hitAt(e.clientX - r.left, e.clientY - r.top);
       if (hit) {
@@ -617,6 +624,6 @@ export function describeDevice(d, now) {
     if (k) parts.push(`${Math.round((100 * quantity(d.consumedCapacity[k] ?? '0')) / quantity(cap))} % of ${k} used`);
   }
   for (const t of d.taints) parts.push(`taint ${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`);
-  for (const e of d.evictions) parts.push(`evicts ${e.pod} in ${duration(e.at.seconds - now)}`);
+  for (const e of d.evictions) parts.push(`evicts ${e.pod} ${e.at.seconds <= now ? 'when the clock next moves (due now)' : `in ${duration(e.at.seconds - now)}`}`);
   return parts.join('; ');
 }

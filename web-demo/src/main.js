@@ -7,7 +7,7 @@
 import init, { Scheduler, demoManifests, version } from '../pkg/index.js';
 import { apply, UNIT_DEFAULTS } from './actions.js';
 import { ClusterView, describeDevice, duration, PALETTE } from './cluster-view.js';
-import { h, metrics, renderCapacity, renderChart, renderExplanation, renderMetrics, renderTimeline, renderVerdict } from './panel.js';
+import { fragmentationAbout, h, metrics, renderCapacity, renderChart, renderExplanation, renderMetrics, renderTimeline, renderVerdict } from './panel.js';
 import { DEFAULT_POLICY, POLICIES } from './policies.js';
 import { SCENARIOS, scenarioById } from './scenarios/index.js';
 import { decode, encode } from './url.js';
@@ -99,6 +99,36 @@ function observe(run) {
   run.snap = run.session.snapshot({ ...(key ? { topologyKey: key } : {}), devices: false });
   try { run.capacity = run.session.capacityReport(key ? { key } : undefined); } catch { run.capacity = null; }
   run.nodes = new Map(run.snap.domains.flatMap((d) => d.nodes).map((n) => [n.name, n]));
+  markEvictions(run);
+}
+
+/**
+ * Every GPU whose pod is to be evicted carries the countdown, not only the tainted
+ * one: `cells()` times the claims of the tainted device, while a gang with
+ * disruptionMode All goes as a unit (and a NoExecute node taint evicts its pods'
+ * GPUs too). Read from the snapshot's scheduled evictions and the claims' pods.
+ */
+function markEvictions(run) {
+  const { evictions, claims } = run.snap;
+  if (!evictions.length) return;
+  const at = new Map();
+  for (const e of evictions) at.set(e.pod, Math.min(at.get(e.pod) ?? Infinity, e.at.seconds));
+  const due = new Map();
+  for (const c of claims) {
+    const t = Math.min(...c.pods.map((p) => at.get(p) ?? Infinity));
+    if (Number.isFinite(t)) for (const id of c.devices) due.set(id, Math.min(due.get(id) ?? Infinity, t));
+  }
+  for (const cell of run.cells.domains.flatMap((d) => d.nodes.flatMap((n) => n.cells)).concat(run.cells.otherCells)) {
+    const t = due.get(cell.id);
+    if (t !== undefined) cell.evictAt = cell.evictAt === null ? t : Math.min(cell.evictAt, t);
+  }
+}
+
+/** When an eviction happens, in words: the engine's clock moves only when told to. */
+function evictionWhen(at, now) {
+  return at <= now
+    ? 'evicted when the clock next moves (due now: press Advance clock or Step one cycle)'
+    : `evicted in ${duration(at - now)} of the clock (Advance clock)`;
 }
 
 function record(run) {
@@ -115,8 +145,11 @@ function log(run, events) {
   for (const e of events) app.timeline.push({ ...e, time, label: run.label, step: app.actions.length });
 }
 
-/** Loads a source and replays `actions`; stops at the first action that fails and says so. */
-function load(source, actions = []) {
+/**
+ * Loads a source and replays `actions`; stops at the first action that fails and says
+ * so. `selected` (a link's `{ kind, name }`) replaces the scenario's own selection.
+ */
+function load(source, actions = [], selected = undefined) {
   stop();
   let built;
   try {
@@ -139,7 +172,8 @@ function load(source, actions = []) {
   }
   // A scenario's focus names a PodGroup or a pod (it may not exist until a step submits it).
   const focus = app.def.focus ?? null;
-  app.selected = typeof focus === 'string' ? { kind: app.runs[0].snap.pods.some((p) => p.name === focus && !p.podGroup) ? 'Pod' : 'PodGroup', name: focus } : focus;
+  app.focus = typeof focus === 'string' ? { kind: app.runs[0].snap.pods.some((p) => p.name === focus && !p.podGroup) ? 'Pod' : 'PodGroup', name: focus } : focus;
+  app.selected = selected ?? app.focus;
   checkpoint();
   setupViews();
   let failed = null;
@@ -206,8 +240,25 @@ async function perform(action, { quiet = false } = {}) {
   app.redo = [];
   render();
   await pushUrl();
-  if (!quiet) notify('');
+  if (!quiet) notify(evictionNotice(action));
   return true;
+}
+
+/**
+ * After a change that scheduled evictions: which, and that the engine's logical clock
+ * carries them out only when it moves (Advance clock, Step one cycle or Run), even
+ * those due now, as Kubernetes' taint manager would do at once.
+ */
+function evictionNotice(action) {
+  if (!['taint', 'rule', 'untaint', 'unrule', 'labelNode'].includes(action.op)) return '';
+  const snap = app.runs[0].snap;
+  const now = snap.now.seconds;
+  const list = snap.evictions;
+  if (!list.length) return '';
+  const dueNow = list.filter((e) => e.at.seconds <= now).length;
+  const later = list.length - dueNow;
+  return `${list.length} pod(s) will be evicted${dueNow ? `: ${dueNow} due now` : ''}${later ? `${dueNow ? ',' : ':'} ${later} later` : ''}. `
+    + 'The playground\'s clock moves only when you press Advance clock or Step one cycle (or Run): the evictions happen then.';
 }
 
 function message(e) {
@@ -216,10 +267,17 @@ function message(e) {
 }
 
 async function pushUrl(replace = false) {
-  const hash = await encode({ scenario: app.source.scenario, yaml: app.source.yaml, policy: linkPolicy(), actions: app.actions });
+  const hash = await encode({ scenario: app.source.scenario, yaml: app.source.yaml, policy: linkPolicy(), actions: app.actions, selected: linkSelection() });
   if (location.hash === hash) return;
   if (replace) history.replaceState({ depth: history.state?.depth ?? 0 }, '', hash);
   else history.pushState({ depth: (history.state?.depth ?? 0) + 1 }, '', hash);
+}
+
+/** The selection a link carries: the selected unit, unless it is the scenario's own. */
+function linkSelection() {
+  const s = app.selected;
+  if (!s || (app.focus && s.kind === app.focus.kind && s.name === app.focus.name)) return undefined;
+  return { kind: s.kind, name: s.name };
 }
 
 /** The policy a link carries: the source's, unless the scenario compares its own. */
@@ -257,9 +315,10 @@ window.addEventListener('popstate', async () => {
   const same = (state.yaml !== undefined ? state.yaml === app.source.yaml : state.scenario === app.source.scenario && app.source.yaml === undefined)
     && (state.policy ?? DEFAULT_POLICY) === (linkPolicy() ?? DEFAULT_POLICY);
   if (!same) {
-    load(sourceOf(state), state.actions);
+    load(sourceOf(state), state.actions, state.selected);
     return;
   }
+  app.selected = state.selected ?? app.focus;
   const before = app.actions.slice();
   try {
     goTo(state.actions);
@@ -273,12 +332,39 @@ window.addEventListener('popstate', async () => {
 
 // ------------------------------------------------------------------- the run loop
 
-function nextStep() {
+/**
+ * How far the scenario's script got: its steps are matched, in order, among the actions
+ * so far; any other action is the person's own. The script carries on after them
+ * (`next`), and `own` says how many there were.
+ */
+function scriptProgress() {
   const steps = app.def.steps ?? [];
-  const k = app.actions.length;
-  if (k >= steps.length) return null;
-  for (let i = 0; i < k; i++) if (JSON.stringify(steps[i].do) !== JSON.stringify(app.actions[i])) return null;
-  return steps[k];
+  let played = 0;
+  let own = 0;
+  for (const a of app.actions) {
+    if (played < steps.length && JSON.stringify(steps[played].do) === JSON.stringify(a)) played++;
+    else own++;
+  }
+  return { steps, played, own, next: steps[played] ?? null };
+}
+
+function nextStep() {
+  return scriptProgress().next;
+}
+
+/** Back to the script: the state after its steps played so far, without the person's own actions (undo brings them back). */
+async function backToScript() {
+  const { steps, played } = scriptProgress();
+  try {
+    goTo(steps.slice(0, played).map((x) => x.do));
+  } catch (e) {
+    notify(message(e), true);
+    return;
+  }
+  app.redo = [];
+  render();
+  await pushUrl();
+  notify(`Back to step ${played} of the script; Undo brings your own actions back.`);
 }
 
 async function tick() {
@@ -389,28 +475,45 @@ function render() {
   renderPolicy();
   $('summary').textContent = app.def.summary;
   $('summary').title = app.def.summary;
-  const step = nextStep();
-  const steps = app.def.steps ?? [];
-  // A script's captions tell what its own policy does; under another they may not.
-  const own = app.def.options?.policy ?? DEFAULT_POLICY;
-  const other = !app.def.compare && main.policy !== own ? ` (written for ${own})` : '';
-  $('step-caption').textContent = step
-    ? `Step ${app.actions.length + 1} of ${steps.length}${other}: ${step.say}`
-    : steps.length && app.actions.length >= steps.length ? `Scenario played (${steps.length} step${steps.length === 1 ? '' : 's'}). Carry on: click a GPU, submit a workload, step or run.` : steps.length ? 'You left the script: carry on freely, or reset.' : '';
+  const progress = scriptProgress();
+  const step = progress.next;
+  $('step-caption').textContent = caption(progress, main.policy);
   $('next-step').disabled = !step;
-  // Shown only while the script has a step to play: not once it is played or left, and
-  // never for a pasted cluster (no script). A disabled "Next step" beside "Scenario
-  // played" read as a button to press.
+  // Shown only while the script has a step to play: not once it is played, and never
+  // for a pasted cluster (no script). A disabled "Next step" beside "Scenario played"
+  // read as a button to press. Actions of one's own in between do not end the script.
   $('next-step').hidden = !step;
+  $('script-back').hidden = !(step && progress.own > 0);
+  $('script-back').textContent = progress.played ? `Back to step ${progress.played}` : 'Back to the start';
   $('undo').disabled = app.actions.length === 0;
   $('redo').disabled = app.redo.length === 0;
   $('download').disabled = false;
   renderUnits(main.snap);
   renderMetrics($('metrics'), app.runs);
   renderChart($('chart'), app.runs);
+  $('chart-legend').textContent = `Solid: GPUs allocated %. Dashed: fragmentation %. ${fragmentationAbout(main.series.at(-1))}`;
   if (main.capacity) renderCapacity($('capacity'), main.capacity);
   renderTimeline($('timeline'), app.timeline);
   app.lastRender = performance.now() - t0;
+}
+
+/**
+ * The script's caption: what is on screen now, i.e. the step just played (its caption
+ * tells what that step did), or the scenario's opening before the first; the button
+ * beside it plays the next. Actions of one's own in between are said, since the
+ * captions were written without them.
+ */
+function caption({ steps, played, own }, policy) {
+  if (!steps.length) return '';
+  // A script's captions tell what its own policy does; under another they may not.
+  const mine = app.def.options?.policy ?? DEFAULT_POLICY;
+  const other = !app.def.compare && policy !== mine ? ` (written for ${mine})` : '';
+  const yours = own && played < steps.length ? ` You took ${own} action${own === 1 ? '' : 's'} of your own: the captions do not count ${own === 1 ? 'it' : 'them'}.` : '';
+  if (played === 0) return `Start${other}: ${app.def.opening ?? app.def.summary} Next step plays step 1 of ${steps.length}.${yours}`;
+  const done = played === steps.length
+    ? ` Scenario played (${steps.length} step${steps.length === 1 ? '' : 's'}). Carry on: click a GPU, submit a workload, step or run.`
+    : '';
+  return `Step ${played} of ${steps.length}${other}: ${steps[played - 1].say}${done}${yours}`;
 }
 
 /**
@@ -455,6 +558,8 @@ function renderUnits(snap) {
 function select(kind, name) {
   app.selected = { kind, name };
   render();
+  // The link names the selection too (no new history entry: selecting is not an action).
+  pushUrl(true);
   $('selected').scrollIntoView?.({ block: 'nearest' });
 }
 
@@ -483,6 +588,21 @@ function renderSelected() {
   }
 }
 
+/** Why a selected unit is not in the cluster: a step of the script still to play submits it, or it is gone. */
+function absent(kind, name) {
+  const { steps, played } = scriptProgress();
+  const names = (u) => {
+    const ns = u.namespace ?? UNIT_DEFAULTS.namespace;
+    if (kind === 'PodGroup') return (u.kind ?? UNIT_DEFAULTS.kind) === 'gang' ? [`${ns}/${u.name}`] : [];
+    return [`${ns}/${u.name}`, `${ns}/${u.name}-0`];
+  };
+  const k = steps.findIndex((st, i) => i >= played && st.do.op === 'submit' && names(st.do.unit).includes(name));
+  if (k >= 0) {
+    return `${kind} ${name} has not arrived yet: step ${k + 1} of the script submits it${k === played ? ' (press Next step)' : ''}. Until then, select any workload from the list to see where it runs or why it waits.`;
+  }
+  return `${kind} ${name} is not in the cluster (any more). Select a workload from the list.`;
+}
+
 /** The selected unit in one session: its placement, or why it is pending (and the highlight on that session's view). */
 function selectedIn(run, kind, name) {
   const snap = run.snap;
@@ -490,7 +610,7 @@ function selectedIn(run, kind, name) {
   const group = kind === 'PodGroup' ? snap.groups.find((g) => g.name === name) : null;
   const pod = kind === 'Pod' ? snap.pods.find((p) => p.name === name) : null;
   if (!group && !pod) {
-    parts.push(h('p', {}, `${kind} ${name} is not in the cluster (any more).`));
+    parts.push(h('p', {}, absent(kind, name)));
     return parts;
   }
   const pods = group ? snap.pods.filter((p) => p.podGroup === name) : [pod];
@@ -503,7 +623,7 @@ function selectedIn(run, kind, name) {
       if (!devs.has(p)) devs.set(p, []);
       devs.get(p).push(...c.devices.map((id) => id.split('/').pop()));
     }
-    parts.push(h('h4', {}, 'Placement'), h('ul', { class: 'placement' }, ...placed.map((p) => h('li', {}, `${p.name} → ${p.node}${devs.get(p.name) ? ` (${devs.get(p.name).join(', ')})` : ''}${p.eviction ? `; evicted in ${duration(p.eviction.at.seconds - snap.now.seconds)}` : ''}`))));
+    parts.push(h('h4', {}, 'Placement'), h('ul', { class: 'placement' }, ...placed.map((p) => h('li', {}, `${p.name} → ${p.node}${devs.get(p.name) ? ` (${devs.get(p.name).join(', ')})` : ''}${p.eviction ? `; ${evictionWhen(p.eviction.at.seconds, snap.now.seconds)}` : ''}`))));
     run.view.setHighlight({ nodes: [...new Set(placed.map((p) => p.node))], dim: false });
   }
   const pending = pods.some((p) => p.status === 'pending') || (group && group.pods.length === 0);
@@ -538,6 +658,27 @@ function selectedIn(run, kind, name) {
 }
 
 // ------------------------------------------------------------------- dialogs
+
+/**
+ * Opens a modal dialog so that nothing in it acts on its own. A pointer's click in the
+ * dialog counts only when the press began inside the dialog after it opened: the click
+ * of the tap that opened it (a touch screen sends it after finger-up, where the dialog
+ * now is) is dropped. Keyboard presses (click detail 0) always count.
+ */
+function openModal(dlg) {
+  if (!dlg.dataset.guarded) {
+    dlg.dataset.guarded = 'true';
+    dlg.addEventListener('pointerdown', () => { dlg.dataset.pressed = 'true'; }, true);
+    dlg.addEventListener('click', (e) => {
+      if (e.detail > 0 && dlg.dataset.pressed !== 'true') {
+        e.preventDefault();
+        e.stopPropagation();
+      }
+    }, true);
+  }
+  dlg.dataset.pressed = 'false';
+  dlg.showModal();
+}
 
 const NODE_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 const DEVICE_EFFECTS = ['NoSchedule', 'NoExecute', 'None'];
@@ -589,7 +730,7 @@ function openTarget(run, hit) {
     : hit.kind === 'node' ? 'A node taint (spec.taints).' : `A node taint on each of its ${hit.domain.nodes.length} node(s).`;
   const key = h('input', { id: 't-key', name: 'key', value: 'gpu.nvidia.com/ecc', required: true, 'aria-describedby': 't-kind' });
   const value = h('input', { id: 't-value', name: 'value', value: 'uncorrectable' });
-  const effect = h('select', { id: 't-effect', name: 'effect' }, ...effects.map((e) => h('option', { value: e, selected: e === 'NoExecute' }, e)));
+  const effect = h('select', { id: 't-effect', name: 'effect', 'aria-describedby': 't-effect-hint' }, ...effects.map((e) => h('option', { value: e, selected: e === 'NoExecute' }, e)));
   const out = h('div', { id: 't-dry', class: 'dry', 'aria-live': 'polite' });
   const taintOf = () => ({ key: key.value.trim(), value: value.value.trim() || undefined, effect: effect.value });
   const close = () => dlg.close();
@@ -610,7 +751,8 @@ function openTarget(run, hit) {
     h('div', { class: 'fields' },
       h('label', { for: 't-key' }, 'key'), key,
       h('label', { for: 't-value' }, 'value'), value,
-      h('label', { for: 't-effect' }, 'effect'), effect),
+      h('label', { for: 't-effect' }, 'effect'), effect,
+      h('p', { id: 't-effect-hint', class: 'hint wide' }, 'NoExecute evicts the pods that do not tolerate it (a gang with disruptionMode All goes whole) when the clock next moves: press Advance clock or Step one cycle after tainting.')),
     h('div', { class: 'buttons' },
       h('button', { type: 'button', id: 't-apply', class: 'primary', onclick: async () => { if (!taintOf().key) return; close(); await perform({ op: 'taint', target, taint: taintOf() }); } }, hit.kind === 'device' ? 'Taint the GPU' : 'Taint'),
       ruleSelector ? h('button', { type: 'button', id: 't-dry-run', onclick: () => dryRun() }, 'DeviceTaintRule: dry run…') : null,
@@ -638,7 +780,7 @@ function openTarget(run, hit) {
       r.pods.length ? h('details', {}, h('summary', {}, 'pods'), h('ul', {}, ...r.pods.map((p) => h('li', {}, p)))) : null,
       h('div', { class: 'buttons' }, h('button', { type: 'button', id: 't-rule-apply', class: 'primary', onclick: async () => { close(); await perform({ op: 'rule', rule }); } }, `Apply the rule (${rule.taint.effect})`))].filter(Boolean));
   }
-  dlg.showModal();
+  openModal(dlg);
   key.focus();
 }
 
@@ -703,6 +845,25 @@ function submitForm() {
   topo.value = keys.has(keepKey) ? keepKey : '';
 }
 
+/**
+ * A PodGroup's minCount may not exceed its pods: Kubernetes would keep such a gang
+ * waiting for pods that this form never creates. Said next to the field, and the form
+ * does not submit until it is fixed.
+ */
+function checkMinCount(form) {
+  const min = form.elements.namedItem('minCount');
+  const pods = Number(form.elements.namedItem('pods').value);
+  const wanted = Number(min.value || pods);
+  const gang = form.elements.namedItem('kind').value === 'gang';
+  const text = gang && pods >= 1 && wanted > pods
+    ? `minCount ${wanted} is more than the ${pods} pod(s): the gang would wait for ${wanted - pods} pod(s) that never come. Lower minCount to at most ${pods}, or raise pods.`
+    : '';
+  min.setCustomValidity(text);
+  if (text) min.setAttribute('aria-invalid', 'true'); else min.removeAttribute('aria-invalid');
+  $('f-min-error').textContent = text;
+  return !text;
+}
+
 function readUnit(form) {
   const f = new FormData(form);
   const tolerations = [];
@@ -730,7 +891,7 @@ function readUnit(form) {
 
 function openYaml() {
   $('yaml-errors').replaceChildren();
-  $('yaml-dialog').showModal();
+  openModal($('yaml-dialog'));
   $('yaml-text').focus();
 }
 
@@ -762,7 +923,7 @@ function switchPolicy(name) {
   const source = { ...app.source };
   if (name === DEFAULT_POLICY) delete source.policy;
   else source.policy = name;
-  const result = load(source, app.actions);
+  const result = load(source, app.actions, app.selected);
   if (result.error) {
     notify(message(result.error), true);
     render();
@@ -796,6 +957,7 @@ function wire() {
   policy.replaceChildren(...POLICIES.map((p) => h('option', { value: p.name, title: p.about }, p.name)));
   policy.addEventListener('change', () => { if (policy.value) switchPolicy(policy.value); });
   $('next-step').addEventListener('click', async () => { const s = nextStep(); if (s) await perform(s.do); });
+  $('script-back').addEventListener('click', backToScript);
   $('step').addEventListener('click', () => perform({ op: 'cycle' }));
   $('run').addEventListener('click', () => (app.timer ? stop() : start()));
   $('advance').addEventListener('click', () => perform({ op: 'advance', seconds: Number($('advance-by').value) }));
@@ -822,6 +984,8 @@ function wire() {
   $('yaml-cancel').addEventListener('click', () => $('yaml-dialog').close());
   $('yaml-file').addEventListener('change', async (e) => {
     const files = [...e.target.files];
+    // New files: the last load's errors were about other text.
+    $('yaml-errors').replaceChildren();
     $('yaml-text').value = (await Promise.all(files.map((f) => f.text()))).join('\n---\n');
   });
   const drop = $('yaml-text');
@@ -831,13 +995,16 @@ function wire() {
     e.preventDefault();
     drop.classList.remove('drag');
     const files = [...(e.dataTransfer?.files ?? [])];
-    if (files.length) drop.value = (await Promise.all(files.map((f) => f.text()))).join('\n---\n');
+    if (!files.length) return;
+    $('yaml-errors').replaceChildren();
+    drop.value = (await Promise.all(files.map((f) => f.text()))).join('\n---\n');
   });
   $('unit-filter').addEventListener('input', () => renderUnits(app.runs[0].snap));
   const form = $('submit-form');
   $('submit-details').addEventListener('toggle', submitForm);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
+    if (!checkMinCount(form)) return;
     const unit = readUnit(form);
     if (!unit.name) { notify('Name the workload.', true); return; }
     if (await perform({ op: 'submit', unit })) {
@@ -850,7 +1017,9 @@ function wire() {
   form.elements.namedItem('kind').addEventListener('change', () => {
     const gang = form.elements.namedItem('kind').value === 'gang';
     for (const n of ['minCount', 'topologyKey', 'disruptionMode']) form.elements.namedItem(n).disabled = !gang;
+    checkMinCount(form);
   });
+  for (const n of ['pods', 'minCount']) form.elements.namedItem(n).addEventListener('input', () => checkMinCount(form));
   document.addEventListener('keydown', (e) => {
     if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement || e.target instanceof HTMLSelectElement) return;
     if ((e.ctrlKey || e.metaKey) && e.key === 'z') { e.preventDefault(); (e.shiftKey ? redo : undo)(); }
@@ -870,12 +1039,12 @@ if (location.hash.length > 1) {
     notify(message(e), true);
   }
 }
-const first = load(sourceOf(initial), initial.actions);
+const first = load(sourceOf(initial), initial.actions, initial.selected);
 if (first.error) {
   notify(message(first.error), true);
   load({ scenario: SCENARIOS[0].id });
 }
-history.replaceState({ depth: 0 }, '', location.hash || await encode({ scenario: app.source.scenario, yaml: app.source.yaml, policy: linkPolicy(), actions: app.actions }));
+history.replaceState({ depth: 0 }, '', location.hash || await encode({ scenario: app.source.scenario, yaml: app.source.yaml, policy: linkPolicy(), actions: app.actions, selected: linkSelection() }));
 
 // For the end-to-end tests and the performance measurement.
 window.gangpackPlayground = {
@@ -891,6 +1060,14 @@ window.gangpackPlayground = {
   cell: (id, run = 0) => app.runs[run]?.view.cellRect(id) ?? null,
   /** Where a node's name is drawn (run `run`), for clicking it. */
   nodeLabel: (name, run = 0) => app.runs[run]?.view.nodeRect(name) ?? null,
+  /** Where a domain's title is drawn (run `run`), for tapping it. */
+  domainLabel: (name, run = 0) => {
+    const v = app.runs[run]?.view;
+    const b = v?.layout.domains.find((x) => x.domain.name === name);
+    return b ? { x: v.tx + (b.x + 8) * v.scale, y: v.ty + (b.y + 8) * v.scale } : null;
+  },
+  /** Pans a view by CSS pixels and draws it now (to put a GPU where a test needs it). */
+  pan: (dx, dy, run = 0) => { const v = app.runs[run].view; v.pan(dx, dy); v.draw(); },
   /** What the first view lights up now (sorted lists). */
   highlight: () => {
     const hl = app.runs[0].view.highlight;

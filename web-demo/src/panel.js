@@ -19,8 +19,14 @@ export { h };
 
 /**
  * The metrics of one snapshot: GPUs, allocation (shared devices by the fraction used),
- * fragmentation (free GPUs no whole 8-GPU pod can use, from the capacity report),
- * pending gangs and pods, and GPUs held by gangs below minCount (held idle).
+ * fragmentation, pending gangs and pods, and GPUs held by gangs below minCount (held idle).
+ *
+ * Fragmentation is the share of the free GPUs that a pod of the largest one-pod shape
+ * of the capacity report (1, 2, 4 or 8 GPUs) cannot use because too few are free on
+ * their node, among the shapes that fit on some node at all: on 8-GPU nodes, free GPUs
+ * no whole 8-GPU pod can use; on a cluster of one-GPU nodes the shape is one GPU and an
+ * idle cluster is 0 % fragmented (a single free GPU is not stranded: nothing larger
+ * could ever run there). `fragmentationShape` is that shape's GPUs per pod.
  */
 export function metrics(cells, snap, capacity) {
   const devices = cells.domains.flatMap((d) => d.nodes.flatMap((n) => n.cells)).concat(cells.otherCells);
@@ -28,12 +34,16 @@ export function metrics(cells, snap, capacity) {
   for (const d of devices) used += usedFraction(d);
   const partial = new Set(snap.groups.filter((g) => g.minCount !== null && g.bound > 0 && g.bound < g.minCount).map((g) => g.name));
   const idle = devices.filter((d) => (d.owner !== null && partial.has(d.owner)) || d.shares.some(([o]) => partial.has(o))).length;
-  const whole = capacity?.totals?.findLast?.((s, i) => capacity.shapes[i].pods === 1) ?? null;
+  const largestNode = Math.max(0, ...cells.domains.flatMap((d) => d.nodes.map((n) => n.cells.length)));
+  const fits = (i) => capacity.shapes[i].pods === 1 && capacity.shapes[i].devicesPerPod <= largestNode;
+  const k = capacity?.totals ? capacity.totals.findLastIndex((_, i) => fits(i)) : -1;
+  const whole = k >= 0 ? capacity.totals[k] : null;
   return {
     gpus: devices.length,
     allocated: used,
     allocation: devices.length ? (100 * used) / devices.length : 0,
     fragmentation: whole && whole.free ? (100 * whole.fragmentation) / whole.free : 0,
+    fragmentationShape: k >= 0 ? capacity.shapes[k].devicesPerPod : null,
     pendingGangs: snap.groups.filter((g) => g.minCount !== null && g.status !== 'running').length,
     pendingPods: snap.pods.filter((p) => p.status === 'pending').length,
     idleHeld: idle,
@@ -59,11 +69,21 @@ export function renderMetrics(el, runs) {
     el.append(h('div', { class: 'metric-row', role: 'group', 'aria-label': `Metrics${run.label ? ` of ${run.label}` : ''}` },
       run.label ? h('strong', { class: 'run-label' }, run.label) : null,
       card('GPUs allocated', `${m.allocation.toFixed(1)} %`, `${m.allocated.toFixed(1)} of ${m.gpus} GPUs (shared GPUs by the fraction used)`),
-      card('fragmentation', `${m.fragmentation.toFixed(1)} %`, 'free GPUs that no whole 8-GPU pod can use (on one node)'),
+      card(m.fragmentationShape ? `fragmentation (${m.fragmentationShape}-GPU pods)` : 'fragmentation', `${m.fragmentation.toFixed(1)} %`, fragmentationAbout(m)),
       card('pending gangs', String(m.pendingGangs), `${m.pendingPods} pending pod(s) in all`),
       card('GPU-hours held idle', idleHours(run.series).toFixed(2), `GPUs held by gangs below minCount, over the logical clock (now ${m.idleHeld})`),
     ));
   }
+}
+
+/** What the fragmentation figure measures, in words (the metric card's title and the legend under the chart). */
+export function fragmentationAbout(m) {
+  if (!m?.fragmentationShape) return 'Fragmentation: no GPU is free, or no node has GPUs.';
+  const n = m.fragmentationShape;
+  if (n === 1) return 'Fragmentation: no node here has more than one GPU, so any free GPU can run a 1-GPU pod: 0 %.';
+  const a = /^(8|11|18)/.test(String(n)) ? 'an' : 'a';
+  return `Fragmentation: the share of the free GPUs that ${a} ${n}-GPU pod cannot use because fewer than ${n} are free on their node. `
+    + `${n} GPUs is the largest of the 1-, 2-, 4- and 8-GPU one-pod shapes that a node here can hold; 0 % means every free GPU is usable by it.`;
 }
 
 /** A small line chart of allocation % (solid) and fragmentation % (dashed) per step. */

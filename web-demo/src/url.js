@@ -1,6 +1,8 @@
 // The page's state in the URL hash, so a case can be shared as a link and the back
-// button undoes: `#s=<scenario>&p=<policy>&a=<actions>` where the actions are JSON in
-// base64url and `p` is left out for the default policy (BestFit).
+// button undoes: `#s=<scenario>&p=<policy>&a=<actions>&u=<kind>:<name>` where the
+// actions are JSON in base64url, `p` is left out for the default policy (BestFit) and
+// `u` is the selected workload (`PodGroup:ns/name` or `Pod:ns/name`), left out when
+// nothing is selected or the selection is the scenario's own.
 // A pasted cluster travels as `y=<deflate-raw, base64url>`; when that would make
 // the link longer than browsers keep comfortably, the YAML stays in this browser's
 // localStorage and the link carries `y=local:<hash>` (it then only reloads here).
@@ -48,7 +50,10 @@ async function digest(text) {
   return toBase64Url(new Uint8Array(h)).slice(0, 16);
 }
 
-/** The hash for a state: `{ scenario, yaml?, policy?, actions }`. */
+/** The kinds of unit a link may select. */
+const SELECTABLE = ['PodGroup', 'Pod'];
+
+/** The hash for a state: `{ scenario, yaml?, policy?, actions, selected?: { kind, name } }`. */
 export async function encode(state) {
   const parts = [];
   if (state.yaml !== undefined) {
@@ -65,13 +70,14 @@ export async function encode(state) {
   }
   if (state.policy !== undefined && state.policy !== DEFAULT_POLICY) parts.push(`p=${encodeURIComponent(state.policy)}`);
   if (state.actions.length) parts.push(`a=${toBase64Url(new TextEncoder().encode(JSON.stringify(state.actions)))}`);
+  if (state.selected) parts.push(`u=${encodeURIComponent(`${state.selected.kind}:${state.selected.name}`)}`);
   return `#${parts.join('&')}`;
 }
 
 /** The state of a hash; throws an Error saying what is wrong with it. */
 export async function decode(hash) {
   const params = new URLSearchParams(hash.replace(/^#/, ''));
-  const state = { scenario: params.get('s') ?? undefined, yaml: undefined, policy: undefined, actions: [] };
+  const state = { scenario: params.get('s') ?? undefined, yaml: undefined, policy: undefined, actions: [], selected: undefined };
   const p = params.get('p');
   if (p !== null && p !== DEFAULT_POLICY) {
     if (!isPolicy(p)) throw new Error(`the link's policy (p=…) is not one of ${POLICIES.map((x) => x.name).join(', ')}`);
@@ -118,6 +124,16 @@ export async function decode(hash) {
       throw new Error('the link\'s actions (a=…) must be a list of { op, ... } objects');
     }
     state.actions = actions;
+  }
+  const u = params.get('u');
+  if (u !== null) {
+    const at = u.indexOf(':');
+    const kind = u.slice(0, at);
+    const name = u.slice(at + 1);
+    if (at < 0 || !SELECTABLE.includes(kind) || !/^[a-z0-9]([a-z0-9.\-]*[a-z0-9])?\/[a-z0-9]([a-z0-9.\-]*[a-z0-9])?$/.test(name)) {
+      throw new Error(`the link's selection (u=…) must be PodGroup:<namespace>/<name> or Pod:<namespace>/<name>, not ${JSON.stringify(u.slice(0, 80))}`);
+    }
+    state.selected = { kind, name };
   }
   return state;
 }

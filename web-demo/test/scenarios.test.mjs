@@ -391,3 +391,29 @@ test('large: 1,000 nodes, 60 % busy; the gangs arrive, one cycle, the big one wa
   console.log(`large: build ${buildMs.toFixed(0)} ms, fromManifests ${loadMs.toFixed(0)} ms, `
     + `steps ${playMs.toFixed(0)} ms (${stepMs.join(' / ')}), ${(text.length / 1e6).toFixed(1)} MB YAML`);
 });
+
+test('each scenario opens with a caption that the opening state bears out (issue 37)', () => {
+  for (const s of SCENARIOS) {
+    assert.equal(typeof s.opening, 'string', `${s.id}: an opening caption`);
+    assert.match(s.opening, /^[A-Z0-9].*\.$/, `${s.id}: a sentence`);
+  }
+  const opening = (id) => {
+    const session = load(scenarioById(id));
+    const snap = session.snapshot();
+    session.free();
+    return snap;
+  };
+  // "no job has arrived yet": no pod at all.
+  assert.equal(opening('deadlock').pods.length, 0);
+  // "the training job has not arrived yet".
+  assert.equal(group(opening('ecc'), 'default/train'), undefined);
+  // "Nothing runs yet: tune and infer wait in the queue".
+  const half = opening('half-gpu');
+  assert.ok(half.pods.length > 0 && half.pods.every((p) => p.status === 'pending'));
+  assert.deepEqual(half.groups.map((x) => x.name).sort(), ['default/infer', 'default/tune']);
+  // "nothing has been scheduled yet": a queue, and bound pods from before.
+  const demo = opening('demo');
+  assert.ok(demo.pods.some((p) => p.status === 'pending') && demo.pods.some((p) => p.status === 'bound'));
+  // "Every GPU is in use".
+  assert.ok(allDevices(opening('preemption')).every((d) => d.state !== 'free'));
+});

@@ -31,7 +31,7 @@ test('the policy travels as p=, left out for the default', async () => {
   const actions = [{ op: 'cycle' }];
   const hash = await encode({ scenario: 'demo', policy: 'Stranding', actions });
   assert.match(hash, /^#s=demo&p=Stranding&a=/);
-  assert.deepEqual(await decode(hash), { scenario: 'demo', yaml: undefined, policy: 'Stranding', actions });
+  assert.deepEqual(await decode(hash), { scenario: 'demo', yaml: undefined, policy: 'Stranding', actions, selected: undefined });
   assert.equal(await encode({ scenario: 'demo', policy: 'BestFit', actions: [] }), '#s=demo');
   assert.equal(await encode({ scenario: 'demo', actions: [] }), '#s=demo');
   assert.equal((await decode('#s=demo')).policy, undefined);
@@ -70,6 +70,23 @@ test('malformed links say which part is wrong', async () => {
   for (const [hash, expected] of cases) {
     await assert.rejects(decode(hash), (e) => {
       assert.match(e.message, expected, hash);
+      return true;
+    });
+  }
+});
+
+test('the selected workload travels as u=<kind>:<namespace/name> (issue 37)', async () => {
+  const actions = [{ op: 'cycle' }];
+  for (const selected of [{ kind: 'PodGroup', name: 'ml-training/gpt-moe-pretrain' }, { kind: 'Pod', name: 'default/chat-0' }]) {
+    const hash = await encode({ scenario: 'demo', actions, selected });
+    assert.match(hash, /&u=/);
+    assert.deepEqual(await decode(hash), { scenario: 'demo', yaml: undefined, policy: undefined, actions, selected });
+  }
+  assert.equal(await encode({ scenario: 'demo', actions: [], selected: null }), '#s=demo');
+  assert.equal((await decode('#s=demo')).selected, undefined);
+  for (const bad of ['Node:default/x', 'PodGroup', 'PodGroup:', 'PodGroup:no-namespace', 'Pod:default/<script>']) {
+    await assert.rejects(decode(`#s=demo&u=${encodeURIComponent(bad)}`), (e) => {
+      assert.match(e.message, /^the link's selection \(u=…\) must be PodGroup:<namespace>\/<name> or Pod:<namespace>\/<name>/);
       return true;
     });
   }

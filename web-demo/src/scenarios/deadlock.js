@@ -29,6 +29,7 @@ export default {
     + 'each would get four nodes and both would wait forever. gangpack places one job whole; the '
     + 'other holds no GPU at all and its explanation says what it waits for. When the first '
     + 'finishes, the second starts.',
+  opening: 'Two racks of four empty H100 nodes (64 GPUs); no job has arrived yet.',
   manifests,
   options: { now: '2026-11-05T08:00:00Z' },
   topologyKey: RACK_KEY,

@@ -13,6 +13,7 @@ export default {
     + 'One cycle: the inference gang llama-405b-serve preempts four low-priority embed-batch pods '
     + '(lone pods go before a gang of the same priority), the chat and embed pods fill free GPUs, '
     + 'and gpt-moe-pretrain waits: select it to see why.',
+  opening: 'Four racks of eight H100 nodes, already busy, and a queue of pending gangs and pods (the workloads list); nothing has been scheduled yet.',
   manifests: (api) => api.demoManifests(0),
   options: { now: '2026-11-05T08:00:00Z' },
   topologyKey: 'topology.kubernetes.io/rack',

@@ -38,6 +38,7 @@ export default {
     + 'ECC error. The NoExecute device taint evicts not just the pod on that GPU but the whole gang '
     + '(disruptionMode All); the controller recreates it and the next cycle places all four workers '
     + 'together in another rack. Watch the red GPU and where the gang goes.',
+  opening: 'Three racks of five H100 nodes: rack-1 serves inference (chat, embed), a notebook holds two GPUs of gpu-r2-n1; the training job has not arrived yet.',
   manifests,
   options: { now: '2026-11-05T08:00:00Z' },
   topologyKey: RACK_KEY,

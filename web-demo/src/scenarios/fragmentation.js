@@ -54,6 +54,7 @@ export default {
     + 'a 4-GPU and a 2-GPU pod, then a 2 × 8-GPU gang. Best fit fills the tightest holes and strands '
     + 'single GPUs, so the gang finds one whole node and waits; Stranding, scoring against the Alibaba '
     + 'trace\'s mix of 1-, 2-, 4- and 8-GPU requests, keeps two whole nodes free and places it.',
+  opening: 'The same cluster twice, one per policy: rack-1 runs four small jobs (2 GPUs free on gpu-r1-n1, 5 on gpu-r1-n2), rack-2 is empty.',
   manifests,
   options: { now: '2026-11-05T08:00:00Z' },
   topologyKey: RACK_KEY,

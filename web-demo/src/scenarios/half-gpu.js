@@ -40,6 +40,7 @@ export default {
   summary: 'Two gangs whose pods each take half a GPU: tune shares H100s (two 40Gi claims on one '
     + 'shareable GPU, shown as shared), infer takes MIG halves of A100s. Then a pod asking for two '
     + 'whole A100s gets GPUs whose halves are free: shared counters keep it off the split ones.',
+  opening: 'Nothing runs yet: tune (4 pods × 40Gi of a shareable H100) and infer (4 pods × one MIG half of an A100) wait in the queue.',
   manifests,
   options: { now: '2026-11-05T08:00:00Z' },
   topologyKey: RACK_KEY,

@@ -66,6 +66,7 @@ export default {
   summary: '25 racks of 40 H100 nodes, 8,000 GPUs, about 60 % in use by rack-local training gangs '
     + 'and a mix of small serving pods. A few gangs and pods arrive and one cycle places them; '
     + 'then a 16 × 8-GPU gang that no rack can hold waits, and its explanation says what is missing.',
+  opening: '8,000 GPUs, about 60 % in use: each rack runs a rack-local training gang and small serving pods; nothing is pending yet.',
   manifests,
   options: { now: '2026-11-05T08:00:00Z' },
   topologyKey: RACK_KEY,

@@ -42,6 +42,7 @@ export default {
     + 'gangpack evicts exactly one whole gang, the cheapest one (bert-pt: two pods, the youngest), '
     + 'instead of scattered pods of several gangs, and places the serving gang on its nodes. '
     + 'bert-pt waits in the queue; the other gangs keep running.',
+  opening: 'Every GPU is in use by low-priority research work: two 2 × 8-GPU gangs in rack-1 (llama-ft, and bert-pt, selected), two sweeps of 4-GPU pods in rack-2.',
   manifests,
   options: { now: '2026-11-05T08:00:00Z' },
   topologyKey: RACK_KEY,
