@@ -124,6 +124,10 @@ test('every scenario loads from the menu, plays to its end and is photographed a
       // The opening explains itself: its caption, and a selection that is there or is said to come.
       assert.equal(await page.locator('#step-caption').innerText(), `Start: ${s.opening} Next step plays step 1 of ${s.steps.length}.`);
       assert.doesNotMatch(await page.locator('#selected').innerText(), /not in the cluster/, `${s.id}: the opening selection`);
+      await page.setViewportSize(SIZES[1]);
+      await page.waitForTimeout(250);
+      await page.screenshot({ path: join(shots, `${s.id}-start-${SIZES[1].width}x${SIZES[1].height}.png`), fullPage: true });
+      await page.setViewportSize(SIZES[0]);
       // Each caption is shown with the state it describes: after its step.
       for (let k = 1; k <= s.steps.length; k++) {
         await page.click('#next-step');
@@ -624,6 +628,7 @@ for (const size of SIZES) {
         await unchanged(`${what} (drawn under the dialog's ${button.text} button)`);
         assert.equal(await page.locator('#target-dialog').evaluate((d) => d.open), true, `${what}: the dialog stays open`);
         assert.equal(await page.locator('#t-dry').innerText(), '', `${what}: no dry run started`);
+        assert.equal(await page.evaluate(() => document.activeElement.id), 'target-title', `${what}: the focus is on the title, not a button or a field`);
         await page.locator('#target-body button', { hasText: /^Cancel$/ }).tap();
         await page.waitForFunction(() => !document.getElementById('target-dialog').open);
         await page.evaluate(() => document.getElementById('zoom-fit').click());

@@ -477,7 +477,9 @@ function render() {
   $('summary').title = app.def.summary;
   const progress = scriptProgress();
   const step = progress.next;
-  $('step-caption').textContent = caption(progress, main.policy);
+  const [head, ...rest] = caption(progress, main.policy).split(/(?<=^[^:]*:) /);
+  // The step's number in bold, its caption in plain text (several lines on a phone).
+  $('step-caption').replaceChildren(...(rest.length ? [h('strong', {}, head), ` ${rest.join(' ')}`] : [head]));
   $('next-step').disabled = !step;
   // Shown only while the script has a step to play: not once it is played, and never
   // for a pasted cluster (no script). A disabled "Next step" beside "Scenario played"
@@ -781,7 +783,10 @@ function openTarget(run, hit) {
       h('div', { class: 'buttons' }, h('button', { type: 'button', id: 't-rule-apply', class: 'primary', onclick: async () => { close(); await perform({ op: 'rule', rule }); } }, `Apply the rule (${rule.taint.effect})`))].filter(Boolean));
   }
   openModal(dlg);
-  key.focus();
+  // On a touch screen the title takes the focus, not the key field: no on-screen
+  // keyboard over the dialog, and never a button that acts.
+  if (matchMedia('(pointer: coarse)').matches) $('target-title').focus();
+  else key.focus();
 }
 
 /** The node itself: cordon, remove, add one like it, edit its labels. */
