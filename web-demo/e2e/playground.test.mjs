@@ -722,20 +722,26 @@ test('a NoExecute taint says the clock carries the eviction out, and every membe
     // Said in the placement: not "in 0s", but when it happens and how.
     const placement = await page.locator('#selected .placement').innerText();
     assert.doesNotMatch(placement, /evicted in 0s/);
-    for (const p of members) assert.match(placement, new RegExp(`${p} → .*evicted when the clock next moves \\(due now: press Advance clock or Step one cycle\\)`));
-    // A badge over every GPU the gang holds: a red strip above the cell.
-    const held = devices(snap).filter((d) => d.holders.some((h) => h.podGroup === 'default/train')).map((d) => d.id);
-    assert.equal(held.length, 32);
+    for (const p of members) assert.match(placement, new RegExp(`${p} → .*evicted when the clock next moves \\(due now\\)`));
+    assert.match(await page.locator('#selected').innerText(), /clock moves only when you press Advance clock or Step one cycle \(or Run\): evictions due now happen then/);
+    // A badge over each member's GPUs (one per pod): red in the gap above a cell, where
+    // nothing else is drawn (the badge is 9 units tall, the gap between rows 3).
     const redStrip = (id) => page.evaluate((d) => {
       const c = window.gangpackPlayground.cell(d);
       const canvas = document.querySelector('canvas.cluster');
       const ratio = window.devicePixelRatio || 1;
-      const img = canvas.getContext('2d').getImageData(Math.round(c.x * ratio), Math.round((c.y - (c.size * 8) / 16) * ratio), Math.max(1, Math.round(c.size * ratio)), Math.max(1, Math.round((c.size * 6) / 16 * ratio))).data;
+      const img = canvas.getContext('2d').getImageData(Math.round(c.x * ratio), Math.round((c.y - (c.size * 2.5) / 16) * ratio), Math.max(1, Math.round(c.size * ratio)), Math.max(1, Math.round(((c.size * 2) / 16) * ratio))).data;
       let red = 0;
-      for (let i = 0; i < img.length; i += 4) if (img[i] > 150 && img[i + 1] < 90 && img[i + 2] < 90) red++;
+      for (let i = 0; i < img.length; i += 4) if (img[i] > 180 && img[i + 1] < 60 && img[i + 2] < 60) red++;
       return red / (img.length / 4);
     }, id);
-    for (const id of held) assert.ok(await redStrip(id) > 0.3, `${id}: its eviction badge is drawn`);
+    for (const pod of members) {
+      const held = devices(snap).filter((d) => d.holders.some((h) => h.pods.includes(pod))).map((d) => d.id);
+      assert.equal(held.length, 8);
+      const strips = [];
+      for (const id of held) strips.push(await redStrip(id));
+      assert.equal(strips.filter((r) => r > 0.3).length, 1, `${pod}: one eviction badge over its GPUs, got ${strips}`);
+    }
     const free = devices(snap).find((d) => d.state === 'free' && d.id.includes('gpu-r3-n2')).id;
     assert.ok(await redStrip(free) < 0.05, 'no badge over a free GPU');
     // Then the clock: Next step advances it and the evictions happen.

@@ -6,7 +6,7 @@
 
 import init, { Scheduler, demoManifests, version } from '../pkg/index.js';
 import { apply, UNIT_DEFAULTS } from './actions.js';
-import { ClusterView, describeDevice, duration, PALETTE } from './cluster-view.js';
+import { ClusterView, describeDevice, duration, NO_EXECUTE, PALETTE } from './cluster-view.js';
 import { fragmentationAbout, h, metrics, renderCapacity, renderChart, renderExplanation, renderMetrics, renderTimeline, renderVerdict } from './panel.js';
 import { DEFAULT_POLICY, POLICIES } from './policies.js';
 import { SCENARIOS, scenarioById } from './scenarios/index.js';
@@ -103,32 +103,33 @@ function observe(run) {
 }
 
 /**
- * Every GPU whose pod is to be evicted carries the countdown, not only the tainted
- * one: `cells()` times the claims of the tainted device, while a gang with
- * disruptionMode All goes as a unit (and a NoExecute node taint evicts its pods'
- * GPUs too). Read from the snapshot's scheduled evictions and the claims' pods.
+ * Every pod to be evicted carries the countdown on its GPUs, not only the one on the
+ * tainted GPU: `cells()` times the claims of the tainted device, while a gang with
+ * disruptionMode All goes as a unit (and a NoExecute node taint evicts its pods too).
+ * One badge per pod (on its NoExecute-tainted GPU, else its first), so a gang of
+ * 8-GPU pods shows a badge per node, not a wall of them. Read from the
+ * snapshot's scheduled evictions and the claims' pods.
  */
 function markEvictions(run) {
   const { evictions, claims } = run.snap;
   if (!evictions.length) return;
   const at = new Map();
   for (const e of evictions) at.set(e.pod, Math.min(at.get(e.pod) ?? Infinity, e.at.seconds));
-  const due = new Map();
-  for (const c of claims) {
-    const t = Math.min(...c.pods.map((p) => at.get(p) ?? Infinity));
-    if (Number.isFinite(t)) for (const id of c.devices) due.set(id, Math.min(due.get(id) ?? Infinity, t));
-  }
-  for (const cell of run.cells.domains.flatMap((d) => d.nodes.flatMap((n) => n.cells)).concat(run.cells.otherCells)) {
-    const t = due.get(cell.id);
-    if (t !== undefined) cell.evictAt = cell.evictAt === null ? t : Math.min(cell.evictAt, t);
+  const cells = new Map(run.cells.domains.flatMap((d) => d.nodes.flatMap((n) => n.cells)).concat(run.cells.otherCells).map((c) => [c.id, c]));
+  const devicesOf = new Map();
+  for (const c of claims) for (const p of c.pods) if (at.has(p)) devicesOf.set(p, [...(devicesOf.get(p) ?? []), ...c.devices]);
+  for (const c of cells.values()) c.evictAt = null;
+  for (const [pod, ids] of devicesOf) {
+    const held = ids.map((id) => cells.get(id)).filter(Boolean);
+    // On the tainted GPU if the pod holds one (NoExecute bit), else on its first.
+    const badge = held.find((c) => c.taints & NO_EXECUTE) ?? held[0];
+    if (badge) badge.evictAt = Math.min(badge.evictAt ?? Infinity, at.get(pod));
   }
 }
 
 /** When an eviction happens, in words: the engine's clock moves only when told to. */
 function evictionWhen(at, now) {
-  return at <= now
-    ? 'evicted when the clock next moves (due now: press Advance clock or Step one cycle)'
-    : `evicted in ${duration(at - now)} of the clock (Advance clock)`;
+  return at <= now ? 'evicted when the clock next moves (due now)' : `evicted in ${duration(at - now)} of the clock`;
 }
 
 function record(run) {
@@ -626,6 +627,7 @@ function selectedIn(run, kind, name) {
       devs.get(p).push(...c.devices.map((id) => id.split('/').pop()));
     }
     parts.push(h('h4', {}, 'Placement'), h('ul', { class: 'placement' }, ...placed.map((p) => h('li', {}, `${p.name} → ${p.node}${devs.get(p.name) ? ` (${devs.get(p.name).join(', ')})` : ''}${p.eviction ? `; ${evictionWhen(p.eviction.at.seconds, snap.now.seconds)}` : ''}`))));
+    if (placed.some((p) => p.eviction)) parts.push(h('p', { class: 'hint' }, 'The playground\'s clock moves only when you press Advance clock or Step one cycle (or Run): evictions due now happen then.'));
     run.view.setHighlight({ nodes: [...new Set(placed.map((p) => p.node))], dim: false });
   }
   const pending = pods.some((p) => p.status === 'pending') || (group && group.pods.length === 0);
