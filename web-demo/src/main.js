@@ -577,7 +577,10 @@ function renderSelected() {
   }
   const { kind, name } = app.selected;
   const parts = [h('h3', {}, `${kind} ${name}`)];
-  for (const run of app.runs) parts.push(...selectedIn(run, kind, name));
+  const there = (run) => (kind === 'PodGroup' ? run.snap.groups : run.snap.pods).some((x) => x.name === name);
+  // Absent from every session (side by side too): said once.
+  if (!app.runs.some(there)) parts.push(h('p', {}, absent(kind, name)));
+  else for (const run of app.runs) parts.push(...selectedIn(run, kind, name));
   el.replaceChildren(...parts);
   if (app.explaining.length) {
     el.dataset.explained = 'false';
