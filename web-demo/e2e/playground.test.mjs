@@ -580,7 +580,7 @@ async function tapTarget(page, target) {
  * (the dialog opened once to measure it, then cancelled): the worst case for a tap, whose
  * click, if the dialog opened on finger-up, would land on that button.
  */
-async function underDialogButton(page, target) {
+async function underDialogButton(page, target, prefer = 't-apply') {
   await tapTarget(page, target);
   await page.waitForSelector('#target-dialog[open]');
   await page.locator('canvas.cluster').evaluate((c) => c.scrollIntoView({ block: 'center' }));
@@ -592,8 +592,8 @@ async function underDialogButton(page, target) {
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => !document.getElementById('target-dialog').open);
   const within = (b) => b.text !== 'Cancel' && b.x > canvas.x + 4 && b.x < canvas.x + canvas.width - 4 && b.y > canvas.y + 4 && b.y < canvas.y + canvas.height - 4;
-  // The taint button first: the one the issue saw pressed.
-  const button = buttons.find((b) => b.id === 't-apply' && within(b)) ?? buttons.find(within);
+  // The taint button first (the one the issue saw pressed), or the one asked for.
+  const button = buttons.find((b) => b.id === prefer && within(b)) ?? buttons.find(within);
   assert.ok(button, `a button of the dialog lies over the map: ${JSON.stringify(buttons)}`);
   const p = await targetPoint(page, target);
   await page.evaluate(([dx, dy]) => window.gangpackPlayground.pan(dx, dy), [button.x - (canvas.x + p.x), button.y - (canvas.y + p.y)]);
@@ -621,9 +621,9 @@ for (const size of SIZES) {
         assert.equal(now.actions.length, before.actions.length, `${what}: no action taken`);
         assert.deepEqual(now.snapshots, before.snapshots, `${what}: the cluster is unchanged`);
       };
-      for (const target of [{ gpu }, { node }, { domain }]) {
+      for (const [target, prefer] of [[{ gpu }, 't-apply'], [{ gpu }, 't-dry-run'], [{ node }, 't-apply'], [{ domain }, 't-apply']]) {
         const what = `a tap on ${JSON.stringify(target)}`;
-        const button = await underDialogButton(page, target);
+        const button = await underDialogButton(page, target, prefer);
         await tapTarget(page, target);
         await unchanged(`${what} (drawn under the dialog's ${button.text} button)`);
         assert.equal(await page.locator('#target-dialog').evaluate((d) => d.open), true, `${what}: the dialog stays open`);
