@@ -59,7 +59,8 @@ export default {
       do: { op: 'cycle' },
     },
     {
-      say: 'gpu-5 of gpu-r2-n3 (held by train-1) reports an uncorrectable ECC error: the driver taints it NoExecute.',
+      say: 'gpu-5 of gpu-r2-n3 (held by train-1) reports an uncorrectable ECC error: the driver taints it NoExecute. '
+        + 'All four workers are due for eviction now (the badges); it happens when the clock moves.',
       do: {
         op: 'taint',
         target: { device: BROKEN_GPU },
@@ -67,7 +68,7 @@ export default {
       },
     },
     {
-      say: 'Thirty seconds later the evictions are carried out: train-1 for the taint, the other three with it (the whole gang). The controller recreates all four, pending.',
+      say: 'The clock moves on thirty seconds and the evictions are carried out: train-1 for the taint, the other three with it (the whole gang). The controller recreates all four, pending.',
       do: { op: 'advance', seconds: 30 },
     },
     {
