@@ -215,7 +215,10 @@ pub use gang::capacity_report::{
     ShapeCapacity,
 };
 pub use gang::composite::{CompositeError, CompositeOutcome, CompositeStats};
-pub use gang::explain::{BudgetExhaustion, Explanation, Fact, GangStatus, Resolution, ShapeReport};
+pub use gang::explain::{
+    BudgetExhaustion, Explanation, Fact, FilterStage, GangStatus, NodeRow, NodeTable, Resolution,
+    ShapeReport, natural_cmp,
+};
 pub use gang::options::{
     DEFAULT_STEP_BUDGET, GangError, GangOptions, GangOutcome, SearchStats, StepBudget,
 };

@@ -43,12 +43,39 @@ impl Cluster {
         options: &GangOptions,
         memo: RankMemo,
     ) -> (Result<Gang<'a>, GangError>, RankMemo) {
+        self.gang_counted_to(group, pods, claims, options, memo, false)
+    }
+
+    /// [`Cluster::gang_counted`] with each candidate's cap not bounded by its shape's
+    /// pending pods (`uncapped`): how many pods of the shape the node could take, for
+    /// the node table. The candidates, their order and the domains' order are the
+    /// same (the placement bounds every cap by the pods it has anyway).
+    pub(crate) fn gang_counted_uncapped<'a>(
+        &self,
+        group: Option<&'a PodGroup>,
+        pods: &'a [Pod],
+        claims: &'a [ResourceClaim],
+        options: &GangOptions,
+    ) -> Result<Gang<'a>, GangError> {
+        self.gang_counted_to(group, pods, claims, options, RankMemo::default(), true)
+            .0
+    }
+
+    fn gang_counted_to<'a>(
+        &self,
+        group: Option<&'a PodGroup>,
+        pods: &'a [Pod],
+        claims: &'a [ResourceClaim],
+        options: &GangOptions,
+        memo: RankMemo,
+        uncapped: bool,
+    ) -> (Result<Gang<'a>, GangError>, RankMemo) {
         let mut gang = match self.gang_intake(group, pods, claims) {
             Ok(g) => g,
             Err(e) => return (Err(e), memo),
         };
         let mut ranker = self.policy_ranker(&options.policy, pods, claims, memo);
-        self.count_candidates(&mut gang, options, ranker.as_mut());
+        self.count_candidates(&mut gang, options, ranker.as_mut(), uncapped);
         gang.order_domains(self, options.policy.base(), ranker.as_ref());
         if let ScoringPolicy::GangAware(params) = &options.policy {
             gang.keep_whole(self, params);
@@ -145,6 +172,7 @@ impl Cluster {
         gang: &mut Gang<'_>,
         options: &GangOptions,
         mut ranker: Option<&mut Ranker<'_>>,
+        uncapped: bool,
     ) {
         let key = gang.key;
         // Domains: with running members, only theirs.
@@ -193,7 +221,11 @@ impl Cluster {
             let filter = ShapeFilter::new(self, pod, &shape.requests, &options.within, key)
                 .without_reasons();
             // More devices than all of the shape's pods need do not raise a cap.
-            let pods_cap = u32::try_from(shape.pods).unwrap_or(u32::MAX);
+            let pods_cap = if uncapped {
+                u32::MAX
+            } else {
+                u32::try_from(shape.pods).unwrap_or(u32::MAX)
+            };
             let mut out = Vec::with_capacity(self.node_slots());
             // Without a topology key, a node with fewer free devices than one of the
             // pod's requests needs at least cannot host it: its counts say so without
@@ -244,9 +276,7 @@ impl Cluster {
                 }
                 // The node filter (scope, cordon, selector and affinity, node taints,
                 // scalar resources): the same function the explanation asks.
-                let most = u32::try_from(shape.pods)
-                    .unwrap_or(u32::MAX)
-                    .min(device_cap);
+                let most = pods_cap.min(device_cap);
                 let in_fixed = |v: &str| fixed.is_empty() || fixed.contains(v);
                 let filtered = self.filter_node(id, node, &filter, in_fixed, most);
                 if matches!(

@@ -8,6 +8,7 @@ mod evict;
 mod live;
 mod preempt;
 mod row;
+mod table;
 mod verdict;
 mod whatif;
 
@@ -914,9 +915,17 @@ impl Scheduler {
     /// current state. Changes nothing.
     pub fn explain(&self, unit: &Unit) -> Result<crate::Explanation, SchedulerError> {
         self.check_unit(unit)?;
+        let (group, pods, claims) = self.explain_inputs(unit);
+        Ok(self
+            .cluster
+            .explain_gang(group.as_ref(), &pods, &claims, &self.options)?)
+    }
+
+    /// The placer's inputs for explaining a unit: [`Scheduler::inputs`] with the
+    /// running members' claims too (what the unit holds itself is not "other claims"
+    /// in an explanation).
+    fn explain_inputs(&self, unit: &Unit) -> (Option<PodGroup>, Vec<Pod>, Vec<ResourceClaim>) {
         let (group, pods, mut claims) = self.inputs(unit);
-        // The running members' claims too: what the unit holds itself is not "other
-        // claims" in the explanation.
         for p in pods.iter().filter(|p| p.node_name.is_some()) {
             for c in &p.resource_claims {
                 let ClaimSource::ClaimName(n) = &c.source else {
@@ -932,9 +941,7 @@ impl Scheduler {
                 }
             }
         }
-        Ok(self
-            .cluster
-            .explain_gang(group.as_ref(), &pods, &claims, &self.options)?)
+        (group, pods, claims)
     }
 
     /// Fails when the unit's PodGroup or pod does not exist.

@@ -15,129 +15,139 @@ use crate::gang::options::GangOptions;
 use crate::model::claim::{
     AllocationMode, ConstraintKind, ResourceClaim, ResourceClaimSpec, split_request_ref,
 };
+use crate::model::node::Node;
 use crate::model::workload::ClaimSource;
 use crate::{DeviceRef, DeviceTaint, Quantity};
+
+/// The facts found so far, each stated once: a fact about the same subject as one
+/// found before (for another node or shape) adds its node and counts to that one.
+#[derive(Default)]
+pub(super) struct FactSet {
+    pub(super) facts: Vec<Fact>,
+    /// Per fact, the network-attached devices its count includes: they are reached
+    /// from several nodes, and counted once.
+    nets: Vec<Option<DeviceSet>>,
+}
+
+impl FactSet {
+    /// Adds `fact` (with the network-attached devices its count includes) and notes
+    /// its index in `shape_facts`.
+    pub(super) fn add(&mut self, fact: Fact, net: Option<DeviceSet>, shape_facts: &mut Vec<usize>) {
+        let at = if let Some(at) = self.facts.iter().position(|f| f.same_subject(&fact)) {
+            // A node seen before (for another shape) is not counted twice.
+            let mut new_node = false;
+            if let (Some(have), Some(more)) = (self.facts[at].nodes_mut(), fact.nodes().first())
+                && !have.contains(more)
+            {
+                have.push(more.clone());
+                new_node = true;
+            }
+            // Of the network-attached devices, those not counted yet.
+            let net_len = net.as_ref().map_or(0, DeviceSet::len);
+            let mut unseen = 0;
+            if let Some(net) = net {
+                match &mut self.nets[at] {
+                    Some(seen) => {
+                        let mut fresh = net.clone();
+                        fresh.difference_with(seen);
+                        unseen = fresh.len();
+                        seen.union_with(&net);
+                    }
+                    none @ None => {
+                        unseen = net_len;
+                        *none = Some(net);
+                    }
+                }
+            }
+            let unseen = u32::try_from(unseen).unwrap_or(u32::MAX);
+            let net_len = u32::try_from(net_len).unwrap_or(u32::MAX);
+            match (&mut self.facts[at], &fact) {
+                (Fact::DeviceTaint { devices: a, .. }, Fact::DeviceTaint { devices: b, .. })
+                | (Fact::DevicesInUse { devices: a, .. }, Fact::DevicesInUse { devices: b, .. })
+                | (
+                    Fact::HeldByOwnMembers { devices: a, .. },
+                    Fact::HeldByOwnMembers { devices: b, .. },
+                )
+                | (
+                    Fact::CountersInUse { devices: a, .. },
+                    Fact::CountersInUse { devices: b, .. },
+                ) => {
+                    let local = if new_node {
+                        b.saturating_sub(net_len)
+                    } else {
+                        0
+                    };
+                    *a = a.saturating_add(local).saturating_add(unseen);
+                }
+                // Counted per node (network-attached devices reached from several
+                // nodes count on each).
+                (
+                    Fact::RequestSelector {
+                        of_class: a,
+                        selectors: sa,
+                        ..
+                    },
+                    Fact::RequestSelector {
+                        of_class: b,
+                        selectors: sb,
+                        ..
+                    },
+                ) if new_node => {
+                    *a = a.saturating_add(*b);
+                    for ((_, x), (_, y)) in sa.iter_mut().zip(sb) {
+                        *x = x.saturating_add(*y);
+                    }
+                }
+                (
+                    Fact::CapacityTooSmall {
+                        matching: a,
+                        fit: x,
+                        ..
+                    },
+                    Fact::CapacityTooSmall {
+                        matching: b,
+                        fit: y,
+                        ..
+                    },
+                )
+                | (
+                    Fact::CountersTooFew {
+                        matching: a,
+                        fit: x,
+                        ..
+                    },
+                    Fact::CountersTooFew {
+                        matching: b,
+                        fit: y,
+                        ..
+                    },
+                ) if new_node => {
+                    *a = a.saturating_add(*b);
+                    *x = x.saturating_add(*y);
+                }
+                (Fact::Constraint { best: a, .. }, Fact::Constraint { best: b, .. }) => {
+                    *a = (*a).max(*b);
+                }
+                _ => {}
+            }
+            at
+        } else {
+            self.facts.push(fact);
+            self.nets.push(net);
+            self.facts.len() - 1
+        };
+        if !shape_facts.contains(&at) {
+            shape_facts.push(at);
+        }
+    }
+}
 
 impl Cluster {
     /// Fills the shapes and facts: each node's first rejection, per shape.
     pub(super) fn diagnose(&self, gang: &Gang<'_>, options: &GangOptions, ex: &mut Explanation) {
-        let mut facts: Vec<Fact> = Vec::new();
-        // Per fact, the network-attached devices its count includes: they are reached
-        // from several nodes, and counted once.
-        let mut nets: Vec<Option<DeviceSet>> = Vec::new();
+        let mut set = FactSet::default();
         let mut add = |fact: Fact, net: Option<DeviceSet>, shape_facts: &mut Vec<usize>| {
-            let at = if let Some(at) = facts.iter().position(|f| f.same_subject(&fact)) {
-                // A node seen before (for another shape) is not counted twice.
-                let mut new_node = false;
-                if let (Some(have), Some(more)) = (facts[at].nodes_mut(), fact.nodes().first())
-                    && !have.contains(more)
-                {
-                    have.push(more.clone());
-                    new_node = true;
-                }
-                // Of the network-attached devices, those not counted yet.
-                let net_len = net.as_ref().map_or(0, DeviceSet::len);
-                let mut unseen = 0;
-                if let Some(net) = net {
-                    match &mut nets[at] {
-                        Some(seen) => {
-                            let mut fresh = net.clone();
-                            fresh.difference_with(seen);
-                            unseen = fresh.len();
-                            seen.union_with(&net);
-                        }
-                        none @ None => {
-                            unseen = net_len;
-                            *none = Some(net);
-                        }
-                    }
-                }
-                let unseen = u32::try_from(unseen).unwrap_or(u32::MAX);
-                let net_len = u32::try_from(net_len).unwrap_or(u32::MAX);
-                match (&mut facts[at], &fact) {
-                    (
-                        Fact::DeviceTaint { devices: a, .. },
-                        Fact::DeviceTaint { devices: b, .. },
-                    )
-                    | (
-                        Fact::DevicesInUse { devices: a, .. },
-                        Fact::DevicesInUse { devices: b, .. },
-                    )
-                    | (
-                        Fact::HeldByOwnMembers { devices: a, .. },
-                        Fact::HeldByOwnMembers { devices: b, .. },
-                    )
-                    | (
-                        Fact::CountersInUse { devices: a, .. },
-                        Fact::CountersInUse { devices: b, .. },
-                    ) => {
-                        let local = if new_node {
-                            b.saturating_sub(net_len)
-                        } else {
-                            0
-                        };
-                        *a = a.saturating_add(local).saturating_add(unseen);
-                    }
-                    // Counted per node (network-attached devices reached from several
-                    // nodes count on each).
-                    (
-                        Fact::RequestSelector {
-                            of_class: a,
-                            selectors: sa,
-                            ..
-                        },
-                        Fact::RequestSelector {
-                            of_class: b,
-                            selectors: sb,
-                            ..
-                        },
-                    ) if new_node => {
-                        *a = a.saturating_add(*b);
-                        for ((_, x), (_, y)) in sa.iter_mut().zip(sb) {
-                            *x = x.saturating_add(*y);
-                        }
-                    }
-                    (
-                        Fact::CapacityTooSmall {
-                            matching: a,
-                            fit: x,
-                            ..
-                        },
-                        Fact::CapacityTooSmall {
-                            matching: b,
-                            fit: y,
-                            ..
-                        },
-                    )
-                    | (
-                        Fact::CountersTooFew {
-                            matching: a,
-                            fit: x,
-                            ..
-                        },
-                        Fact::CountersTooFew {
-                            matching: b,
-                            fit: y,
-                            ..
-                        },
-                    ) if new_node => {
-                        *a = a.saturating_add(*b);
-                        *x = x.saturating_add(*y);
-                    }
-                    (Fact::Constraint { best: a, .. }, Fact::Constraint { best: b, .. }) => {
-                        *a = (*a).max(*b);
-                    }
-                    _ => {}
-                }
-                at
-            } else {
-                facts.push(fact);
-                nets.push(net);
-                facts.len() - 1
-            };
-            if !shape_facts.contains(&at) {
-                shape_facts.push(at);
-            }
+            set.add(fact, net, shape_facts);
         };
         let key = gang.key;
         if let Some(k) = key
@@ -171,26 +181,8 @@ impl Cluster {
             for c in shape.candidates.iter().filter(|c| c.cap > 0) {
                 counted.insert(c.node);
             }
-            // Claims of the shape that name a class without devices at all.
-            for (name, spec) in shape_claims(gang, si) {
-                for r in &spec.requests {
-                    for view in r.alternatives() {
-                        let empty = self
-                            .class_devices(view.device_class_name)
-                            .is_none_or(crate::cluster::bits::DeviceSet::is_empty);
-                        if empty {
-                            add(
-                                Fact::NoDeviceOfClass {
-                                    claim: name.to_owned(),
-                                    request: view.request.to_owned(),
-                                    class: view.device_class_name.to_owned(),
-                                },
-                                None,
-                                &mut shape_facts,
-                            );
-                        }
-                    }
-                }
+            for f in self.missing_classes(gang, si) {
+                add(f, None, &mut shape_facts);
             }
             for (id, node) in self.nodes_with_ids() {
                 if blocked {
@@ -204,91 +196,9 @@ impl Cluster {
                     });
                     continue;
                 }
-                let name = node.name.clone();
-                // The node filter the placer's counting asks too: the first rejection is
-                // the node's fact. Nodes outside the restriction or the running members'
-                // domain are not the gang's to use.
-                let in_domain = |v: &str| gang.domains.iter().any(|d| d == v);
-                match self.filter_node(id, node, &filter, in_domain, 1).verdict {
-                    Err(Rejection::OutOfScope) => continue,
-                    Err(Rejection::Cordoned) => {
-                        add(Fact::Cordoned { nodes: vec![name] }, None, &mut shape_facts);
-                        continue;
-                    }
-                    Err(Rejection::NodeSelector) => {
-                        add(
-                            Fact::NodeSelector { nodes: vec![name] },
-                            None,
-                            &mut shape_facts,
-                        );
-                        continue;
-                    }
-                    Err(Rejection::NodeTaint(t)) => {
-                        add(
-                            Fact::NodeTaint {
-                                taint: t.clone(),
-                                nodes: vec![name],
-                            },
-                            None,
-                            &mut shape_facts,
-                        );
-                        continue;
-                    }
-                    Err(Rejection::ResourceTooSmall(resource)) => {
-                        add(
-                            Fact::ResourceTooSmall {
-                                resource,
-                                nodes: vec![name],
-                            },
-                            None,
-                            &mut shape_facts,
-                        );
-                        continue;
-                    }
-                    // In use, or admitted by the scalars: what others hold (every
-                    // resource and device) and what the devices lack, below.
-                    Err(Rejection::ResourceInUse(_)) | Ok(_) => {}
-                }
-                let mut requests: Vec<(&str, Quantity)> = shape
-                    .rep
-                    .requests
-                    .iter()
-                    .filter(|(_, q)| q.is_positive())
-                    .map(|(r, q)| (r.as_str(), *q))
-                    .collect();
-                if node.allocatable.contains_key("pods") {
-                    requests.push(("pods", Quantity::from_int(1)));
-                }
-                // What others hold is reported in full, resources and devices alike:
-                // freeing only part of it would not let a pod in.
-                let mut held = false;
-                for (r, q) in requests {
-                    let free = self.node_free_of(id, r);
-                    let total = node.allocatable.get(r).copied().unwrap_or(Quantity::ZERO);
-                    // Too little for one pod, or for the gang's pods together (which
-                    // may all want the node once its other facts are lifted).
-                    if free < q || (free < total && free < self.gang_wants(gang, id, r)) {
-                        add(
-                            Fact::ResourceInUse {
-                                resource: r.to_owned(),
-                                nodes: vec![name.clone()],
-                            },
-                            None,
-                            &mut shape_facts,
-                        );
-                        held = true;
-                    }
-                }
-                let devices_why = self.diagnose_devices(gang, si, id, &name, &mut |f, net| {
+                self.diagnose_node(gang, si, &filter, id, node, &mut |f, net| {
                     add(f, net, &mut shape_facts);
                 });
-                if !devices_why && !held {
-                    add(
-                        Fact::NoCombination { nodes: vec![name] },
-                        None,
-                        &mut shape_facts,
-                    );
-                }
             }
             ex.shapes.push(ShapeReport {
                 pods: gang
@@ -332,12 +242,124 @@ impl Cluster {
                 );
             }
         }
+        let mut facts = set.facts;
         for f in &mut facts {
             if let Some(n) = f.nodes_mut() {
                 n.sort();
             }
         }
         ex.facts = facts;
+    }
+
+    /// The facts about the claims of shape `si` that name a class without any device
+    /// in the cluster: about every node at once.
+    pub(super) fn missing_classes(&self, gang: &Gang<'_>, si: usize) -> Vec<Fact> {
+        let mut out = Vec::new();
+        for (name, spec) in shape_claims(gang, si) {
+            for r in &spec.requests {
+                for view in r.alternatives() {
+                    let empty = self
+                        .class_devices(view.device_class_name)
+                        .is_none_or(DeviceSet::is_empty);
+                    if empty {
+                        out.push(Fact::NoDeviceOfClass {
+                            claim: name.to_owned(),
+                            request: view.request.to_owned(),
+                            class: view.device_class_name.to_owned(),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The facts of node `id` (`node`) for a pod of shape `si` where the counts admit
+    /// none (`filter`: the shape's node filter): the filter's first rejection, else
+    /// what others hold there and what its devices lack. `false` when the node is out
+    /// of the gang's scope (no fact: not the gang's node at all).
+    pub(super) fn diagnose_node(
+        &self,
+        gang: &Gang<'_>,
+        si: usize,
+        filter: &ShapeFilter<'_>,
+        id: crate::NodeId,
+        node: &Node,
+        add: &mut dyn FnMut(Fact, Option<DeviceSet>),
+    ) -> bool {
+        let name = node.name.clone();
+        // The node filter the placer's counting asks too: the first rejection is
+        // the node's fact. Nodes outside the restriction or the running members'
+        // domain are not the gang's to use.
+        let in_domain = |v: &str| gang.domains.iter().any(|d| d == v);
+        match self.filter_node(id, node, filter, in_domain, 1).verdict {
+            Err(Rejection::OutOfScope) => return false,
+            Err(Rejection::Cordoned) => {
+                add(Fact::Cordoned { nodes: vec![name] }, None);
+                return true;
+            }
+            Err(Rejection::NodeSelector) => {
+                add(Fact::NodeSelector { nodes: vec![name] }, None);
+                return true;
+            }
+            Err(Rejection::NodeTaint(t)) => {
+                add(
+                    Fact::NodeTaint {
+                        taint: t.clone(),
+                        nodes: vec![name],
+                    },
+                    None,
+                );
+                return true;
+            }
+            Err(Rejection::ResourceTooSmall(resource)) => {
+                add(
+                    Fact::ResourceTooSmall {
+                        resource,
+                        nodes: vec![name],
+                    },
+                    None,
+                );
+                return true;
+            }
+            // In use, or admitted by the scalars: what others hold (every
+            // resource and device) and what the devices lack, below.
+            Err(Rejection::ResourceInUse(_)) | Ok(_) => {}
+        }
+        let mut requests: Vec<(&str, Quantity)> = gang.shapes[si]
+            .rep
+            .requests
+            .iter()
+            .filter(|(_, q)| q.is_positive())
+            .map(|(r, q)| (r.as_str(), *q))
+            .collect();
+        if node.allocatable.contains_key("pods") {
+            requests.push(("pods", Quantity::from_int(1)));
+        }
+        // What others hold is reported in full, resources and devices alike:
+        // freeing only part of it would not let a pod in.
+        let mut held = false;
+        for (r, q) in requests {
+            let free = self.node_free_of(id, r);
+            let total = node.allocatable.get(r).copied().unwrap_or(Quantity::ZERO);
+            // Too little for one pod, or for the gang's pods together (which
+            // may all want the node once its other facts are lifted).
+            if free < q || (free < total && free < self.gang_wants(gang, id, r)) {
+                add(
+                    Fact::ResourceInUse {
+                        resource: r.to_owned(),
+                        nodes: vec![name.clone()],
+                    },
+                    None,
+                );
+                held = true;
+            }
+        }
+        let devices_why = self.diagnose_devices(gang, si, id, &name, add);
+        if !devices_why && !held {
+            add(Fact::NoCombination { nodes: vec![name] }, None);
+        }
+        true
     }
 
     /// Reports what reduces the capacity of a node that can host a pod of shape `si`:

@@ -10,9 +10,11 @@ mod diagnose;
 mod facts;
 mod relax;
 mod render;
+mod table;
 
 pub use facts::{Fact, GangStatus, Resolution};
 pub use render::{BudgetExhaustion, Explanation, ShapeReport};
+pub use table::{FilterStage, NodeRow, NodeTable, natural_cmp};
 
 use diagnose::own_claims;
 use relax::{Relaxation, choose};
