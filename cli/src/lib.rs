@@ -26,6 +26,7 @@ mod generate;
 #[cfg(feature = "cli")]
 mod fleet;
 mod input;
+mod nodes;
 mod plan;
 mod render;
 mod taint;
@@ -41,6 +42,7 @@ pub use fleet::{
 #[cfg(feature = "gen")]
 pub use generate::{GenSpec, Size, WorkloadKind, generated_list, generated_scenario};
 pub use input::{Input, InputFile, Problem};
+pub use nodes::explain_nodes;
 pub use render::Style;
 pub use taint::{DEFAULT_KEY, TaintRequest, TaintTargetSpec};
 pub use time::{parse_rfc3339, parse_rfc3339_arg};

@@ -281,6 +281,13 @@ enum Command {
         /// explains its group.
         #[arg(long, value_name = "NAMESPACE/NAME")]
         pod: Option<String>,
+        /// Instead, every node for one pod of the unit: the filter that rejects it and
+        /// why, or how many pods it takes and its score (natural name order).
+        #[arg(long)]
+        nodes: bool,
+        /// With --nodes: `table`, or the node table as `json` / `yaml`.
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Table, requires = "nodes")]
+        output: Format,
     },
     /// What a new taint would do: who is evicted and when, which gangs break, and where
     /// the evicted gangs could go. Nothing is changed anywhere.
@@ -729,7 +736,22 @@ fn main() -> ExitCode {
             kept = snapshot;
             run
         }
-        Command::Explain { inputs, group, pod } => {
+        Command::Explain {
+            inputs,
+            group,
+            pod,
+            nodes: true,
+            output,
+        } => gangpack_cli::explain_nodes(
+            &Input::Paths(inputs.paths.clone()),
+            &options,
+            group.as_deref(),
+            pod.as_deref(),
+            *output,
+        ),
+        Command::Explain {
+            inputs, group, pod, ..
+        } => {
             let (run, snapshot) = gangpack_cli::explain_keeping(
                 &Input::Paths(inputs.paths.clone()),
                 &options,

@@ -449,6 +449,61 @@ export interface SessionExplainResult {
   verdict: Verdict;
 }
 
+/** The filter that rejects a node (`gangpack::FilterStage`): the kube-scheduler plugin doing the same check, or `OutOfScope` (outside the scheduler's node restriction, without the unit's topology key, or outside the domains it may use). */
+export type FilterStage =
+  | "OutOfScope"
+  | "NodeUnschedulable"
+  | "NodeAffinity"
+  | "TaintToleration"
+  | "NodeResourcesFit"
+  | "DynamicResources";
+
+/** One node of a node table (`gangpack::NodeRow`). */
+export interface NodeRow {
+  node: string;
+  /** Its value of the unit's topology key (`null` without a key, or unlabelled). */
+  domain: string | null;
+  /** Whether a pod of the shape may go there now. */
+  feasible: boolean;
+  /** Feasible: pods of the shape it can take now, at most (4294967295: nothing the pod requests bounds it); 0 when rejected. */
+  pods: number;
+  /** Feasible: its score under the policy (see `NodeTableResult.score` and `higherIsBetter`); `null` when rejected. */
+  score: number | null;
+  /** Feasible: its place (from 1) in the order the placement tries nodes; `null` when rejected or never tried (a domain too small for the unit). */
+  order: number | null;
+  /** Pods of the shape the placement puts there now (0 for a bound pod's table). */
+  planned: number;
+  /** Rejected: the filter that rejects it. */
+  filter: FilterStage | null;
+  /** Rejected: why, in the explanation's words (its facts about this node, joined by `; `), or why it is out of scope. */
+  reason: string | null;
+  /** Rejected: the explanation's facts about this node (each naming it alone; empty when out of scope). */
+  facts: Fact[];
+}
+
+/** `Scheduler.nodeTable(unit)`: every node for one pod of the unit (`gangpack::NodeTable`). */
+export interface NodeTableResult {
+  unit: UnitKey;
+  /** The table as `gangpack explain --nodes` prints it. */
+  text: string;
+  /** The PodGroup (`namespace/name`), if the pod has one. */
+  group: string | null;
+  /** The pod whose shape the rows are for; `null` when the unit has no pending pod (then no rows). */
+  pod: string | null;
+  /** The node the pod is bound to: the rows are then for a pending copy of it. */
+  bound: string | null;
+  /** The scoring policy's name (`BestFit`, `Spread`, `Stranding`, `FGD`, `GangAware`, ...). */
+  policy: string;
+  /** What a row's score measures under the policy, in words. */
+  score: string;
+  /** Whether a higher score is preferred (Spread); otherwise a lower one is. */
+  higherIsBetter: boolean;
+  /** The unit's topology key, if any. */
+  key: string | null;
+  /** One row per node, in natural name order (`node-2` before `node-10`). */
+  rows: NodeRow[];
+}
+
 /** One thing that would get a pending unit placed (`gangpack::Help`). */
 export type Help =
   | { nextCycle: { pods: number } }

@@ -172,6 +172,26 @@ struct ExplainView {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeTableView {
+    unit: Unit,
+    /// The table as `gangpack explain --nodes` prints it.
+    text: String,
+    #[serde(flatten)]
+    table: gangpack::NodeTable,
+}
+
+/// A `UnitName` argument (a PodGroup name, `{ podGroup }` or `{ pod }`) as a unit.
+fn unit_arg(unit: JsValue) -> Result<Unit, JsValue> {
+    let (name, plain) = js::unit_name(unit)?;
+    let field = name.field(plain);
+    Ok(match name {
+        js::UnitName::PodGroup(g) => Unit::Group(namespaced(&g, field)?),
+        js::UnitName::Pod(p) => Unit::Pod(namespaced(&p, field)?),
+    })
+}
+
+#[derive(Serialize)]
 struct VerdictView {
     #[serde(flatten)]
     value: gangpack::Verdict,
@@ -949,12 +969,7 @@ impl Scheduler {
         &self,
         #[wasm_bindgen(unchecked_param_type = "UnitName")] unit: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let (name, plain) = js::unit_name(unit)?;
-        let field = name.field(plain);
-        let unit = match name {
-            js::UnitName::PodGroup(g) => Unit::Group(namespaced(&g, field)?),
-            js::UnitName::Pod(p) => Unit::Pod(namespaced(&p, field)?),
-        };
+        let unit = unit_arg(unit)?;
         let sched = &self.state.sched;
         let explanation = sched.explain(&unit).map_err(|e| errors::scheduler(&e))?;
         let what = sched
@@ -983,6 +998,31 @@ impl Scheduler {
             },
             explanation,
             unit,
+        })
+    }
+
+    /// Every node of the cluster for one pod of a unit, against the current state:
+    /// the filter that rejects it and why (in the words of `explain`'s facts), or how
+    /// many pods of its shape it takes, its score under the policy and whether the
+    /// placement puts them there (`gangpack::Scheduler::node_table`). `unit` as for
+    /// `explain`: a PodGroup shows its first pending member; a bound pod the table of
+    /// a pending copy (`bound` names its node). Rows in natural node-name order.
+    /// Throws `NotFound` for a unit that does not exist.
+    #[wasm_bindgen(js_name = nodeTable, unchecked_return_type = "NodeTableResult")]
+    pub fn node_table(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "UnitName")] unit: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let unit = unit_arg(unit)?;
+        let table = self
+            .state
+            .sched
+            .node_table(&unit)
+            .map_err(|e| errors::scheduler(&e))?;
+        to_js(&NodeTableView {
+            text: table.to_string(),
+            unit,
+            table,
         })
     }
 

@@ -12,6 +12,7 @@ import {
   type PlanResult, type ExplainResult, type TaintResult, type CliResult, type Options,
   type GangpackError, type Problem, type KubeObject, type Node, type NodeRemoval,
   type Policy, type ShapeMix, type TypicalShape,
+  type NodeTableResult, type NodeRow, type FilterStage,
 } from 'gangpack';
 import init, { plan as webPlan, initSync, check as webCheck } from 'gangpack/web';
 import nodeInit from 'gangpack';
@@ -62,6 +63,10 @@ const view: ClusterSnapshot = session.snapshot({ topologyKey: 'topology.kubernet
 const state: DeviceStateName | undefined = view.domains[0]?.nodes[0]?.devices[0]?.state;
 const why: string = session.explain({ podGroup: 'ml-training/gpt-moe-pretrain' }).text;
 const helps: string[] = session.explain({ podGroup: 'ml-training/gpt-moe-pretrain' }).verdict.lines;
+const nodeTable: NodeTableResult = session.nodeTable({ pod: 'inference/chat-0' });
+const firstRow: NodeRow | undefined = nodeTable.rows[0];
+const rejectedBy: FilterStage | null | undefined = firstRow?.filter;
+const rowScore: number | null | undefined = session.nodeTable('ml-training/gpt-moe-pretrain').rows[0]?.score;
 const someNode: Node | null = session.node('gpu-r1-n1');
 if (someNode) session.updateNode({ ...someNode, unschedulable: true });
 session.cordonNode('gpu-r1-n1', false);
@@ -204,4 +209,4 @@ plan(manifests, { stepBudget: 'lots' });
 
 void [valid, checkCode, involvedNs, counts, boundTo, moved, split, violations, firstMove, same, diffCode, capTable, labels,
   fragmented, genText, genItems, badCheckCode, scoped, disposable, worker, isomorphic];
-void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, helps, deleted, joined, yamlOut, badState, budgetLimit, exhausted, searchSteps, policies, firstWeight, classless];
+void [code, table, firstName, e1, yaml, exit, browser, version, wrong, firstOutcome, report, why, helps, deleted, joined, yamlOut, badState, budgetLimit, exhausted, searchSteps, policies, firstWeight, classless, rejectedBy, rowScore];

@@ -47,9 +47,10 @@ impl Cluster {
     }
 
     /// [`Cluster::gang_counted`] with each candidate's cap not bounded by its shape's
-    /// pending pods (`uncapped`): how many pods of the shape the node could take, for
-    /// the node table. The candidates, their order and the domains' order are the
-    /// same (the placement bounds every cap by the pods it has anyway).
+    /// pending pods: how many pods of the shape the node could take, for the node
+    /// table. The candidates are the same; their order under the gang-aware policy's
+    /// lower levels may not be (it weighs groups of nodes by their caps), so the
+    /// table takes the order from [`Cluster::gang_counted`].
     pub(crate) fn gang_counted_uncapped<'a>(
         &self,
         group: Option<&'a PodGroup>,

@@ -226,7 +226,10 @@ impl Cluster {
         options: &GangOptions,
         pod: Option<&str>,
     ) -> Result<NodeTable, GangError> {
-        let mut gang = self.gang_counted_uncapped(group, pods, claims, options)?;
+        // The placement's own counts (candidates, caps, order), and the caps again
+        // without the bound of the shape's pending pods, for how many a node takes.
+        let mut gang = self.gang_counted(group, pods, claims, options)?;
+        let uncapped = self.gang_counted_uncapped(group, pods, claims, options)?;
         let mut table = NodeTable {
             group: group.map(|g| format!("{}/{}", g.namespace, g.name)),
             pod: None,
@@ -248,7 +251,12 @@ impl Cluster {
         gang.own = self.devices_of(claims, &own);
         self.refine_caps(&mut gang);
         let planned = self.planned(group, pods, claims, options, &gang, si)?;
-        let feasible = self.feasible_rows(&gang, si, options, pods, claims);
+        let mut feasible = self.feasible_rows(&gang, si, options, pods, claims);
+        for c in &uncapped.shapes[si].candidates {
+            if let Some(row) = feasible.get_mut(&c.node) {
+                row.0 = row.0.max(c.cap);
+            }
+        }
         let shape = &gang.shapes[si];
         let filter = ShapeFilter::new(self, shape.rep, &shape.requests, &options.within, gang.key);
         let blocked: Vec<Fact> = gang
