@@ -1035,9 +1035,15 @@ fn the_guide_shows_real_demo_output() {
 fn the_readme_explanation_sample_is_real_demo_output() {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
     let marker = "<!-- cli/tests/cli.rs checks this is what `gangpack demo` prints. -->\n```text\n";
-    let at = readme.find(marker).expect("README.md has the marked sample") + marker.len();
+    let at = readme
+        .find(marker)
+        .expect("README.md has the marked sample")
+        + marker.len();
     let sample = &readme[at..at + readme[at..].find("\n```").expect("the fence closes")];
-    assert!(sample.lines().count() >= 5, "a sample of a few lines:\n{sample}");
+    assert!(
+        sample.lines().count() >= 5,
+        "a sample of a few lines:\n{sample}"
+    );
     let demo = run(&["demo"]);
     assert_eq!(demo.code, 0, "{}", demo.err);
     assert!(

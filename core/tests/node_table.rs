@@ -327,6 +327,36 @@ fn group_members_and_bound_pods() {
     }
 }
 
+/// Catches: a bound pod's copy that keeps its own claim's allocation, so asks for
+/// no devices and "fits" everywhere, even where fewer GPUs are free than it needs.
+#[test]
+fn a_bound_pods_copy_asks_for_its_devices_anew() {
+    // node-1 has 2 GPUs, node-10 4: the 2-GPU pod goes to node-1 (BestFit), filling it.
+    let mut s = scheduler(five_nodes(), ScoringPolicy::BestFit);
+    add_gpu_pod(&mut s, "p");
+    s.cycle();
+    assert_eq!(s.binding("ns/p").unwrap().node, "node-1");
+    let t = s.node_table(&Unit::Pod("ns/p".into())).unwrap();
+    check_shape(s.cluster(), &t);
+    assert_eq!(t.bound.as_deref(), Some("node-1"));
+    let row = |n: &str| t.rows.iter().find(|r| r.node == n).unwrap();
+    // Its own node is full now (its GPUs are held), node-10 still takes 2 copies.
+    assert_eq!(row("node-1").filter, Some(FilterStage::DynamicResources));
+    assert!(
+        row("node-1")
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("allocated to other claims")),
+        "{:?}",
+        row("node-1").reason
+    );
+    assert!(row("node-10").feasible);
+    assert_eq!(row("node-10").pods, 2);
+    // The query changed nothing: the pod's claim is still allocated.
+    let claim = s.claims().find(|c| c.name == "p-gpus").unwrap();
+    assert!(claim.allocation.is_some());
+}
+
 /// Catches: the table changing the cluster or the scheduler (a read-only query).
 #[test]
 fn the_table_changes_nothing() {

@@ -3,6 +3,9 @@
 
 use super::{Scheduler, SchedulerError, Unit, key};
 
+use crate::alloc_prelude::*;
+use crate::model::workload::ClaimSource;
+
 use crate::gang::explain::NodeTable;
 
 impl Scheduler {
@@ -17,8 +20,10 @@ impl Scheduler {
     /// - [`Unit::Group`]: its first pending member by name; with none pending, its
     ///   first member by name.
     ///
-    /// A pod already bound gets the table of a pending copy of it (its claims as they
-    /// are, allocated ones included) against the state with it running, and
+    /// A pod already bound gets the table of a pending copy of it against the state
+    /// with it running (where would another pod like it go now): the copy asks for
+    /// the devices of the claims only it uses anew, and keeps the allocation of claims
+    /// it shares with other pods;
     /// [`NodeTable::bound`] names its node; nothing is planned then. A group without
     /// members has no rows. A unit that does not exist is
     /// [`ClusterError::NotFound`](crate::ClusterError::NotFound), as for `explain`.
@@ -40,10 +45,39 @@ impl Scheduler {
             }
         });
         let mut bound = None;
+        let mut claims = claims;
         if let Some(c) = &chosen
             && let Some(p) = pods.iter_mut().find(|p| key(&p.namespace, &p.name) == *c)
         {
             bound = p.node_name.take();
+            if bound.is_some() {
+                // The copy asks for its devices anew: a claim only this pod uses
+                // loses its allocation (else the copy would hold its devices
+                // already and fit anywhere); a claim others share keeps it.
+                let mine: Vec<String> = p
+                    .resource_claims
+                    .iter()
+                    .filter_map(|rc| match &rc.source {
+                        ClaimSource::ClaimName(n) => Some(key(&p.namespace, n)),
+                        ClaimSource::Template(_) => None,
+                    })
+                    .collect();
+                let shared_with_others = |k: &str| {
+                    self.pods.values().any(|o| {
+                        key(&o.namespace, &o.name) != *c
+                            && o.resource_claims.iter().any(|rc| {
+                                matches!(&rc.source, ClaimSource::ClaimName(n)
+                                    if key(&o.namespace, n) == k)
+                            })
+                    })
+                };
+                for claim in &mut claims {
+                    let k = key(&claim.namespace, &claim.name);
+                    if mine.contains(&k) && !shared_with_others(&k) {
+                        claim.allocation = None;
+                    }
+                }
+            }
         }
         let mut table = self.cluster.node_table(
             group.as_ref(),
