@@ -3,7 +3,7 @@
 // 1,000-node scenario takes to draw. Not a test (reported, not asserted): run it on
 // web-demo/dist/ (bash scripts/playground.sh --build-only) with
 //
-//   node web-demo/e2e/perf.mjs [--runs N] [--label NAME] [--profiles local,10mbit,fast3g]
+//   node web-demo/e2e/perf.mjs [--runs N] [--label NAME] [--profiles local,10mbit,fast3g] [--dist DIR]
 //
 // Each run is a new browser context (empty HTTP cache, no compiled-code cache). The
 // site is served by web-demo/serve.mjs, which sends precompressed .br/.gz files when
@@ -26,7 +26,6 @@ import { serve } from '../serve.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const dist = join(here, '..', 'dist');
 const outDir = join(root, 'target', 'playground');
 
 const args = process.argv.slice(2);
@@ -34,6 +33,7 @@ const arg = (name, dflt) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : dflt;
 };
+const dist = arg('dist', join(here, '..', 'dist'));
 const RUNS = Number(arg('runs', '5'));
 const LABEL = arg('label', 'now');
 

@@ -13,6 +13,9 @@
 //   NoExecute  red frame and a red cross; a countdown while an eviction is pending
 //   None       dashed blue outline
 
+import { naturalCompare } from './natural.js';
+import { BACKGROUND, FREE, FREE_BORDER, HIGHLIGHT, HIGHLIGHT_EDGE, WORKLOAD_COLOURS, fillStyle, workloadStyle } from './palette.js';
+
 export const CELL = 16;
 const GAP = 3;
 const LABEL = 86;
@@ -20,18 +23,14 @@ const PAD = 8;
 const HEADER = 22;
 const GROUP_HEADER = 22;
 
-// Okabe–Ito's colour-blind-safe palette without its vermillion (red marks NoExecute),
-// then lighter and darker variants for clusters with many PodGroups.
-const BASE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#F0E442', '#7D5BA6', '#8C6D31'];
-export const PALETTE = [...BASE, ...BASE.map((c) => shade(c, 0.45)), ...BASE.map((c) => shade(c, -0.35))];
+// The colours and patterns (src/palette.js): workloads by colour and, past eight, a
+// white mark; free cells pale with a 3:1 border; what is lit up amber with a dark edge.
+export const PALETTE = WORKLOAD_COLOURS;
 export const RED = '#C5221F';
-export const HIGHLIGHT = '#F9AB00';
+export { HIGHLIGHT };
 
-function shade(hex, t) {
-  const n = parseInt(hex.slice(1), 16);
-  const ch = [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v) => Math.round(t > 0 ? v + (255 - v) * t : v * (1 + t)));
-  return `#${ch.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
-}
+/** Swatch images by style (data: URLs), drawn once. */
+const swatches = new Map();
 
 /** The owner a holder is coloured by: its PodGroup, else its pod, else its claim (as `cells()` names it). */
 export function owner(holder) {
@@ -136,10 +135,33 @@ export class ClusterView {
     this.bind();
   }
 
-  /** Colours by owner, assigned in name order so a reload draws the same picture. */
-  colour(name) {
-    if (!this.colours.has(name)) this.colours.set(name, PALETTE[this.colours.size % PALETTE.length]);
+  /**
+   * A workload's style (`{ colour, pattern }`, src/palette.js), assigned in natural
+   * name order as workloads appear, so a reload draws the same picture.
+   */
+  styleOf(name) {
+    if (!this.colours.has(name)) this.colours.set(name, workloadStyle(this.colours.size));
     return this.colours.get(name);
+  }
+
+  /** A workload's colour. */
+  colour(name) {
+    return this.styleOf(name).colour;
+  }
+
+  /** A CSS background drawing a workload's swatch as the map draws its cells. */
+  swatchCss(name) {
+    const style = this.styleOf(name);
+    if (style.pattern === 'solid') return `background:${style.colour}`;
+    const key = `${style.colour}/${style.pattern}`;
+    if (!swatches.has(key)) {
+      const c = document.createElement('canvas');
+      c.width = 32;
+      c.height = 32;
+      fillStyle(c.getContext('2d'), style, 0, 0, 32, 32);
+      swatches.set(key, c.toDataURL());
+    }
+    return `background:${style.colour} url(${swatches.get(key)}) center / cover`;
   }
 
   /**
@@ -154,7 +176,7 @@ export class ClusterView {
     const owners = new Set();
     for (const g of snapshot.groups) owners.add(g.name);
     for (const p of snapshot.pods) if (!p.podGroup) owners.add(p.name);
-    for (const name of [...owners].sort()) this.colour(name);
+    for (const name of [...owners].sort(naturalCompare)) this.styleOf(name);
     this.relayout();
     if (!this.fitted) { this.fit(); this.fitted = true; }
     this.draw();
@@ -169,8 +191,12 @@ export class ClusterView {
     const domainHeight = (d) => HEADER + d.nodes.length * (CELL + GAP) + PAD;
     const key = outerKey(this.snapshot.domains, snap.topologyKey);
     const groups = new Map();
-    for (const d of snap.domains) {
-      const value = key ? this.labels.get(d.nodes[0]?.name)?.[key] ?? null : null;
+    // Natural order (rack-2 before rack-10, n2 before n10), the unlabelled last; the
+    // engine reports names in code-unit order.
+    const sorted = snap.domains.slice().sort((a, b) => (a.name === null) - (b.name === null) || naturalCompare(a.name, b.name));
+    const nodesOf = (d) => d.nodes.slice().sort((a, b) => naturalCompare(a.name, b.name));
+    for (const d of sorted) {
+      const value = key ? this.labels.get(nodesOf(d)[0]?.name)?.[key] ?? null : null;
       if (!groups.has(value)) groups.set(value, []);
       groups.get(value).push(d);
     }
@@ -180,7 +206,8 @@ export class ClusterView {
     const cells = [];
     let y = 0;
     let width = 0;
-    for (const [value, list] of groups) {
+    const ordered = [...groups].sort(([a], [b]) => (a === null) - (b === null) || naturalCompare(a, b));
+    for (const [value, list] of ordered) {
       const gy = y;
       if (key) y += GROUP_HEADER;
       for (let i = 0; i < list.length; i += perRow) {
@@ -189,7 +216,7 @@ export class ClusterView {
         row.forEach((d, j) => {
           const x = PAD + j * (domainWidth + GAP);
           const box = { domain: d, name: d.name, x, y, w: domainWidth, h: domainHeight(d), nodes: [] };
-          d.nodes.forEach((n, r) => {
+          nodesOf(d).forEach((n, r) => {
             const ny = y + HEADER + r * (CELL + GAP);
             const nodeBox = { node: n, x: x + PAD, y: ny, w: domainWidth - 2 * PAD, h: CELL, first: cells.length };
             n.cells.forEach((dev, c) => {
@@ -283,6 +310,13 @@ export class ClusterView {
     return null;
   }
 
+  /** Where a domain's box is drawn, in CSS pixels relative to the canvas (for tests). */
+  domainRect(name) {
+    const box = this.layout.domains.find((b) => b.name === name);
+    if (!box) return null;
+    return { x: this.tx + box.x * this.scale, y: this.ty + box.y * this.scale, w: box.w * this.scale, h: box.h * this.scale };
+  }
+
   /** Scrolls a cell into view at a readable zoom. */
   reveal(index) {
     const c = this.layout.cells[index];
@@ -353,11 +387,15 @@ export class ClusterView {
     for (const box of this.layout.domains) {
       if (!visible(box.x, box.y, box.w, box.h)) continue;
       const lit = this.highlight.domains.has(box.name);
-      ctx.fillStyle = lit ? '#fef7e0' : '#ffffff';
+      ctx.fillStyle = lit ? '#fef7e0' : BACKGROUND;
       ctx.fillRect(box.x, box.y, box.w, box.h);
-      ctx.lineWidth = lit ? 3 : 1;
-      ctx.strokeStyle = lit ? HIGHLIGHT : '#dadce0';
-      ctx.strokeRect(box.x + 0.5, box.y + 0.5, box.w - 1, box.h - 1);
+      if (lit) {
+        litFrame(ctx, box.x + 1.5, box.y + 1.5, box.w - 3, box.h - 3, 3, 1);
+      } else {
+        ctx.lineWidth = 1;
+        ctx.strokeStyle = '#dadce0';
+        ctx.strokeRect(box.x + 0.5, box.y + 0.5, box.w - 1, box.h - 1);
+      }
       if (text) {
         ctx.fillStyle = '#202124';
         ctx.font = 'bold 12px system-ui, sans-serif';
@@ -381,6 +419,7 @@ export class ClusterView {
         for (let i = nb.first; i < nb.last; i++) this.drawCell(this.layout.cells[i], now, text);
       }
     }
+    if (!text) this.drawOverview(visible);
     if (this.focusIndex >= 0 && document.activeElement === canvas) {
       const c = this.layout.cells[this.focusIndex];
       if (c) {
@@ -394,12 +433,54 @@ export class ClusterView {
     }
   }
 
+  /**
+   * Zoomed out (an overview, where names are too small to draw at their size): the
+   * racks' names at a readable size, and what is lit up marked at a size that shows —
+   * a lit node as an amber bar where its name would be, a lit GPU and a lit rack with
+   * frames a few screen pixels wide, whatever the zoom.
+   */
+  drawOverview(visible) {
+    const { ctx } = this;
+    const px = 1 / this.scale;
+    const hl = this.highlight;
+    ctx.font = `600 ${11 * px}px system-ui, sans-serif`;
+    ctx.textBaseline = 'middle';
+    const label = (text, x, y, maxWidth) => {
+      const t = clip(ctx, text, maxWidth - 6 * px);
+      const tw = ctx.measureText(t).width;
+      ctx.fillStyle = 'rgba(255, 255, 255, 0.88)';
+      ctx.fillRect(x, y, tw + 6 * px, 15 * px);
+      ctx.fillStyle = '#202124';
+      ctx.fillText(t, x + 3 * px, y + 7.5 * px);
+    };
+    for (const g of this.layout.groups) {
+      if (visible(0, g.y, g.w, g.h)) label(`${g.key}=${g.value ?? '(none)'}`, PAD, g.y, g.w);
+    }
+    for (const box of this.layout.domains) {
+      if (!visible(box.x, box.y, box.w, box.h)) continue;
+      label(box.name ?? '(no domain)', box.x + px, box.y + px, box.w - 2 * px);
+      for (const nb of box.nodes) {
+        if (!hl.nodes.has(nb.node.name)) continue;
+        const hgt = Math.max(CELL, 5 * px);
+        litFrame(ctx, nb.x, nb.y + CELL / 2 - hgt / 2, LABEL - 8, hgt, 0, px, true);
+      }
+      if (hl.domains.has(box.name)) litFrame(ctx, box.x + 2 * px, box.y + 2 * px, box.w - 4 * px, box.h - 4 * px, 4 * px, px);
+    }
+    if (hl.devices.size && hl.devices.size <= 256) {
+      for (const c of this.layout.cells) {
+        if (!hl.devices.has(c.device.id) || !visible(c.x, c.y, CELL, CELL)) continue;
+        const wd = Math.max(3, 2 * px);
+        litFrame(ctx, c.x - wd / 2, c.y - wd / 2, CELL + wd, CELL + wd, wd, px);
+      }
+    }
+  }
+
   drawCell(c, now, text) {
     const { ctx } = this;
     const d = c.device;
     const { x, y } = c;
     const effects = d.taints;
-    ctx.fillStyle = '#eef3ee';
+    ctx.fillStyle = FREE;
     ctx.fillRect(x, y, CELL, CELL);
     if (d.state === 'blocked') {
       // Free, but its partitions' shared counters are used up: one bar across.
@@ -414,27 +495,25 @@ export class ClusterView {
       line(ctx, x + CELL - 2, y + 2, x + 2, y + CELL - 2, '#fff', 1);
       ctx.setLineDash([]);
     } else if (d.holders > 0) {
-      ctx.fillStyle = this.colour(d.owner);
       if (d.state === 'shared') {
         // One stacked segment per share, from the bottom, split by white lines.
         let top = y + CELL;
         for (const [holder, f] of d.shares) {
           const hgt = CELL * f;
-          ctx.fillStyle = this.colour(holder);
-          ctx.fillRect(x, top - hgt, CELL, hgt);
+          fillStyle(ctx, this.styleOf(holder), x, top - hgt, CELL, hgt, { x, y, size: CELL });
           top -= hgt;
           line(ctx, x, top, x + CELL, top, '#ffffff', 1.5);
         }
         line(ctx, x, top, x + CELL, top, '#202124', 1);
       } else {
-        ctx.fillRect(x, y, CELL, CELL);
+        fillStyle(ctx, this.styleOf(d.owner), x, y, CELL, CELL);
       }
     }
     const selected = this.selected !== null && d.holders > 0 && (d.owner === this.selected || d.shares.some(([o]) => o === this.selected));
     if (selected || text) {
       // Zoomed out, the gaps between cells are their borders.
       ctx.lineWidth = selected ? 2 : 1;
-      ctx.strokeStyle = selected ? '#202124' : '#b0b8b0';
+      ctx.strokeStyle = selected ? '#202124' : FREE_BORDER;
       ctx.strokeRect(x + 0.5, y + 0.5, CELL - 1, CELL - 1);
     }
     if (effects & NO_SCHEDULE) {
@@ -473,11 +552,8 @@ export class ClusterView {
     }
     const hl = this.highlight;
     if (hl.devices.has(d.id)) {
-      if (hl.devices.size <= 256 || this.scale >= 0.45) {
-        ctx.lineWidth = 3;
-        ctx.strokeStyle = HIGHLIGHT;
-        ctx.strokeRect(x - 2, y - 2, CELL + 4, CELL + 4);
-      }
+      // Zoomed out, drawOverview marks it (over its neighbours, at a size that shows).
+      if (text) litFrame(ctx, x - 2, y - 2, CELL + 4, CELL + 4, 3, 1);
     } else if (hl.dim && hl.devices.size + hl.nodes.size + hl.domains.size > 0 && !hl.nodes.has(c.node.name) && !hl.domains.has(c.domain.name)) {
       // Something is lit up: everything else steps back.
       ctx.fillStyle = 'rgba(255, 255, 255, 0.5)';
@@ -594,6 +670,26 @@ export class ClusterView {
     const c = this.layout.cells[this.focusIndex];
     this.hooks.onFocus?.(c ? { kind: 'device', device: c.device, node: c.node, domain: c.domain, index: this.focusIndex } : null);
   }
+}
+
+/**
+ * An amber frame (`width` wide, centred on the rectangle's outline) with a dark edge
+ * (`edge` wide) outside it, so it shows against white and against the cells; `fill`
+ * fills the rectangle amber instead (a bar).
+ */
+function litFrame(ctx, x, y, w, h, width, edge, fill = false) {
+  ctx.lineWidth = edge;
+  ctx.strokeStyle = HIGHLIGHT_EDGE;
+  const out = width / 2 + edge / 2;
+  ctx.strokeRect(x - out, y - out, w + 2 * out, h + 2 * out);
+  if (fill) {
+    ctx.fillStyle = HIGHLIGHT;
+    ctx.fillRect(x - width / 2, y - width / 2, w + width, h + width);
+    return;
+  }
+  ctx.lineWidth = width;
+  ctx.strokeStyle = HIGHLIGHT;
+  ctx.strokeRect(x, y, w, h);
 }
 
 function line(ctx, ax, ay, bx, by, colour, width) {

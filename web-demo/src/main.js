@@ -11,6 +11,7 @@ import { fragmentationAbout, h, metrics, renderCapacity, renderChart, renderExpl
 import { DEFAULT_POLICY, POLICIES } from './policies.js';
 import { SCENARIOS, scenarioById } from './scenarios/index.js';
 import { decode, encode } from './url.js';
+import { naturalCompare, naturalSort } from './natural.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -461,7 +462,7 @@ function unitsOf(snap) {
   for (const p of snap.pods) if (!p.podGroup) list.push({ kind: 'Pod', name: p.name, status: p.status === 'bound' ? 'running' : 'pending', detail: p.node ? `on ${p.node}` : `priority ${p.priority}` });
   for (const w of snap.waiting) list.push({ kind: w.kind, name: w.name, status: 'waiting', detail: w.reason });
   const order = { pending: 0, partial: 1, waiting: 2, running: 3 };
-  return list.sort((a, b) => order[a.status] - order[b.status] || a.name.localeCompare(b.name));
+  return list.sort((a, b) => order[a.status] - order[b.status] || naturalCompare(a.name, b.name));
 }
 
 function render() {
@@ -553,7 +554,7 @@ function renderUnits(snap) {
       class: `unit status-${u.status}${app.selected?.name === u.name ? ' selected' : ''}`,
       'aria-pressed': app.selected?.name === u.name ? 'true' : 'false',
       onclick: () => select(u.kind, u.name),
-    }, h('span', { class: 'swatch', style: `background:${app.runs[0].view.colour(u.name)}`, 'aria-hidden': 'true' }), `${u.kind} ${u.name}`, h('span', { class: 'status' }, u.status), h('small', {}, u.detail)))));
+    }, h('span', { class: 'swatch', style: app.runs[0].view.swatchCss(u.name), 'aria-hidden': 'true' }), `${u.kind} ${u.name}`, h('span', { class: 'status' }, u.status), h('small', {}, u.detail)))));
   if (all.length > shown.length) list.append(h('li', { class: 'hint' }, `… and ${all.length - shown.length} more (pending ones first): filter to find one.`));
   $('unit-count').textContent = `${all.length}${filter ? ' matching' : ''}`;
 }
@@ -619,7 +620,7 @@ function selectedIn(run, kind, name) {
     parts.push(h('p', {}, absent(kind, name)));
     return parts;
   }
-  const pods = group ? snap.pods.filter((p) => p.podGroup === name) : [pod];
+  const pods = group ? naturalSort(snap.pods.filter((p) => p.podGroup === name), (p) => p.name) : [pod];
   if (group) parts.push(h('p', {}, `${group.status}: ${group.bound} of ${group.pods.length} pod(s) bound${group.minCount !== null ? `, minCount ${group.minCount}` : ' (basic policy)'}, priority ${group.priority}, disruptionMode ${group.disruptionMode}.`));
   else parts.push(h('p', {}, `${pod.status}${pod.node ? ` on ${pod.node}` : ''}, priority ${pod.priority}.`));
   const placed = pods.filter((p) => p.node);
@@ -629,7 +630,7 @@ function selectedIn(run, kind, name) {
       if (!devs.has(p)) devs.set(p, []);
       devs.get(p).push(...c.devices.map((id) => id.split('/').pop()));
     }
-    parts.push(h('h4', {}, 'Placement'), h('ul', { class: 'placement' }, ...placed.map((p) => h('li', {}, `${p.name} → ${p.node}${devs.get(p.name) ? ` (${devs.get(p.name).join(', ')})` : ''}${p.eviction ? `; ${evictionWhen(p.eviction.at.seconds, snap.now.seconds)}` : ''}`))));
+    parts.push(h('h4', {}, 'Placement'), h('ul', { class: 'placement' }, ...placed.map((p) => h('li', {}, `${p.name} → ${p.node}${devs.get(p.name) ? ` (${naturalSort(devs.get(p.name)).join(', ')})` : ''}${p.eviction ? `; ${evictionWhen(p.eviction.at.seconds, snap.now.seconds)}` : ''}`))));
     if (placed.some((p) => p.eviction)) parts.push(h('p', { class: 'hint' }, 'The playground\'s clock moves only when you press Advance clock or Step one cycle (or Run): evictions due now happen then.'));
     run.view.setHighlight({ nodes: [...new Set(placed.map((p) => p.node))], dim: false });
   }
@@ -784,7 +785,7 @@ function openTarget(run, hit) {
       h('h4', {}, `Dry run of DeviceTaintRule ${rule.name} (effect None)`),
       h('p', {}, r.message),
       h('p', {}, `Blast radius with ${rule.taint.effect}: ${r.publishedDevices} device(s), ${r.allocatedDevices} allocated, ${r.pods.length} pod(s) in ${r.namespaces} namespace(s); ${r.brokenGroups.length} gang(s) broken${r.brokenGroups.length ? `: ${r.brokenGroups.map((b) => `${b.group} (${b.evicted.length} pod(s)${b.whole ? ', whole gang' : ''})`).join(', ')}` : ''}.`),
-      r.pods.length ? h('details', {}, h('summary', {}, 'pods'), h('ul', {}, ...r.pods.map((p) => h('li', {}, p)))) : null,
+      r.pods.length ? h('details', {}, h('summary', {}, 'pods'), h('ul', {}, ...naturalSort(r.pods).map((p) => h('li', {}, p)))) : null,
       h('div', { class: 'buttons' }, h('button', { type: 'button', id: 't-rule-apply', class: 'primary', onclick: async () => { close(); await perform({ op: 'rule', rule }); } }, `Apply the rule (${rule.taint.effect})`))].filter(Boolean));
   }
   openModal(dlg);
@@ -845,13 +846,13 @@ function submitForm() {
   const { models } = app.runs[0].cells;
   const sel = form.elements.namedItem('model');
   const keep = sel.value;
-  sel.replaceChildren(h('option', { value: '' }, 'any model'), ...models.map((m) => h('option', { value: m }, m)));
+  sel.replaceChildren(h('option', { value: '' }, 'any model'), ...naturalSort(models).map((m) => h('option', { value: m }, m)));
   sel.value = models.includes(keep) ? keep : '';
   const keys = new Set([app.def.topologyKey, app.runs[0].snap.topologyKey].filter(Boolean));
   for (const n of app.runs[0].snap.domains.flatMap((d) => d.nodes)) for (const k of Object.keys(n.labels)) if (/topology|rack|block|zone|hostname/.test(k)) keys.add(k);
   const topo = form.elements.namedItem('topologyKey');
   const keepKey = topo.value;
-  topo.replaceChildren(h('option', { value: '' }, 'no topology constraint'), ...[...keys].sort().map((k) => h('option', { value: k }, k)));
+  topo.replaceChildren(h('option', { value: '' }, 'no topology constraint'), ...naturalSort([...keys]).map((k) => h('option', { value: k }, k)));
   topo.value = keys.has(keepKey) ? keepKey : '';
 }
 
@@ -1078,6 +1079,9 @@ window.gangpackPlayground = {
   },
   /** Pans a view by CSS pixels and draws it now (to put a GPU where a test needs it). */
   pan: (dx, dy, run = 0) => { const v = app.runs[run].view; v.pan(dx, dy); v.draw(); },
+  /** Where a domain's box is drawn (run `run`), and the view's zoom: for the visual tests. */
+  domainRect: (name, run = 0) => app.runs[run]?.view.domainRect(name) ?? null,
+  zoom: (run = 0) => app.runs[run]?.view.scale ?? null,
   /** What the first view lights up now (sorted lists). */
   highlight: () => {
     const hl = app.runs[0].view.highlight;

@@ -3,6 +3,7 @@
 // timeline. Everything is read from the session's results; nothing is decided here.
 
 import { NO_EXECUTE, NO_SCHEDULE, EFFECT_NONE, PALETTE, usedFraction } from './cluster-view.js';
+import { naturalCompare } from './natural.js';
 
 const h = (tag, attrs = {}, ...children) => {
   const el = document.createElement(tag);
@@ -235,7 +236,9 @@ export function renderCapacity(el, report) {
     ...report.labels.map((l) => h('th', { scope: 'col', title: `whole copies of ${l} that fit now` }, l)));
   const row = (name, d) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, `${d.nodes}${d.cordoned ? ` (${d.cordoned} cordoned)` : ''}`),
     h('td', {}, String(d.shapes[0]?.free ?? 0)), ...d.shapes.map((s) => h('td', { title: `${s.pods} pod(s); ${s.fragmentation} free GPUs stranded for this shape` }, String(s.copies))));
-  const body = h('tbody', {}, ...report.domains.map((d) => row(d.domain === 'unlabelled' ? '(unlabelled)' : d.domain.value, d)));
+  const name = (d) => (d.domain === 'unlabelled' ? null : d.domain.value);
+  const domains = report.domains.slice().sort((a, b) => (name(a) === null) - (name(b) === null) || naturalCompare(name(a), name(b)));
+  const body = h('tbody', {}, ...domains.map((d) => row(name(d) ?? '(unlabelled)', d)));
   const foot = h('tfoot', {}, row('total', { nodes: report.nodes, cordoned: report.cordoned, shapes: report.totals }));
   el.replaceChildren(h('table', { class: 'capacity' }, h('caption', {}, 'Whole copies of each shape the free GPUs can host now'), h('thead', {}, head), body, foot));
 }
