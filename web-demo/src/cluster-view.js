@@ -22,6 +22,8 @@ const LABEL = 86;
 const PAD = 8;
 const HEADER = 22;
 const GROUP_HEADER = 22;
+/** Screen pixels of a domain's name band on an overview (its header grows to hold it). */
+const OVERVIEW_LABEL = 15;
 
 // The colours and patterns (src/palette.js): workloads by colour and, past eight, a
 // white mark; free cells pale with a 3:1 border; what is lit up amber with a dark edge.
@@ -88,13 +90,14 @@ function outerKey(domains, key) {
 
 /**
  * How many domains side by side: as many as fit at 1:1 for small clusters; for large
- * ones (an overview), the count that lets the whole cluster fit the canvas largest.
+ * ones (an overview), the count that lets the whole cluster fit the canvas largest,
+ * with that zoom (`scale`; null when not an overview).
  */
 function columns(snap, viewWidth, viewHeight, domainWidth, domainHeight) {
   const n = snap.domains.length;
   const natural = Math.max(1, Math.floor((viewWidth - 2 * PAD) / (domainWidth + GAP)));
   const cells = snap.domains.reduce((k, d) => k + d.nodes.reduce((j, x) => j + x.cells.length, 0), 0);
-  if (cells <= 2000 || n <= natural) return natural;
+  if (cells <= 2000 || n <= natural) return { perRow: natural, scale: null };
   const tallest = Math.max(...snap.domains.map(domainHeight)) + GAP;
   let best = natural;
   let bestScale = 0;
@@ -102,7 +105,7 @@ function columns(snap, viewWidth, viewHeight, domainWidth, domainHeight) {
     const scale = Math.min(viewWidth / (c * (domainWidth + GAP) + 2 * PAD), viewHeight / (Math.ceil(n / c) * tallest));
     if (scale > bestScale) { bestScale = scale; best = c; }
   }
-  return best;
+  return { perRow: best, scale: bestScale };
 }
 
 function rank(k) {
@@ -123,7 +126,7 @@ export class ClusterView {
     this.scale = 1;
     this.tx = 0;
     this.ty = 0;
-    this.layout = { groups: [], domains: [], cells: [], width: 0, height: 0 };
+    this.layout = { groups: [], domains: [], cells: [], width: 0, height: 0, header: HEADER };
     this.colours = new Map();
     this.highlight = { devices: new Set(), nodes: new Set(), domains: new Set(), dim: false };
     this.selected = null;
@@ -136,8 +139,9 @@ export class ClusterView {
   }
 
   /**
-   * A workload's style (`{ colour, pattern }`, src/palette.js), assigned in natural
-   * name order as workloads appear, so a reload draws the same picture.
+   * A workload's style (`{ colour, pattern }`, src/palette.js), assigned as workloads
+   * appear (PodGroups, then lone pods, in natural order: see update), so a reload draws
+   * the same picture.
    */
   styleOf(name) {
     if (!this.colours.has(name)) this.colours.set(name, workloadStyle(this.colours.size));
@@ -173,10 +177,10 @@ export class ClusterView {
     this.snapshot = snapshot;
     this.cells = cells;
     this.labels = new Map(snapshot.domains.flatMap((d) => d.nodes).map((n) => [n.name, n.labels]));
-    const owners = new Set();
-    for (const g of snapshot.groups) owners.add(g.name);
-    for (const p of snapshot.pods) if (!p.podGroup) owners.add(p.name);
-    for (const name of [...owners].sort(naturalCompare)) this.styleOf(name);
+    // PodGroups first (the gangs: the big blocks of the map get the plain colours), then
+    // lone pods, each in natural order.
+    for (const g of snapshot.groups.map((x) => x.name).sort(naturalCompare)) this.styleOf(g);
+    for (const p of snapshot.pods.filter((x) => !x.podGroup).map((x) => x.name).sort(naturalCompare)) this.styleOf(p);
     this.relayout();
     if (!this.fitted) { this.fit(); this.fitted = true; }
     this.draw();
@@ -188,7 +192,9 @@ export class ClusterView {
     const viewWidth = Math.max(320, this.canvas.clientWidth);
     const maxDevices = Math.max(1, ...snap.domains.flatMap((d) => d.nodes.map((n) => n.cells.length)));
     const domainWidth = PAD * 2 + LABEL + maxDevices * (CELL + GAP);
-    const domainHeight = (d) => HEADER + d.nodes.length * (CELL + GAP) + PAD;
+    // On an overview, the header grows to hold the domain's name at a readable size.
+    let header = HEADER;
+    const domainHeight = (d) => header + d.nodes.length * (CELL + GAP) + PAD;
     const key = outerKey(this.snapshot.domains, snap.topologyKey);
     const groups = new Map();
     // Natural order (rack-2 before rack-10, n2 before n10), the unlabelled last; the
@@ -200,7 +206,12 @@ export class ClusterView {
       if (!groups.has(value)) groups.set(value, []);
       groups.get(value).push(d);
     }
-    const perRow = columns(snap, viewWidth, Math.max(200, this.canvas.clientHeight), domainWidth, domainHeight);
+    const viewHeight = Math.max(200, this.canvas.clientHeight);
+    let { perRow, scale } = columns(snap, viewWidth, viewHeight, domainWidth, domainHeight);
+    if (scale) {
+      header = Math.max(HEADER, OVERVIEW_LABEL / scale);
+      ({ perRow } = columns(snap, viewWidth, viewHeight, domainWidth, domainHeight));
+    }
     const layoutGroups = [];
     const domains = [];
     const cells = [];
@@ -217,7 +228,7 @@ export class ClusterView {
           const x = PAD + j * (domainWidth + GAP);
           const box = { domain: d, name: d.name, x, y, w: domainWidth, h: domainHeight(d), nodes: [] };
           nodesOf(d).forEach((n, r) => {
-            const ny = y + HEADER + r * (CELL + GAP);
+            const ny = y + header + r * (CELL + GAP);
             const nodeBox = { node: n, x: x + PAD, y: ny, w: domainWidth - 2 * PAD, h: CELL, first: cells.length };
             n.cells.forEach((dev, c) => {
               cells.push({ device: dev, node: n, domain: d, x: x + PAD + LABEL + c * (CELL + GAP), y: ny });
@@ -234,7 +245,7 @@ export class ClusterView {
       y += key ? PAD : 0;
     }
     for (const g of layoutGroups) g.w = width;
-    this.layout = { groups: layoutGroups, domains, cells, width, height: y + PAD };
+    this.layout = { groups: layoutGroups, domains, cells, width, height: y + PAD, header };
     if (this.focusIndex >= cells.length) this.focusIndex = cells.length - 1;
   }
 
@@ -338,7 +349,7 @@ export class ClusterView {
     const y = (py - this.ty) / this.scale;
     for (const box of this.layout.domains) {
       if (x < box.x || x >= box.x + box.w || y < box.y || y >= box.y + box.h) continue;
-      if (y < box.y + HEADER) return { kind: 'domain', domain: box.domain };
+      if (y < box.y + this.layout.header) return { kind: 'domain', domain: box.domain };
       for (const nb of box.nodes) {
         if (y < nb.y || y >= nb.y + CELL + GAP) continue;
         for (let i = nb.first; i < nb.last; i++) {
@@ -401,7 +412,7 @@ export class ClusterView {
         ctx.font = 'bold 12px system-ui, sans-serif';
         const devs = box.domain.nodes.flatMap((n) => n.cells);
         const used = devs.filter((d) => d.state !== 'free').length;
-        ctx.fillText(`${box.name ?? '(no domain)'}  ·  ${used}/${devs.length} devices in use`, box.x + PAD, box.y + HEADER / 2 + 1);
+        ctx.fillText(`${box.name ?? '(no domain)'}  ·  ${used}/${devs.length} devices in use`, box.x + PAD, box.y + this.layout.header / 2 + 1);
       }
       for (const nb of box.nodes) {
         if (!visible(nb.x, nb.y, nb.w, CELL)) continue;
@@ -443,22 +454,8 @@ export class ClusterView {
     const { ctx } = this;
     const px = 1 / this.scale;
     const hl = this.highlight;
-    ctx.font = `600 ${11 * px}px system-ui, sans-serif`;
-    ctx.textBaseline = 'middle';
-    const label = (text, x, y, maxWidth) => {
-      const t = clip(ctx, text, maxWidth - 6 * px);
-      const tw = ctx.measureText(t).width;
-      ctx.fillStyle = 'rgba(255, 255, 255, 0.88)';
-      ctx.fillRect(x, y, tw + 6 * px, 15 * px);
-      ctx.fillStyle = '#202124';
-      ctx.fillText(t, x + 3 * px, y + 7.5 * px);
-    };
-    for (const g of this.layout.groups) {
-      if (visible(0, g.y, g.w, g.h)) label(`${g.key}=${g.value ?? '(none)'}`, PAD, g.y, g.w);
-    }
     for (const box of this.layout.domains) {
       if (!visible(box.x, box.y, box.w, box.h)) continue;
-      label(box.name ?? '(no domain)', box.x + px, box.y + px, box.w - 2 * px);
       for (const nb of box.nodes) {
         if (!hl.nodes.has(nb.node.name)) continue;
         const hgt = Math.max(CELL, 5 * px);
@@ -472,6 +469,35 @@ export class ClusterView {
         const wd = Math.max(3, 2 * px);
         litFrame(ctx, c.x - wd / 2, c.y - wd / 2, CELL + wd, CELL + wd, wd, px);
       }
+    }
+    // The names last, over the marks. A name too wide for its box is drawn smaller,
+    // then without the prefix every domain shares (rack-12 → 12), then clipped.
+    ctx.textBaseline = 'middle';
+    const names = this.layout.domains.map((b) => b.name ?? '');
+    let prefix = names[0] ?? '';
+    for (const n of names) while (!n.startsWith(prefix)) prefix = prefix.slice(0, -1);
+    prefix = prefix.replace(/[0-9]+$/, '');
+    const label = (text, x, y, maxWidth) => {
+      let size = 11;
+      ctx.font = `600 ${size * px}px system-ui, sans-serif`;
+      let t = text;
+      if (ctx.measureText(t).width > maxWidth - 6 * px) {
+        size = 9;
+        ctx.font = `600 ${size * px}px system-ui, sans-serif`;
+      }
+      if (ctx.measureText(t).width > maxWidth - 6 * px && prefix && t.startsWith(prefix) && t.length > prefix.length) t = t.slice(prefix.length);
+      t = clip(ctx, t, maxWidth - 6 * px);
+      const tw = ctx.measureText(t).width;
+      ctx.fillStyle = 'rgba(255, 255, 255, 0.88)';
+      ctx.fillRect(x, y, tw + 6 * px, (size + 4) * px);
+      ctx.fillStyle = '#202124';
+      ctx.fillText(t, x + 3 * px, y + ((size + 4) / 2) * px);
+    };
+    for (const g of this.layout.groups) {
+      if (visible(0, g.y, g.w, g.h)) label(`${g.key}=${g.value ?? '(none)'}`, PAD, g.y, g.w);
+    }
+    for (const box of this.layout.domains) {
+      if (visible(box.x, box.y, box.w, box.h)) label(box.name ?? '(no domain)', box.x + px, box.y + px, box.w - 2 * px);
     }
   }
 
