@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { DESKTOP, PHONE, dist, hex, open, pixel, pixels, playScenario, shots, start, state } from './harness.mjs';
 import { contrast, luminance } from '../src/palette.js';
 import { naturalCompare } from '../src/natural.js';
@@ -73,6 +73,43 @@ test('the module and the page travel compressed: brotli or gzip copies, identica
   const transfer = await page.evaluate(() => performance.getEntriesByType('resource').find((e) => e.name.endsWith('.wasm')).encodedBodySize);
   assert.ok(transfer < raw.length / 2, `${transfer} B over the wire for ${raw.length} B`);
   await page.close();
+});
+
+test('the page asks for the module and every ES module at once (preload), and each arrives once', async () => {
+  // The static import graph from src/main.js, in dist/ (where ../pkg/ is the package).
+  const graph = new Set();
+  const visit = (file) => {
+    const rel = relative(dist, file).split('\\').join('/');
+    if (graph.has(rel)) return;
+    graph.add(rel);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm)) {
+      const spec = m[1] ?? m[2];
+      if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
+    }
+  };
+  visit(join(dist, 'src', 'main.js'));
+  const html = readFileSync(join(dist, 'index.html'), 'utf8');
+  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="\.\/([^"]+)">/g)].map((m) => m[1]);
+  assert.deepEqual(preloaded.slice().sort(), [...graph].sort(), 'index.html modulepreloads exactly the modules main.js imports');
+  assert.match(html, /<link rel="preload" href="\.\/pkg\/gangpack_wasm_bg\.wasm" as="fetch" type="application\/wasm" crossorigin>/);
+
+  // In the browser: each file fetched once (a preload the page's fetch() did not
+  // match would fetch the 6 MB module twice), the module among the first requests.
+  const page = await env.browser.newPage();
+  const requests = [];
+  page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  await page.goto(env.base);
+  await page.waitForSelector('body[data-ready=true]', { timeout: 120000 });
+  const warnings = [];
+  page.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+  await page.waitForTimeout(3500);
+  await page.close();
+  const counts = new Map();
+  for (const r of requests) counts.set(r, (counts.get(r) ?? 0) + 1);
+  assert.deepEqual([...counts].filter(([, n]) => n > 1), [], 'nothing fetched twice');
+  assert.ok(requests.indexOf('/pkg/gangpack_wasm_bg.wasm') <= 3, `the module is asked for early: ${requests.slice(0, 6).join(', ')}`);
+  assert.deepEqual(warnings.filter((w) => /preload/i.test(w)), [], 'no unused-preload warnings');
 });
 
 test(`more than eight workloads (${MANY}): each its own mark, 3:1 against free cells; free borders 3:1; the focus ring is not amber`, async () => {
