@@ -179,8 +179,9 @@ export class ClusterView {
     this.labels = new Map(snapshot.domains.flatMap((d) => d.nodes).map((n) => [n.name, n.labels]));
     // PodGroups first (the gangs: the big blocks of the map get the plain colours), then
     // lone pods, each in natural order.
-    for (const g of snapshot.groups.map((x) => x.name).sort(naturalCompare)) this.styleOf(g);
-    for (const p of snapshot.pods.filter((x) => !x.podGroup).map((x) => x.name).sort(naturalCompare)) this.styleOf(p);
+    const fresh = (names) => names.filter((n) => !this.colours.has(n)).sort(naturalCompare);
+    for (const g of fresh(snapshot.groups.map((x) => x.name))) this.styleOf(g);
+    for (const p of fresh(snapshot.pods.filter((x) => !x.podGroup).map((x) => x.name))) this.styleOf(p);
     this.relayout();
     if (!this.fitted) { this.fit(); this.fitted = true; }
     this.draw();
@@ -200,7 +201,8 @@ export class ClusterView {
     // Natural order (rack-2 before rack-10, n2 before n10), the unlabelled last; the
     // engine reports names in code-unit order.
     const sorted = snap.domains.slice().sort((a, b) => (a.name === null) - (b.name === null) || naturalCompare(a.name, b.name));
-    const nodesOf = (d) => d.nodes.slice().sort((a, b) => naturalCompare(a.name, b.name));
+    const byDomain = new Map(sorted.map((d) => [d, d.nodes.slice().sort((a, b) => naturalCompare(a.name, b.name))]));
+    const nodesOf = (d) => byDomain.get(d);
     for (const d of sorted) {
       const value = key ? this.labels.get(nodesOf(d)[0]?.name)?.[key] ?? null : null;
       if (!groups.has(value)) groups.set(value, []);

@@ -62,10 +62,14 @@ export function fillStyle(ctx, style, x, y, w, h, cell = { x, y, size: Math.min(
   ctx.fillStyle = style.colour;
   ctx.fillRect(x, y, w, h);
   if (style.pattern === 'solid') return;
-  ctx.save();
-  ctx.beginPath();
-  ctx.rect(x, y, w, h);
-  ctx.clip();
+  // A whole cell needs no clip (the marks lie inside it); a shared GPU's segment does.
+  const whole = x === cell.x && y === cell.y && w === cell.size && h === cell.size;
+  if (!whole) {
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(x, y, w, h);
+    ctx.clip();
+  }
   const s = cell.size;
   const cx = cell.x + s / 2;
   const cy = cell.y + s / 2;
@@ -81,5 +85,5 @@ export function fillStyle(ctx, style, x, y, w, h, cell = { x, y, size: Math.min(
   } else if (style.pattern === 'bar') {
     ctx.fillRect(cx - s * 0.09, cell.y + s * 0.15, s * 0.18, s * 0.7);
   }
-  ctx.restore();
+  if (!whole) ctx.restore();
 }
