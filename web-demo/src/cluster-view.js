@@ -10,7 +10,7 @@
 //   blocked    grey with a bar (free, but its partitions use up the counters)
 //   unusable   grey with a dotted cross
 //   NoSchedule black diagonal hatching
-//   NoExecute  red frame and a red cross; a countdown while an eviction is pending
+//   NoExecute  red, a white cross; a countdown while an eviction is pending
 //   None       dashed blue outline
 
 import { naturalCompare } from './natural.js';
@@ -553,10 +553,12 @@ export class ClusterView {
       ctx.restore();
     }
     if (effects & NO_EXECUTE) {
-      ctx.fillStyle = 'rgba(197, 34, 31, 0.35)';
+      // Red over the holder's colour (a fifth of it shows through), a white cross: the
+      // workload colours are dark, so a light tint no longer read as red.
+      ctx.fillStyle = 'rgba(197, 34, 31, 0.8)';
       ctx.fillRect(x, y, CELL, CELL);
-      line(ctx, x + 3, y + 3, x + CELL - 3, y + CELL - 3, RED, 2.5);
-      line(ctx, x + CELL - 3, y + 3, x + 3, y + CELL - 3, RED, 2.5);
+      line(ctx, x + 4, y + 4, x + CELL - 4, y + CELL - 4, '#ffffff', 2);
+      line(ctx, x + CELL - 4, y + 4, x + 4, y + CELL - 4, '#ffffff', 2);
       ctx.lineWidth = 2.5;
       ctx.strokeStyle = RED;
       ctx.strokeRect(x + 1.25, y + 1.25, CELL - 2.5, CELL - 2.5);

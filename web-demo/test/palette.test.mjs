@@ -60,6 +60,12 @@ test('32 workloads get 32 different marks (colour × pattern); past 8 the patter
   assert.deepEqual(workloadStyle(32), workloadStyle(0), 'then they repeat');
 });
 
+test('NoExecute: a red cell 3:1 against free cells, its white cross 3:1 against the red', () => {
+  assert.ok(contrast(RED, FREE) >= 3, `red against a free cell: ${contrast(RED, FREE).toFixed(2)}`);
+  assert.ok(contrast(RED, '#ffffff') >= 3, `the white cross against red: ${contrast(RED, '#ffffff').toFixed(2)}`);
+  assert.equal(cssVar('red').toLowerCase(), RED.toLowerCase(), 'the legend\'s red is the map\'s');
+});
+
 test('free cells have a border 3:1 against the white around them', () => {
   assert.ok(contrast(FREE_BORDER, BACKGROUND) >= 3, `free border: ${contrast(FREE_BORDER, BACKGROUND).toFixed(2)}`);
   assert.ok(contrast(FREE_BORDER, FREE) >= 3, `free border against the cell: ${contrast(FREE_BORDER, FREE).toFixed(2)}`);
