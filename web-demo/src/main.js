@@ -8,6 +8,7 @@ import init, { Scheduler, demoManifests, version } from '../pkg/index.js';
 import { apply, UNIT_DEFAULTS } from './actions.js';
 import { ClusterView, describeDevice, duration, NO_EXECUTE, PALETTE } from './cluster-view.js';
 import { fragmentationAbout, h, metrics, renderCapacity, renderChart, renderExplanation, renderMetrics, renderTimeline, renderVerdict } from './panel.js';
+import { nodeTableSection } from './node-table.js';
 import { DEFAULT_POLICY, POLICIES } from './policies.js';
 import { SCENARIOS, scenarioById } from './scenarios/index.js';
 import { decode, encode } from './url.js';
@@ -662,6 +663,7 @@ function selectedIn(run, kind, name) {
       tree.removeAttribute('aria-busy');
     });
   }
+  parts.push(nodeTableSection({ session: run.session, unit: kind === 'PodGroup' ? { podGroup: name } : { pod: name }, view: run.view, id: run.index, label: run.label }));
   return parts;
 }
 
@@ -1119,6 +1121,8 @@ window.gangpackPlayground = {
     return { cycle, snapshot, cells: cellsMs, capacity, metrics: metricsMs, fork: forkMs, explain, draw, units, timeline };
   },
   perform,
+  /** The engine's node table of a unit (run `run`), as the Nodes section reads it. */
+  nodeTable: (unit, run = 0) => app.runs[run].session.nodeTable(unit),
   palette: PALETTE,
 };
 document.body.dataset.ready = 'true';
