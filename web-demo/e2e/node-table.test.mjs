@@ -165,6 +165,21 @@ test('the Nodes table of a pending gang: every node once, the engine\'s results 
     await page.locator('#selected details.node-table').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(shots, 'node-table-1280x800.png') });
 
+    // The wide view: the same rows in a dialog as wide as the window, every reason in view; its sort carries back to the panel.
+    await page.click('#selected details.node-table button.open-wide');
+    const wide = page.locator('dialog.node-table-wide[open]');
+    await wide.waitFor();
+    assert.deepEqual(await wide.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.node)), rows.map((r) => r.node));
+    const fits = await wide.locator('.node-table-scroll').evaluate((s) => s.scrollWidth <= s.clientWidth);
+    assert.ok(fits, 'at 1280 px the wide view needs no sideways scrolling');
+    await page.screenshot({ path: join(shots, 'node-table-wide-1280x800.png') });
+    await wide.locator('thead button[data-key=node]').click();
+    await wide.locator('button.close-wide').click();
+    await page.waitForSelector('dialog.node-table-wide', { state: 'detached' });
+    assert.equal(await page.getAttribute('#selected table.node-table thead th.col-node', 'aria-sort'), 'ascending');
+    await sortBy(page, 'result');
+    assert.deepEqual((await shownRows(page)).map((r) => r.node), defaultOrder(engine.rows));
+
     // Another workload: the section stays open. A bound pod's table is for a pending copy of it, with varied scores.
     const pod = 'inference/chat';
     await openNodes(page, `Pod ${pod}`);
@@ -216,6 +231,13 @@ test('axe-core finds no serious or critical violation with the Nodes table open'
           .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 4).map((n) => n.target.join(' ')).join(', ')}`);
       });
       assert.deepEqual(violations, [], `${size.width}x${size.height}`);
+      await page.click('#selected details.node-table button.open-wide');
+      await page.waitForSelector('dialog.node-table-wide[open] tbody tr');
+      const inDialog = await page.evaluate(async () => {
+        const r = await window.axe.run(document, { resultTypes: ['violations'] });
+        return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help}`);
+      });
+      assert.deepEqual(inDialog, [], `${size.width}x${size.height}: the wide view`);
     } finally {
       await page.done();
     }
@@ -245,6 +267,12 @@ test('390x844 with touch: the table scrolls inside its box, the page does not wi
     await box.evaluate((s) => { s.scrollLeft = s.scrollWidth; });
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth));
     await page.screenshot({ path: join(shots, 'node-table-390x844-scrolled.png') });
+    // The wide view fits the phone's screen too (it scrolls inside).
+    await details.locator('button.open-wide').tap();
+    await page.waitForSelector('dialog.node-table-wide[open] tbody tr');
+    const d = await page.evaluate(() => ({ right: document.querySelector('dialog.node-table-wide').getBoundingClientRect().right, inner: window.innerWidth, page: document.documentElement.scrollWidth }));
+    assert.ok(d.right <= d.inner && d.page <= d.inner, JSON.stringify(d));
+    await page.screenshot({ path: join(shots, 'node-table-wide-390x844.png') });
   } finally {
     await page.done();
   }

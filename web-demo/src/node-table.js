@@ -127,7 +127,7 @@ export function nodeTableSection({ session, unit, view, id = 0, label = '' }) {
       details.dataset.ready = 'true';
       return;
     }
-    renderTable(body, table, view, id);
+    renderTable(body, table, view, id, () => openWide(table, view, id, () => renderTable(body, table, view, id)));
     details.dataset.ready = 'true';
   };
   // After the map is drawn (a 1,000-node table takes a moment), and only while open.
@@ -145,7 +145,24 @@ export function nodeTableSection({ session, unit, view, id = 0, label = '' }) {
   return details;
 }
 
-function renderTable(body, table, view, id) {
+/**
+ * The same table in a modal dialog as wide as the window (the side panel is narrow):
+ * its sort and filter are the panel's; `closed` redraws the panel's table after.
+ */
+function openWide(table, view, id, closed) {
+  const title = h('h3', { id: `nodes-wide-h-${id}` }, `Nodes for ${table.pod}`);
+  const content = h('div', { class: 'node-table-body' });
+  const dlg = h('dialog', { class: 'node-table-wide', 'aria-labelledby': `nodes-wide-h-${id}` }, title, content,
+    h('div', { class: 'buttons' }, h('button', { type: 'button', class: 'close-wide', onclick: () => dlg.close() }, 'Close')));
+  dlg.addEventListener('close', () => { dlg.remove(); closed(); });
+  document.body.append(dlg);
+  renderTable(content, table, view, `${id}-wide`, null);
+  dlg.showModal();
+  title.setAttribute('tabindex', '-1');
+  title.focus();
+}
+
+function renderTable(body, table, view, id, wide) {
   if (!table.pod) {
     body.replaceChildren(h('p', {}, 'No pod of it is pending: there is no pod to try on the nodes.'));
     return;
@@ -161,7 +178,7 @@ function renderTable(body, table, view, id) {
     + `${counts.size ? `; rejected by ${[...counts].map(([f, n]) => `${f} ${n}`).join(', ')}` : ''}.`;
   const direction = table.higherIsBetter ? 'higher is better' : 'lower is better';
   const filter = h('input', { type: 'search', class: 'filter', id: `nodes-filter-${id}`, value: prefs.filter, placeholder: 'filter: node, domain, result, reason…' });
-  const count = h('p', { class: 'hint', 'aria-live': 'polite' });
+  const count = h('p', { class: 'hint node-count', 'aria-live': 'polite' });
   const tbody = h('tbody');
   const thead = h('thead');
   const more = h('div', { class: 'buttons' });
@@ -217,7 +234,8 @@ function renderTable(body, table, view, id) {
     h('p', { id: `nodes-score-${id}`, class: 'score-meaning' }, h('strong', {}, `Score (${table.policy}): `), `${table.score}. `, h('strong', {}, `${direction[0].toUpperCase()}${direction.slice(1)}.`)),
     h('p', {}, tally),
     h('label', { class: 'sr-only', for: `nodes-filter-${id}` }, 'Filter the nodes'),
-    filter,
+    h('div', { class: 'node-tools' }, filter,
+      wide ? h('button', { type: 'button', class: 'open-wide', title: 'The table as wide as the window', onclick: wide }, 'Wide view…') : null),
     count,
     scroll,
     more);
