@@ -289,6 +289,8 @@ test('1,000 nodes: the first rows drawn quickly, "show all" and the filter work,
     const engine = await page.evaluate((g) => window.gangpackPlayground.nodeTable({ podGroup: g }), group);
     assert.equal(engine.rows.length, 1000);
     assert.equal(await page.locator('#selected table.node-table tbody tr').count(), ROWS_SHOWN);
+    await page.locator('#selected details.node-table').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, 'node-table-large-1280x800.png') });
     assert.deepEqual((await shownRows(page)).map((r) => r.node), defaultOrder(engine.rows).slice(0, ROWS_SHOWN));
     // The page answers while the table is open: a frame comes promptly.
     const frame = await page.evaluate(() => new Promise((resolve) => { const t = performance.now(); requestAnimationFrame(() => resolve(performance.now() - t)); }));
