@@ -357,6 +357,41 @@ fn a_bound_pods_copy_asks_for_its_devices_anew() {
     assert!(claim.allocation.is_some());
 }
 
+/// Catches: an explanation's facts listing nodes in byte order (node-10 before
+/// node-2), unlike every table and list of the command and the playground.
+#[test]
+fn explanation_facts_list_nodes_in_natural_order() {
+    let mut c = five_nodes();
+    let mut n2 = c.node("node-2").unwrap().clone();
+    n2.unschedulable = false;
+    c.replace_node(n2).unwrap();
+    let mut s = scheduler(c, ScoringPolicy::BestFit);
+    let (pod, claim) = gpu_pod("big", 5); // no node has 5 GPUs
+    s.add_claim(claim).unwrap();
+    s.add_pod(pod).unwrap();
+    let ex = s.explain(&Unit::Pod("ns/big".into())).unwrap();
+    let lists: Vec<Vec<String>> = ex
+        .facts
+        .iter()
+        .map(|f| f.nodes().to_vec())
+        .filter(|n| n.len() > 1)
+        .collect();
+    assert!(
+        lists.contains(&vec![
+            "node-1".to_owned(),
+            "node-2".to_owned(),
+            "node-10".to_owned(),
+            "node-20".to_owned()
+        ]),
+        "{lists:?}"
+    );
+    assert!(
+        ex.to_string()
+            .contains("4 nodes (node-1, node-2, node-10, +1)"),
+        "{ex}"
+    );
+}
+
 /// Catches: the table changing the cluster or the scheduler (a read-only query).
 #[test]
 fn the_table_changes_nothing() {

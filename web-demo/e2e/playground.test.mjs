@@ -451,7 +451,7 @@ test('nodes join, are cordoned, relabelled and leave (issue 33)', async () => {
 test('the policy menu replays the case under another policy, in the link and the history (issue 34)', async () => {
   const ecc = SCENARIOS.find((s) => s.id === 'ecc');
   const unit = { kind: 'pods', namespace: 'default', name: 'one', pods: 1, gpusPerPod: 1 };
-  const POLICIES = ['BestFit', 'Spread', 'Stranding', 'FGD'];
+  const POLICIES = ['BestFit', 'Spread', 'Stranding', 'FGD', 'GangAware'];
   // Where the engine puts a 1-GPU pod on this cluster under each policy (the wasm Node
   // build, loaded and driven as the page does it).
   const expected = {};
@@ -492,7 +492,8 @@ test('the policy menu replays the case under another policy, in the link and the
     await page.waitForFunction(() => window.gangpackPlayground.state().actions.length === 2);
     assert.equal(nodeOf(await state(page)), expected.BestFit);
 
-    for (const policy of POLICIES.slice(1)) {
+    // Every policy but the first; FGD last, so that Back returns to Stranding.
+    for (const policy of ['Spread', 'GangAware', 'Stranding', 'FGD']) {
       await page.selectOption('#policy', policy);
       await page.waitForFunction((p) => window.gangpackPlayground.state().policies[0] === p && location.hash.includes(`&p=${p}&`), policy);
       const st = await state(page);

@@ -10,6 +10,7 @@
 // its own box (a phone's page does not widen). Hovering or focusing a row lights its
 // node up on the map.
 
+import { naturalCompare } from './natural.js';
 import { h } from './panel.js';
 
 /** Rows drawn before "show all": a 1,000-node table stays quick to draw. */
@@ -17,39 +18,8 @@ export const ROWS_SHOWN = 200;
 /** `pods` of a node where nothing the pod requests bounds it. */
 const UNLIMITED = 4294967295;
 
-/**
- * Compares names as people sort them, as the engine does (`gangpack::natural_cmp`):
- * runs of digits by value (`node-2` before `node-10`), the rest by character; equal
- * that way, by code units.
- */
-export function natural(a, b) {
-  let i = 0;
-  let j = 0;
-  const digit = (c) => c >= 48 && c <= 57;
-  while (i < a.length && j < b.length) {
-    const ca = a.charCodeAt(i);
-    const cb = b.charCodeAt(j);
-    if (digit(ca) && digit(cb)) {
-      let ei = i;
-      let ej = j;
-      while (ei < a.length && digit(a.charCodeAt(ei))) ei++;
-      while (ej < b.length && digit(b.charCodeAt(ej))) ej++;
-      const da = a.slice(i, ei).replace(/^0+/, '');
-      const db = b.slice(j, ej).replace(/^0+/, '');
-      if (da.length !== db.length) return da.length - db.length;
-      if (da !== db) return da < db ? -1 : 1;
-      i = ei;
-      j = ej;
-    } else {
-      if (ca !== cb) return ca - cb;
-      i++;
-      j++;
-    }
-  }
-  if (i < a.length) return 1;
-  if (j < b.length) return -1;
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+/** Names in natural order (`node-2` before `node-10`), as everywhere on the page. */
+export const natural = naturalCompare;
 
 /** A score as the command line prints it: whole numbers bare, else three decimals. */
 export function scoreText(score) {

@@ -9,6 +9,7 @@ export const POLICIES = [
   { name: 'Spread', about: 'the emptiest node: spreads load, fragments' },
   { name: 'Stranding', about: 'where a pod strands the least GPU, CPU and memory for the typical workload shapes' },
   { name: 'FGD', about: 'Fragmentation Gradient Descent: where the expected fragmentation for the typical shapes grows least' },
+  { name: 'GangAware', about: 'Stranding inside what keeps whole racks whole for pending gangs: no rack a gang needs is broken into' },
 ];
 
 /** Whether `name` is one of POLICIES (exactly as spelt there). */

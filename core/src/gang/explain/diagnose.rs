@@ -245,7 +245,8 @@ impl Cluster {
         let mut facts = set.facts;
         for f in &mut facts {
             if let Some(n) = f.nodes_mut() {
-                n.sort();
+                // Natural order, as people read names: gpu-n2 before gpu-n10.
+                n.sort_by(|a, b| super::table::natural_cmp(a, b));
             }
         }
         ex.facts = facts;

@@ -175,7 +175,7 @@ impl Cluster {
                         hosts = best;
                     }
                 }
-                nodes.sort();
+                nodes.sort_by(|a, b| table::natural_cmp(a, b));
                 nodes.dedup();
                 ex.facts.push(Fact::NotEnoughRoom {
                     nodes,
