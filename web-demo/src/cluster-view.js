@@ -24,6 +24,8 @@ const HEADER = 22;
 const GROUP_HEADER = 22;
 /** Screen pixels of a domain's name band on an overview (its header grows to hold it). */
 const OVERVIEW_LABEL = 15;
+/** The least zoom a small cluster opens at (names about 10 px high), up to 2.5 screen widths. */
+const READABLE = 0.9;
 
 // The colours and patterns (src/palette.js): workloads by colour and, past eight, a
 // white mark; free cells pale with a 3:1 border; what is lit up amber with a dark edge.
@@ -262,6 +264,9 @@ export class ClusterView {
     const fitWidth = Math.min(2, w / Math.max(1, width));
     const fitAll = Math.min(fitWidth, h / Math.max(1, height));
     this.scale = Math.max(0.05, cells.length > 2000 ? fitAll : Math.max(fitAll, fitWidth * 0.75));
+    // A small cluster on a narrow screen (a phone) is never shrunk below a readable
+    // zoom: node names and partition cells stay legible, and a drag pans sideways.
+    if (cells.length <= 2000) this.scale = Math.max(this.scale, Math.min(READABLE, fitWidth * 2.5));
     this.tx = Math.max(0, (w - width * this.scale) / 2);
     this.ty = 0;
   }
