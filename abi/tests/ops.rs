@@ -308,3 +308,28 @@ fn version_takes_no_arguments() {
     let v = call("version", &json!({"x": 1}));
     assert_eq!(error(&v).1, "x");
 }
+
+/// An empty manifest text (a `kubectl get` against the wrong context) is invalid input
+/// naming the text, in every operation that reads a cluster; not "nothing to schedule".
+#[test]
+fn empty_manifests_are_invalid_input_naming_the_text() {
+    let hint = "is the kubectl context right?";
+    for op in ["plan", "check", "capacity"] {
+        let v = call(op, &json!({"files": ""}));
+        let e = &v["error"];
+        assert_eq!(e["kind"], "InvalidInput", "{op}: {v}");
+        assert_eq!(
+            e["problems"][0]["message"],
+            format!("no Kubernetes objects in files (empty); {hint}"),
+            "{op}: {v}"
+        );
+    }
+    let v = call(
+        "plan",
+        &json!({"files": [{"name": "nodes.yaml", "text": "# nothing\n---\n"}]}),
+    );
+    assert_eq!(
+        v["error"]["problems"][0]["message"],
+        format!("no Kubernetes objects in nodes.yaml (only comments and ---); {hint}")
+    );
+}

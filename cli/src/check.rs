@@ -56,7 +56,7 @@ pub(crate) fn report(
     messages: &mut Messages,
 ) -> Result<Report, Failure> {
     let options = input::load_options(global);
-    let dump = input::load_with(input, options)?;
+    let dump = input::load_cluster(input, options, messages)?;
     let decisions = match decisions {
         Some(d) => Some(input::load_with(
             d,

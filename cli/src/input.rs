@@ -288,15 +288,20 @@ pub(crate) fn input_failure(errors: &InputErrors) -> Failure {
     Failure::Invalid(lines)
 }
 
+/// `PATH: REASON` for a file that cannot be read (see [`gangpack_k8s::io_reason`]).
+pub(crate) fn io_failure(path: &str, e: &std::io::Error) -> Failure {
+    Failure::Io(format!("{path}: {}", gangpack_k8s::io_reason(e)))
+}
+
 /// Checks that every path can be opened, so that a missing file is an I/O failure
-/// (exit 1) rather than an input error.
+/// (exit 1) rather than an input error: `cluster.yaml: no such file or directory`.
 fn check_paths(paths: &[String]) -> Result<(), Failure> {
     for p in paths.iter().filter(|p| p.as_str() != "-") {
-        let meta = std::fs::metadata(p).map_err(|e| Failure::Io(format!("{p}: {e}")))?;
+        let meta = std::fs::metadata(p).map_err(|e| io_failure(p, &e))?;
         if meta.is_file() {
-            std::fs::File::open(p).map_err(|e| Failure::Io(format!("{p}: {e}")))?;
+            std::fs::File::open(p).map_err(|e| io_failure(p, &e))?;
         } else if meta.is_dir() {
-            std::fs::read_dir(p).map_err(|e| Failure::Io(format!("{p}: {e}")))?;
+            std::fs::read_dir(p).map_err(|e| io_failure(p, &e))?;
         }
     }
     Ok(())
@@ -325,6 +330,33 @@ pub(crate) fn load_with(input: &Input, options: LoadOptions) -> Result<Loaded, F
             }
         }
     }
+}
+
+/// The cluster's input ([`load_with`]), which must hold objects: a load without any
+/// (an empty file, only comments, a `kubectl get` List with no items: most often the
+/// wrong kubectl context) is invalid input naming each input and what it held. When
+/// some inputs hold objects, each empty one is a warning.
+pub(crate) fn load_cluster(
+    input: &Input,
+    options: LoadOptions,
+    messages: &mut Messages,
+) -> Result<Loaded, Failure> {
+    let loaded = load_with(input, options)?;
+    if loaded.objects.is_empty() {
+        let names: Vec<String> = loaded.empty.iter().map(ToString::to_string).collect();
+        let inputs = if names.is_empty() {
+            "the input".to_owned()
+        } else {
+            names.join(", ")
+        };
+        return Err(Failure::invalid(format!(
+            "no Kubernetes objects in {inputs}; is the kubectl context right?"
+        )));
+    }
+    for e in &loaded.empty {
+        messages.warning(&format!("no Kubernetes objects in {e}"));
+    }
+    Ok(loaded)
 }
 
 /// The load options the global flags ask for.
@@ -365,7 +397,7 @@ pub(crate) fn snapshot(
     input: &Input,
     messages: &mut Messages,
 ) -> Result<Snapshot, Failure> {
-    let loaded = load_with(input, load_options(global))?;
+    let loaded = load_cluster(input, load_options(global), messages)?;
     phase_end("parse");
     let snapshot = build(global, loaded, messages)?;
     phase_end("build");

@@ -41,6 +41,7 @@ pub use fleet::{
 };
 #[cfg(feature = "gen")]
 pub use generate::{GenSpec, Size, WorkloadKind, generated_list, generated_scenario};
+pub use gangpack_k8s::io_reason;
 pub use input::{Input, InputFile, Problem};
 pub use nodes::explain_nodes;
 pub use render::Style;
@@ -333,7 +334,7 @@ pub fn workload_mix(policy: Policy, name: &str, text: &str) -> Result<gangpack::
 /// [`workload_mix`] of the file at `path` (unreadable: an I/O failure, exit 1).
 pub fn read_workload_mix(policy: Policy, path: &str) -> Result<gangpack::ShapeMix, Failure> {
     mix_policy(policy, path)?;
-    let text = std::fs::read_to_string(path).map_err(|e| Failure::Io(format!("{path}: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| input::io_failure(path, &e))?;
     input::workload_mix(path, &text)
 }
 

@@ -578,10 +578,10 @@ fn read_inputs(paths: &[String], max_bytes: usize) -> Result<(Vec<Value>, Format
             files.push(p.clone());
             continue;
         }
-        let meta = std::fs::metadata(p).map_err(|e| Fail::io(format!("{p}: {e}")))?;
+        let meta = std::fs::metadata(p).map_err(|e| Fail::io(format!("{p}: {}", gangpack_cli::io_reason(&e))))?;
         if meta.is_dir() {
             let found = gangpack_k8s::manifest_files(Path::new(p))
-                .map_err(|e| Fail::io(format!("{p}: {e}")))?;
+                .map_err(|e| Fail::io(format!("{p}: {}", gangpack_cli::io_reason(&e))))?;
             files.extend(found.into_iter().map(|f| f.to_string_lossy().into_owned()));
         } else {
             files.push(p.clone());

@@ -1244,9 +1244,7 @@ fn unreadable_input_exits_1() {
         .assert()
         .code(1)
         .stdout("")
-        .stderr(predicates::str::starts_with(
-            "error: examples/no-such-file.yaml: No such file or directory",
-        ));
+        .stderr("error: examples/no-such-file.yaml: no such file or directory\n");
 }
 
 #[test]

@@ -33,7 +33,7 @@ pub mod watch;
 
 pub use convert::device_taint_rule;
 pub use load::{
-    Limits, LoadOptions, Loaded, load_paths, load_paths_with, load_str, load_str_with, load_value,
+    EmptyInput, Emptiness, Limits, LoadOptions, Loaded, io_reason, load_paths, load_paths_with, load_str, load_str_with, load_value,
     manifest_files,
 };
 pub use object::{

@@ -134,6 +134,63 @@ pub struct Loaded {
     pub warnings: Vec<Warning>,
     /// `v1` Bindings, in input order (read only with [`LoadOptions::decisions`]).
     pub bindings: Vec<Binding>,
+    /// The inputs (files, stdin, texts) that held no object and no Binding, in input
+    /// order, each with why: an empty file is most often a `kubectl get` against the
+    /// wrong context, which the caller may want to say.
+    pub empty: Vec<EmptyInput>,
+}
+
+/// An input that held no object gangpack reads ([`Loaded::empty`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmptyInput {
+    /// The input's name in messages (a path, `<stdin>`, a text's name).
+    pub name: String,
+    /// What it held.
+    pub held: Emptiness,
+}
+
+/// What an input without objects held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Emptiness {
+    /// Nothing but white space: `an empty file` (a file), `empty` (a text).
+    Blank {
+        /// Whether the input is a file (or stdin) rather than a text handed over.
+        file: bool,
+    },
+    /// Only comments and document separators (`---`).
+    CommentsOnly,
+    /// Lists with no items (`kind: List`, `PodList`, ...; the kind of each).
+    EmptyLists(Vec<String>),
+    /// Only objects of kinds gangpack does not read (each skipped with a warning):
+    /// how many.
+    Skipped(usize),
+    /// A directory without `*.yaml`, `*.yml` or `*.json` files.
+    NoManifests,
+}
+
+impl std::fmt::Display for EmptyInput {
+    /// `cluster.yaml (an empty file)`, `- (a List with no items)`, ...
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (", self.name)?;
+        match &self.held {
+            Emptiness::Blank { file: true } => f.write_str("an empty file")?,
+            Emptiness::Blank { file: false } => f.write_str("empty")?,
+            Emptiness::CommentsOnly => f.write_str("only comments and ---")?,
+            Emptiness::EmptyLists(kinds) if kinds.len() == 1 => {
+                let a = if kinds[0].starts_with(['A', 'E', 'I', 'O', 'U']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                write!(f, "{a} {} with no items", kinds[0])?;
+            }
+            Emptiness::EmptyLists(kinds) => write!(f, "{} lists with no items", kinds.len())?,
+            Emptiness::Skipped(1) => f.write_str("1 object, of a kind gangpack does not read")?,
+            Emptiness::Skipped(n) => write!(f, "{n} objects, none of a kind gangpack reads")?,
+            Emptiness::NoManifests => f.write_str("no *.yaml, *.yml or *.json files")?,
+        }
+        f.write_str(")")
+    }
 }
 
 impl Loaded {
@@ -142,6 +199,7 @@ impl Loaded {
         self.objects.extend(other.objects);
         self.warnings.extend(other.warnings);
         self.bindings.extend(other.bindings);
+        self.empty.extend(other.empty);
     }
 }
 
@@ -166,7 +224,7 @@ pub fn load_paths_with<P: AsRef<Path>>(
         if path == Path::new("-") {
             match read_text(STDIN_NAME, std::io::stdin().lock(), None, &options.limits) {
                 Ok(text) => merge(
-                    load_str_with(&text, STDIN_NAME, options),
+                    load_str_with(&text, STDIN_NAME, options).map(as_file),
                     &mut loaded,
                     &mut errors,
                 ),
@@ -180,6 +238,12 @@ pub fn load_paths_with<P: AsRef<Path>>(
                 errors.push(file_error(&path.display().to_string(), &e));
             }
             files.sort();
+            if files.is_empty() && errors.is_empty() {
+                loaded.empty.push(EmptyInput {
+                    name: path.display().to_string(),
+                    held: Emptiness::NoManifests,
+                });
+            }
             files
         } else {
             vec![path.to_path_buf()]
@@ -192,7 +256,7 @@ pub fn load_paths_with<P: AsRef<Path>>(
                 .and_then(|(len, f)| read_text(&name, f, Some(len), &options.limits));
             match text {
                 Ok(text) => merge(
-                    load_str_with(&text, &name, options),
+                    load_str_with(&text, &name, options).map(as_file),
                     &mut loaded,
                     &mut errors,
                 ),
@@ -207,6 +271,16 @@ pub fn load_paths_with<P: AsRef<Path>>(
     }
 }
 
+/// A load of a file (or stdin): an empty one is `an empty file`.
+fn as_file(mut loaded: Loaded) -> Loaded {
+    for e in &mut loaded.empty {
+        if let Emptiness::Blank { file } = &mut e.held {
+            *file = true;
+        }
+    }
+    loaded
+}
+
 fn merge(result: Result<Loaded, InputErrors>, loaded: &mut Loaded, errors: &mut InputErrors) {
     match result {
         Ok(l) => loaded.extend(l),
@@ -214,8 +288,32 @@ fn merge(result: Result<Loaded, InputErrors>, loaded: &mut Loaded, errors: &mut 
     }
 }
 
+/// What went wrong with a file, as `ls` and `cat` say it, without Rust's `(os error
+/// N)`: `no such file or directory`, `permission denied`, `is a directory`, ...
+pub fn io_reason(e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::NotFound => "no such file or directory".into(),
+        ErrorKind::PermissionDenied => "permission denied".into(),
+        ErrorKind::IsADirectory => "is a directory".into(),
+        ErrorKind::NotADirectory => "not a directory".into(),
+        ErrorKind::InvalidData => "not UTF-8 text".into(),
+        _ => {
+            let text = e.to_string();
+            let text = match text.rfind(" (os error ") {
+                Some(at) if text.ends_with(')') => text[..at].to_owned(),
+                _ => text,
+            };
+            let mut chars = text.chars();
+            chars.next().map_or_else(String::new, |c| {
+                c.to_lowercase().chain(chars).collect::<String>()
+            })
+        }
+    }
+}
+
 fn file_error(file: &str, e: &std::io::Error) -> InputError {
-    whole_file_error(format!("cannot read {file}: {e}"))
+    whole_file_error(format!("cannot read {file}: {}", io_reason(e)))
 }
 
 fn whole_file_error(message: String) -> InputError {
@@ -329,12 +427,32 @@ pub fn load_str_with(text: &str, file: &str, options: &LoadOptions) -> Result<Lo
         options: *options,
         loaded: Loaded::default(),
         errors: InputErrors::default(),
+        seen: Seen::default(),
     };
     let first = text.trim_start().chars().next();
     if matches!(first, Some('{' | '[')) {
         reader.json(text);
     } else {
         reader.yaml(text);
+    }
+    if reader.errors.is_empty()
+        && reader.loaded.objects.is_empty()
+        && reader.loaded.bindings.is_empty()
+    {
+        let seen = std::mem::take(&mut reader.seen);
+        let held = if text.trim().is_empty() {
+            Emptiness::Blank { file: false }
+        } else if seen.skipped > 0 {
+            Emptiness::Skipped(seen.skipped)
+        } else if !seen.empty_lists.is_empty() {
+            Emptiness::EmptyLists(seen.empty_lists)
+        } else {
+            Emptiness::CommentsOnly
+        };
+        reader.loaded.empty.push(EmptyInput {
+            name: file.to_owned(),
+            held,
+        });
     }
     crate::trace::emit(crate::trace::Event::Parsed {
         name: file,
@@ -352,6 +470,15 @@ struct Reader<'a> {
     options: LoadOptions,
     loaded: Loaded,
     errors: InputErrors,
+    /// What the text held besides objects (for [`Loaded::empty`]).
+    seen: Seen,
+}
+
+/// What a text held that is not an object: lists with no items, skipped objects.
+#[derive(Debug, Default)]
+struct Seen {
+    empty_lists: Vec<String>,
+    skipped: usize,
 }
 
 impl Reader<'_> {
@@ -515,7 +642,7 @@ impl Reader<'_> {
         }
         // `kind: List` (kubectl), or `PodList` & co. (the API), whose items may lack
         // apiVersion and kind.
-        let list_kind = kind.unwrap_or_default();
+        let list_kind = kind.unwrap_or_default().to_owned();
         let item_kind = list_kind.strip_suffix("List").filter(|k| !k.is_empty());
         let api_version = map.get("apiVersion").and_then(Value::as_str);
         let defaults = item_kind
@@ -524,9 +651,13 @@ impl Reader<'_> {
         let Value::Object(mut map) = v else {
             return;
         };
-        let Some(Value::Array(items)) = map.remove("items") else {
-            return;
+        let items = match map.remove("items") {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
         };
+        if items.iter().all(Value::is_null) {
+            self.seen.empty_lists.push(list_kind);
+        }
         self.items(items, doc, defaults.as_ref());
     }
 
@@ -561,6 +692,7 @@ impl Reader<'_> {
                         options,
                         loaded: Loaded::default(),
                         errors: InputErrors::default(),
+                        seen: Seen::default(),
                     };
                     reader.run(run, from, doc, defaults);
                     reader
@@ -590,6 +722,7 @@ impl Reader<'_> {
             };
             self.loaded.extend(reader.loaded);
             self.errors.extend(reader.errors);
+            self.seen.skipped += reader.seen.skipped;
         }
     }
 
@@ -813,6 +946,7 @@ impl Reader<'_> {
             self.error(Some(src), Some(object), "kind", message);
             return;
         }
+        self.seen.skipped += 1;
         self.loaded.warnings.push(Warning {
             source: Some(src),
             object: Some(object),
@@ -1179,6 +1313,7 @@ mod tests {
             },
             loaded: Loaded::default(),
             errors: InputErrors::default(),
+            seen: super::Seen::default(),
         }
     }
 

@@ -115,6 +115,16 @@ test('plan: nothing pending is exit code 0', () => {
   assert.deepEqual(r.list.items, []);
 });
 
+test('empty manifests (a kubectl get against the wrong context) are InvalidInput naming the text', () => {
+  for (const fn of [() => g.plan(''), () => g.check('# only a comment\n---\n'), () => g.capacity('')]) {
+    const e = thrown(fn);
+    assert.equal(e.name, 'InvalidInput');
+    assert.match(e.problems[0].message, /^no Kubernetes objects in \S+ \((empty|only comments and ---)\); is the kubectl context right\?$/);
+  }
+  const e = thrown(() => g.plan([{ name: 'nodes.yaml', text: 'apiVersion: v1\nkind: NodeList\nitems: []\n' }]));
+  assert.equal(e.problems[0].message, 'no Kubernetes objects in nodes.yaml (a NodeList with no items); is the kubectl context right?');
+});
+
 test('arguments of the wrong shape are InvalidArgument naming the field', () => {
   let e = thrown(() => g.plan(demo, { policy: 'tightest' }));
   assert.equal(e.name, 'InvalidArgument');

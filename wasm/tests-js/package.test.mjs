@@ -63,13 +63,14 @@ test('npm pack, install into an empty project, import, type-check, run the READM
   writeFileSync(join(dir, 'esm.mjs'), [
     "import init, { version, plan, check, gen } from 'gangpack';",
     'await init();',
-    "console.log(version(), typeof plan, check('').valid, gen().list.kind);",
+    "const node = 'apiVersion: v1\\nkind: Node\\nmetadata: {name: n1}\\n';",
+    "console.log(version(), typeof plan, check(node).valid, gen().list.kind);",
     '',
   ].join('\n'));
   assert.equal(run('node', ['esm.mjs']), `${cargoVersion} function true List\n`);
   // CommonJS require, where Node loads ES modules with `require` (20.19+, 22.12+).
   if (process.features.require_module) {
-    writeFileSync(join(dir, 'cjs.cjs'), "const g = require('gangpack');\nconsole.log(g.plan('').table);\n");
+    writeFileSync(join(dir, 'cjs.cjs'), "const g = require('gangpack');\nconsole.log(g.plan('apiVersion: v1\\nkind: Node\\nmetadata: {name: n1}\\n').table);\n");
     assert.equal(run('node', ['cjs.cjs']), 'nothing to schedule: 0 pods bound\n\n');
   }
   // The web entry, as a worker or a bundler without fetch uses it: initSync with the

@@ -420,7 +420,7 @@ impl Watch {
     pub fn unreadable(&mut self, stream: &str, e: &std::io::Error) {
         self.flush_warnings();
         self.messages
-            .push(Message::Error(format!("cannot read {stream}: {e}")));
+            .push(Message::Error(format!("cannot read {stream}: {}", crate::io_reason(e))));
         self.problems.insert(Problem::Unreadable);
     }
 

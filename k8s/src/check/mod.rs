@@ -233,6 +233,7 @@ pub fn check(
         objects: dump.objects.iter().map(unbound).collect(),
         warnings: dump.warnings.clone(),
         bindings: Vec::new(),
+        empty: Vec::new(),
     };
     let build = BuildOptions {
         now: Some(now),

@@ -40,6 +40,7 @@ pub fn load_value(
         options: *options,
         loaded: Loaded::default(),
         errors: InputErrors::default(),
+        seen: super::Seen::default(),
     };
     reader.object(value, source, None);
     if reader.errors.is_empty() {

@@ -221,6 +221,7 @@ impl Snapshot {
             objects,
             mut warnings,
             bindings,
+            empty: _,
         } = loaded;
         // Only a decisions' load reads Bindings; a snapshot has no use for them.
         for b in bindings {
@@ -810,6 +811,7 @@ mod tests {
             objects,
             warnings: base.warnings,
             bindings: Vec::new(),
+            empty: Vec::new(),
         }
     }
 

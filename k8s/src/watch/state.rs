@@ -194,6 +194,7 @@ impl Objects {
             objects: self.iter().cloned().collect(),
             warnings: Vec::new(),
             bindings: Vec::new(),
+            empty: Vec::new(),
         }
     }
 }
