@@ -174,9 +174,7 @@ fn held_back_members(out: &mut String, snapshot: &Snapshot, unit: &Unit) {
 
 /// The unit of a pod: its PodGroup when it names one.
 fn pod_unit(sched: &Scheduler, key: &str) -> Result<Unit, Failure> {
-    let pod = sched
-        .pod(key)
-        .ok_or_else(|| Failure::NotFound(format!("Pod {key} not found in the input")))?;
+    let pod = sched.pod(key).ok_or_else(|| not_found(sched, "Pod", key))?;
     Ok(match &pod.scheduling_group {
         Some(g) => Unit::Group(format!("{}/{g}", pod.namespace)),
         None => Unit::Pod(key.to_owned()),
@@ -185,14 +183,54 @@ fn pod_unit(sched: &Scheduler, key: &str) -> Result<Unit, Failure> {
 
 fn check_exists(sched: &Scheduler, unit: &Unit) -> Result<(), Failure> {
     match unit {
-        Unit::Group(g) if sched.group(g).is_none() => Err(Failure::NotFound(format!(
-            "PodGroup {g} not found in the input"
-        ))),
-        Unit::Pod(p) if sched.pod(p).is_none() => {
-            Err(Failure::NotFound(format!("Pod {p} not found in the input")))
-        }
+        Unit::Group(g) if sched.group(g).is_none() => Err(not_found(sched, "PodGroup", g)),
+        Unit::Pod(p) if sched.pod(p).is_none() => Err(not_found(sched, "Pod", p)),
         _ => Ok(()),
     }
+}
+
+/// `PodGroup default/traning not found in the input; did you mean ml/training?`: the
+/// PodGroups and pods whose names are nearest the one asked for (edit distance; a bare
+/// name is also compared with names in other namespaces), PodGroups as the argument
+/// names them, pods as `--pod NAMESPACE/NAME`.
+fn not_found(sched: &Scheduler, kind: &str, key: &str) -> Failure {
+    const SHOWN: usize = 3;
+    // What was typed: a bare name was read as `default/NAME`.
+    let asked = key.strip_prefix("default/").unwrap_or(key);
+    let groups: Vec<String> = sched
+        .groups()
+        .map(|g| format!("{}/{}", g.namespace, g.name))
+        .collect();
+    let pods: Vec<String> = sched
+        .pods()
+        .map(|p| format!("{}/{}", p.namespace, p.name))
+        .collect();
+    let (same, other, flag) = if kind == "Pod" {
+        (&pods, &groups, "PodGroup ")
+    } else {
+        (&groups, &pods, "--pod ")
+    };
+    let mut guesses: Vec<String> =
+        gangpack_k8s::closest_names(asked, same.iter().map(String::as_str), SHOWN)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+    if guesses.is_empty() {
+        // The other kind: a pod named as a PodGroup, or the reverse.
+        guesses = gangpack_k8s::closest_names(asked, other.iter().map(String::as_str), SHOWN)
+            .into_iter()
+            .map(|g| format!("{flag}{g}"))
+            .collect();
+    }
+    let mut message = format!("{kind} {key} not found in the input");
+    match guesses.as_slice() {
+        [] => {}
+        [one] => message.push_str(&format!("; did you mean {one}?")),
+        [init @ .., last] => {
+            message.push_str(&format!("; did you mean {} or {last}?", init.join(", ")));
+        }
+    }
+    Failure::NotFound(message)
 }
 
 /// The explanation of one unit after the cycle.

@@ -39,9 +39,9 @@ pub use fleet::{
     FLEET_BLOCK_LABEL, FLEET_NODES, FLEET_RACK_LABEL, FleetSummary, GPUS_PER_NODE, MAX_FLEET_NODES,
     NODES_PER_RACK, PENDING_GANG, RACKS_PER_BLOCK, fleet_scenario,
 };
+pub use gangpack_k8s::io_reason;
 #[cfg(feature = "gen")]
 pub use generate::{GenSpec, Size, WorkloadKind, generated_list, generated_scenario};
-pub use gangpack_k8s::io_reason;
 pub use input::{Input, InputFile, Problem};
 pub use nodes::explain_nodes;
 pub use render::Style;

@@ -20,9 +20,12 @@
 //!    or `Pod ns/name`), `OUTCOME` (`placed`, `preempted`, `pending`, `invalid`,
 //!    `failed`), `PODS` (placed or nominated pods; pending pods when not placed),
 //!    `DEVICES` (how many devices are allocated: GPUs and every other device a claim
-//!    takes, CPUs, NICs, channels), `NODES` (distinct nodes, in binding order).
+//!    takes, CPUs, NICs, channels), `NODES` (distinct nodes, in natural order, folded
+//!    and cut short past 72 characters: `node-[0-331]`, `node-[1-2,4-5,…] (200 nodes)`;
+//!    see `render::node_list`).
 //! 2. **Pods placed**: `POD`, `NODE`, `COUNT` (its devices), `DEVICES` (`driver/pool: device device
-//!    ...`, groups separated by `; `), in the units' order.
+//!    ...`, groups separated by `; `), in the units' order, each unit's pods in natural
+//!    order (`worker-2` before `worker-10`).
 //! 3. `preemptions:` per preemptor a line `  UNIT evicts:`, then one line per victim,
 //!    least important first: `    VICTIM (N pods, M devices, priority P)` (`VICTIM` is
 //!    `PodGroup ns/name`, evicted whole, or `Pod ns/name`). The preemptor's pods are in
@@ -48,7 +51,7 @@ use gangpack_k8s::Snapshot;
 use gangpack_k8s::output::{self, Evictions, Outcome, Plan, PlanRow};
 
 use crate::input::{self, Messages};
-use crate::render::{Cell, Paint, Style, Table, plural};
+use crate::render::{Cell, Paint, Style, Table, node_list, plural};
 use crate::{EXIT_OK, EXIT_PENDING, Failure, Format, Input, Options};
 
 /// Runs `gangpack plan`; the snapshot is left in `kept` rather than dropped.
@@ -220,7 +223,11 @@ fn decision(result: &UnitResult) -> Option<&PlacementDecision> {
 /// shared by several pods is listed with the pod it was allocated with; PodGroup
 /// claims with the first pod).
 fn add_pod_rows(table: &mut Table, d: &PlacementDecision) {
-    for (i, b) in d.bindings.iter().enumerate() {
+    // In natural order of the pods' names (`worker-2` before `worker-10`); the group's
+    // claims stay with the pod they were allocated with.
+    let mut order: Vec<(usize, &gangpack::PodBinding)> = d.bindings.iter().enumerate().collect();
+    order.sort_by(|(_, a), (_, b)| gangpack_k8s::natural_cmp(&a.pod, &b.pod));
+    for (i, b) in order {
         let group = if i == 0 { &d.group_claims[..] } else { &[] };
         let results: Vec<_> = b
             .claims
@@ -290,7 +297,7 @@ pub(crate) fn render(plan: &Plan, snapshot: &Snapshot, style: Style) -> String {
             Cell::painted(r.outcome.as_str(), outcome_paint(r.outcome)),
             Cell::plain(r.pods.len().to_string()),
             Cell::plain(r.device_count.to_string()),
-            Cell::plain(nodes_of(r).join(" ")),
+            Cell::plain(node_list(&nodes_of(r))),
         ]);
     }
     units.write(&mut out, style, "");
@@ -427,7 +434,7 @@ fn replacement_line(r: &PlanRow) -> String {
                 r.kind,
                 r.name,
                 plural(r.pods.len(), "pod", "pods"),
-                nodes_of(r).join(" ")
+                node_list(&nodes_of(r))
             );
             if !r.reason.is_empty() && r.outcome == Outcome::Placed {
                 let _ = write!(line, " ({})", r.reason);

@@ -578,7 +578,8 @@ fn read_inputs(paths: &[String], max_bytes: usize) -> Result<(Vec<Value>, Format
             files.push(p.clone());
             continue;
         }
-        let meta = std::fs::metadata(p).map_err(|e| Fail::io(format!("{p}: {}", gangpack_cli::io_reason(&e))))?;
+        let meta = std::fs::metadata(p)
+            .map_err(|e| Fail::io(format!("{p}: {}", gangpack_cli::io_reason(&e))))?;
         if meta.is_dir() {
             let found = gangpack_k8s::manifest_files(Path::new(p))
                 .map_err(|e| Fail::io(format!("{p}: {}", gangpack_cli::io_reason(&e))))?;

@@ -565,12 +565,13 @@ fn explain_a_unit_that_fits() {
 
 #[test]
 fn explain_an_unknown_name_is_an_input_error() {
-    // A bare name is in namespace `default`.
+    // A bare name is in namespace `default`; the one in `ml` is suggested.
     let r = run(&cmd("explain", &[CLUSTER, GANG], &["llm-pretrain"]));
     assert_eq!(r.code, 2);
     assert_eq!(
         r.err,
-        "error: PodGroup default/llm-pretrain not found in the input\n"
+        "error: PodGroup default/llm-pretrain not found in the input; did you mean \
+         ml/llm-pretrain?\n"
     );
     let p = run(&cmd("explain", &[CLUSTER, GANG], &["--pod", "ml/nope"]));
     assert_eq!(p.code, 2);

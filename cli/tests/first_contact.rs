@@ -42,7 +42,11 @@ fn fails_with(r: &Run, line: &str) {
 fn empty_input_is_an_error_naming_each_input() {
     let dir = scratch("empty");
     let empty = write(&dir, "cluster.yaml", "");
-    let comments = write(&dir, "comments.yaml", "# kubectl get nodes -o yaml\n---\n---\n");
+    let comments = write(
+        &dir,
+        "comments.yaml",
+        "# kubectl get nodes -o yaml\n---\n---\n",
+    );
     let list = write(
         &dir,
         "list.yaml",
@@ -76,9 +80,7 @@ fn empty_input_is_an_error_naming_each_input() {
         &format!("no Kubernetes objects in {list} (a List with no items); {hint}"),
     );
     fails_with(
-        &run(&[
-            "diff", "-f", &empty, "--ours", &list, "--theirs", &list,
-        ]),
+        &run(&["diff", "-f", &empty, "--ours", &list, "--theirs", &list]),
         &format!("no Kubernetes objects in {empty} (an empty file); {hint}"),
     );
     fails_with(
@@ -170,9 +172,164 @@ fn io_reasons_are_words_without_os_error_numbers() {
         reason(&Error::from(ErrorKind::PermissionDenied)),
         "permission denied"
     );
-    assert_eq!(reason(&Error::from(ErrorKind::IsADirectory)), "is a directory");
+    assert_eq!(
+        reason(&Error::from(ErrorKind::IsADirectory)),
+        "is a directory"
+    );
     // Anything else: the system's words, lower-cased, without the number.
     let other = reason(&Error::from_raw_os_error(5));
     assert!(!other.contains("os error"), "{other}");
     assert!(other.starts_with(char::is_lowercase), "{other}");
+}
+
+// ------------------------------------------------------------------- did you mean
+
+const CLUSTER: &str = "examples/cluster";
+const GANG: &str = "examples/gang-rack.yaml";
+
+#[test]
+fn a_misspelt_unit_gets_the_nearest_names() {
+    let explain = |args: &[&str]| {
+        let mut all = vec!["explain", "-f", CLUSTER, "-f", GANG];
+        all.extend(args);
+        run(&all)
+    };
+    // A PodGroup, misspelt, without its namespace.
+    fails_with(
+        &explain(&["llm-pretrian"]),
+        "PodGroup default/llm-pretrian not found in the input; did you mean ml/llm-pretrain?",
+    );
+    fails_with(
+        &explain(&["ml/llm-pretrian"]),
+        "PodGroup ml/llm-pretrian not found in the input; did you mean ml/llm-pretrain?",
+    );
+    // A pod: the nearest first, then in natural order, at most three.
+    fails_with(
+        &explain(&["--pod", "ml/llm-pretrain-worker-O"]),
+        "Pod ml/llm-pretrain-worker-O not found in the input; did you mean \
+         ml/llm-pretrain-worker-0, ml/llm-pretrain-worker-1 or ml/llm-pretrain-worker-2?",
+    );
+    fails_with(
+        &explain(&["--pod", "ml/llm-pretrain-workr-3"]),
+        "Pod ml/llm-pretrain-workr-3 not found in the input; did you mean \
+         ml/llm-pretrain-worker-3?",
+    );
+    // A pod's name given as a PodGroup: the pod, with the flag to ask for it.
+    fails_with(
+        &explain(&["ml/llm-pretrain-worker-3"]),
+        "PodGroup ml/llm-pretrain-worker-3 not found in the input; did you mean --pod \
+         ml/llm-pretrain-worker-3?",
+    );
+    // Nothing near: no guess.
+    fails_with(
+        &explain(&["ml/zzz"]),
+        "PodGroup ml/zzz not found in the input",
+    );
+}
+
+// ------------------------------------------------------- big gangs, natural order
+
+/// A cluster of `nodes` nodes of one GPU each (`node-0`, `node-1`, ...; those for
+/// which `cordoned` holds are cordoned) and a gang `ml/train` of `pods` pods of one GPU
+/// each (`worker-0`, ...), as one JSON List.
+fn big_gang(nodes: usize, pods: usize, cordoned: impl Fn(usize) -> bool) -> String {
+    let mut items = vec![
+        r#"{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}],
+                     "extendedResourceName": "example.com/gpu"}}"#
+            .to_owned(),
+        format!(
+            r#"{{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                "metadata": {{"name": "train", "namespace": "ml"}},
+                "spec": {{"schedulingPolicy": {{"gang": {{"minCount": {pods}}}}}}}}}"#
+        ),
+    ];
+    for i in 0..nodes {
+        items.push(format!(
+            r#"{{"apiVersion": "v1", "kind": "Node", "metadata": {{"name": "node-{i}"}},
+                "spec": {{"unschedulable": {}}},
+                "status": {{"allocatable": {{"cpu": "8", "memory": "32Gi", "pods": "110"}}}}}}"#,
+            cordoned(i)
+        ));
+        items.push(format!(
+            r#"{{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {{"name": "node-{i}-gpus"}},
+                "spec": {{"driver": "gpu.example.com", "nodeName": "node-{i}",
+                         "pool": {{"name": "node-{i}", "resourceSliceCount": 1}},
+                         "devices": [{{"name": "gpu-0"}}]}}}}"#
+        ));
+    }
+    for i in 0..pods {
+        items.push(format!(
+            r#"{{"apiVersion": "v1", "kind": "Pod", "metadata": {{"name": "worker-{i}", "namespace": "ml"}},
+                "spec": {{"schedulingGroup": {{"podGroupName": "train"}},
+                         "containers": [{{"name": "c", "resources": {{"limits": {{"example.com/gpu": "1"}}}}}}]}}}}"#
+        ));
+    }
+    format!(
+        r#"{{"apiVersion": "v1", "kind": "List", "items": [{}]}}"#,
+        items.join(",\n")
+    )
+}
+
+/// The UNIT row of `plan`'s table for the gang, split on runs of 2+ spaces.
+fn unit_row(out: &str) -> Vec<&str> {
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("PodGroup ml/train"))
+        .expect("the gang's row");
+    row.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+#[test]
+fn a_333_node_gang_prints_its_nodes_folded() {
+    let dir = scratch("big");
+    let file = write(&dir, "big.json", &big_gang(333, 333, |_| false));
+    let r = run(&["plan", "-f", &file]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(
+        unit_row(&r.out),
+        ["PodGroup ml/train", "placed", "333", "333", "node-[0-332]"]
+    );
+    // The pods table has them all, in natural order: worker-9 before worker-10.
+    let pods: Vec<&str> = r
+        .out
+        .lines()
+        .filter(|l| l.starts_with("ml/worker-"))
+        .map(|l| l.split_whitespace().next().unwrap_or_default())
+        .collect();
+    let expected: Vec<String> = (0..333).map(|i| format!("ml/worker-{i}")).collect();
+    assert_eq!(pods, expected);
+    // Every line stays readable.
+    assert!(r.out.lines().all(|l| l.chars().count() < 140), "{}", r.out);
+}
+
+#[test]
+fn a_scattered_gang_is_cut_short_with_its_count() {
+    let dir = scratch("scattered");
+    // Every third node cordoned: runs of two.
+    let file = write(&dir, "scattered.json", &big_gang(300, 200, |i| i % 3 == 0));
+    let r = run(&["plan", "-f", &file]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let row = unit_row(&r.out);
+    assert_eq!(row[..4], ["PodGroup ml/train", "placed", "200", "200"]);
+    assert_eq!(
+        row[4],
+        "node-[1-2,4-5,7-8,10-11,13-14,16-17,19-20,22-23,25-26,…] (200 nodes)"
+    );
+    assert!(row[4].chars().count() <= 72, "{}", row[4]);
+    // Few nodes: listed plainly, in natural order.
+    let file = write(&dir, "small.json", &big_gang(12, 10, |i| i < 2));
+    let r = run(&["plan", "-f", &file]);
+    assert_eq!(
+        unit_row(&r.out)[4],
+        "node-2 node-3 node-4 node-5 node-6 node-7 node-8 node-9 node-10 node-11"
+    );
+    // One more, and the list is folded rather than longer than 72 characters.
+    let file = write(&dir, "eleven.json", &big_gang(12, 11, |i| i == 0));
+    let r = run(&["plan", "-f", &file]);
+    assert_eq!(unit_row(&r.out)[4], "node-[1-11]");
 }

@@ -24,6 +24,7 @@
 pub mod check;
 mod convert;
 pub mod load;
+mod names;
 mod object;
 pub mod output;
 pub mod shrink;
@@ -33,9 +34,10 @@ pub mod watch;
 
 pub use convert::device_taint_rule;
 pub use load::{
-    EmptyInput, Emptiness, Limits, LoadOptions, Loaded, io_reason, load_paths, load_paths_with, load_str, load_str_with, load_value,
-    manifest_files,
+    Emptiness, EmptyInput, Limits, LoadOptions, Loaded, io_reason, load_paths, load_paths_with,
+    load_str, load_str_with, load_value, manifest_files,
 };
+pub use names::{closest_names, edit_distance, natural_cmp, natural_sort};
 pub use object::{
     Binding, InputError, InputErrors, Kind, Object, Source, Warning, WarningGroup, describe,
     group_warnings,

@@ -419,8 +419,10 @@ impl Watch {
     /// A source that could not be read (exit 1): it ends there.
     pub fn unreadable(&mut self, stream: &str, e: &std::io::Error) {
         self.flush_warnings();
-        self.messages
-            .push(Message::Error(format!("cannot read {stream}: {}", crate::io_reason(e))));
+        self.messages.push(Message::Error(format!(
+            "cannot read {stream}: {}",
+            crate::io_reason(e)
+        )));
         self.problems.insert(Problem::Unreadable);
     }
 

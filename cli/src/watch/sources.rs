@@ -141,7 +141,12 @@ fn classify(s: &WatchSource) -> Result<Kind, (u8, String)> {
         WatchSource::Path(p) if p == "-" => return Ok(Kind::Live),
         WatchSource::Path(p) => p,
     };
-    let meta = std::fs::metadata(p).map_err(|e| (EXIT_FAILURE, format!("cannot read {p}: {}", crate::io_reason(&e))))?;
+    let meta = std::fs::metadata(p).map_err(|e| {
+        (
+            EXIT_FAILURE,
+            format!("cannot read {p}: {}", crate::io_reason(&e)),
+        )
+    })?;
     if meta.is_dir() {
         return Err((
             EXIT_INVALID,

@@ -258,31 +258,13 @@ fn closest<'a>(
         .filter(|o| o.kind == kind)
         .map(|o| {
             (
-                edit_distance(&wanted, &full(o.namespace.as_deref(), &o.name)),
+                crate::edit_distance(&wanted, &full(o.namespace.as_deref(), &o.name)),
                 o,
             )
         })
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, o)| o)
-}
-
-/// Levenshtein distance in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diagonal + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// A Binding applied to its pod: the pod's index and its document with `spec.nodeName`.
@@ -500,6 +482,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::edit_distance;
 
     #[test]
     fn merge_patch_follows_rfc_7386() {

@@ -94,7 +94,7 @@ pub(crate) fn carry_out(sched: &mut Scheduler) -> Evictions {
                 .partition(|p| done.iter().any(|d| &d.pod == p));
             g.evicted = gone;
             g.left.extend(kept);
-            g.left.sort();
+            crate::natural_sort(&mut g.left);
             g
         })
         .collect();

@@ -280,7 +280,7 @@ fn add_waiting(rows: &mut Vec<PlanRow>, snapshot: &Snapshot) {
         }
     }
     for (group, mut pods) in missing {
-        pods.sort();
+        crate::natural_sort(&mut pods);
         rows.push(PlanRow {
             kind: "PodGroup",
             reason: format!("PodGroup {group}: {}", waiting_for_group(pods.len())),
@@ -376,7 +376,7 @@ fn unit_pods(sched: &Scheduler, unit: &Unit) -> Vec<String> {
                 .filter(|p| p.namespace == ns && p.scheduling_group.as_deref() == Some(name))
                 .map(|p| format!("{}/{}", p.namespace, p.name))
                 .collect();
-            pods.sort();
+            crate::natural_sort(&mut pods);
             pods
         }
     }
