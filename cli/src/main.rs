@@ -243,7 +243,12 @@ pub(crate) enum ColorChoice {
 #[derive(Debug, Args)]
 pub(crate) struct Inputs {
     /// A file or directory of manifests (`*.yaml`, `*.yml`, `*.json`, read recursively);
-    /// `-` reads stdin. Repeat the flag for more, or separate paths with commas.
+    /// `-` reads stdin. Repeat the flag for more, or separate paths with commas. Inputs
+    /// are read in order: an object a later input defines again replaces the earlier
+    /// one, as `kubectl apply` updates it (a warning names both); twice in one file is
+    /// an error. Input without a single object (an empty file, a List with no items) is
+    /// an error. `resource.k8s.io/v1beta1|v1beta2` objects are converted to `v1`, with a
+    /// warning: a default 1.37 API server does not serve those versions.
     #[arg(
         short = 'f',
         long = "filename",

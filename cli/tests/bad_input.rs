@@ -364,17 +364,32 @@ fn a_wide_alias_bomb_is_refused_naming_max_alias_expansion() {
 }
 
 #[test]
-fn duplicates_across_files_name_both_files() {
+fn duplicates_within_one_file_are_errors_across_files_updates() {
     let tmp = Scratch::new("dup");
     let claim = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: gpus, namespace: ml}\n";
     let a = tmp.file("a.yaml", claim.as_bytes());
     let b = tmp.file("b.yaml", format!("{NODE}---\n{claim}").as_bytes());
+    // A later file updates the object (kubectl apply), with a note naming both.
+    let r = run(&["plan", "-f", &a, "-f", &b]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(
+        r.err,
+        format!(
+            "warning: {b} doc 2: ResourceClaim \"ml/gpus\": replaces the one at {a} doc 1 (a \
+             later input updates the object, as kubectl apply does)\n"
+        )
+    );
+    // Twice in one file: the dump contradicts itself.
+    let c = tmp.file(
+        "c.yaml",
+        format!("{NODE}---\n{claim}---\n{claim}").as_bytes(),
+    );
     assert_refused(
-        &run(&["plan", "-f", &a, "-f", &b]),
+        &run(&["plan", "-f", &c]),
         &[format!(
-            "error: {b} doc 2: ResourceClaim \"ml/gpus\": metadata.name: duplicate object: also defined at {a} doc 1"
+            "error: {c} doc 3: ResourceClaim \"ml/gpus\": metadata.name: duplicate object: also defined at {c} doc 2"
         )],
-        "duplicate across files",
+        "duplicate in one file",
     );
 }
 

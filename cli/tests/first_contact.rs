@@ -333,3 +333,109 @@ fn a_scattered_gang_is_cut_short_with_its_count() {
     let r = run(&["plan", "-f", &file]);
     assert_eq!(unit_row(&r.out)[4], "node-[1-11]");
 }
+
+// ------------------------------------------------- versions a default server refuses
+
+#[test]
+fn beta_versions_are_converted_with_a_warning_per_version_and_file() {
+    let dir = scratch("beta");
+    let class = |name: &str, version: &str| {
+        format!(
+            "apiVersion: resource.k8s.io/{version}\nkind: DeviceClass\nmetadata:\n  name: {name}\n\
+             spec:\n  selectors:\n  - cel:\n      expression: device.driver == \"{name}\"\n"
+        )
+    };
+    let node = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n";
+    let one = write(
+        &dir,
+        "cluster.yaml",
+        &[
+            node.to_owned(),
+            class("a.example.com", "v1"),
+            class("gpu.nvidia.com", "v1beta1"),
+        ]
+        .join("---\n"),
+    );
+    let r = run(&["plan", "-f", &one, "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(
+        r.err,
+        format!(
+            "warning: {one} doc 3: DeviceClass \"gpu.nvidia.com\": uses resource.k8s.io/v1beta1, \
+             which a default Kubernetes 1.37 API server does not serve (only with \
+             --runtime-config=resource.k8s.io/v1beta1=true); converted to resource.k8s.io/v1\n"
+        )
+    );
+    // stdout stays the JSON list alone.
+    assert!(
+        r.out.starts_with("{\n") && r.out.contains("\"kind\": \"List\""),
+        "{}",
+        r.out
+    );
+    // 50 objects of one version in one file: one line, the first three named.
+    let mut docs = vec![node.to_owned()];
+    docs.extend((0..50).map(|i| class(&format!("c{i}.example.com"), "v1beta2")));
+    let many = write(&dir, "driver.yaml", &docs.join("---\n"));
+    let r = run(&["plan", "-f", &many]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(
+        r.err,
+        format!(
+            "warning: {many}: 50 objects use resource.k8s.io/v1beta2, which a default Kubernetes \
+             1.37 API server does not serve (only with \
+             --runtime-config=resource.k8s.io/v1beta2=true); converted to resource.k8s.io/v1: \
+             DeviceClass \"c0.example.com\" (doc 2), DeviceClass \"c1.example.com\" (doc 3), \
+             DeviceClass \"c2.example.com\" (doc 4) and 47 more\n"
+        )
+    );
+}
+
+// ------------------------------------------------------------ objects defined again
+
+#[test]
+fn a_later_file_updates_an_object_as_kubectl_apply_does() {
+    let dir = scratch("update");
+    let class = |expression: &str| {
+        format!(
+            "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: gpu.nvidia.com\n\
+             spec:\n  selectors:\n  - cel:\n      expression: {expression}\n"
+        )
+    };
+    let node = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n";
+    let dump = write(
+        &dir,
+        "cluster.yaml",
+        &format!("{node}---\n{}", class("device.driver == \"old\"")),
+    );
+    let driver = write(
+        &dir,
+        "driver.yaml",
+        &class("device.driver == \"gpu.nvidia.com\""),
+    );
+    let r = run(&["check", "-f", &dump, "-f", &driver]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(
+        r.err,
+        format!(
+            "warning: {driver} doc 1: DeviceClass \"gpu.nvidia.com\": replaces the one at \
+             {dump} doc 2 (a later input updates the object, as kubectl apply does)\n"
+        )
+    );
+    // Twice in one file: an error, the dump contradicts itself.
+    let twice = write(
+        &dir,
+        "twice.yaml",
+        &format!(
+            "{node}---\n{}---\n{}",
+            class("\"true\""),
+            class("\"false\"")
+        ),
+    );
+    fails_with(
+        &run(&["plan", "-f", &twice]),
+        &format!(
+            "{twice} doc 3: DeviceClass \"gpu.nvidia.com\": metadata.name: duplicate object: \
+             also defined at {twice} doc 2"
+        ),
+    );
+}

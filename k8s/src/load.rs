@@ -15,8 +15,10 @@
 //!   never merged;
 //! - every `apiVersion` a 1.37 API server serves for a kind gangpack reads is read,
 //!   converted into the version gangpack reads as the API server converts it (so
-//!   [`Object::raw`] holds the converted document); a version it does not serve is an
-//!   error naming those it does; a kind of a custom resource group (`scheduling.x-k8s.io`
+//!   [`Object::raw`] holds the converted document), with one [`Warning`] per version and
+//!   input when that version is not the one gangpack reads (a default 1.37 API server
+//!   serves only `resource.k8s.io/v1`: beta and alpha versions need `--runtime-config`);
+//!   a version it does not serve is an error naming those it does; a kind of a custom resource group (`scheduling.x-k8s.io`
 //!   PodGroups) is skipped with a warning;
 //! - a field the document's own version does not know is a warning naming its path
 //!   (`unknown field "spec.devices.requests[0].bogusField"`), as server-side field
@@ -435,6 +437,11 @@ pub fn load_str_with(text: &str, file: &str, options: &LoadOptions) -> Result<Lo
     } else {
         reader.yaml(text);
     }
+    let converted = std::mem::take(&mut reader.seen.converted);
+    reader
+        .loaded
+        .warnings
+        .extend(converted_warnings(file, converted));
     if reader.errors.is_empty()
         && reader.loaded.objects.is_empty()
         && reader.loaded.bindings.is_empty()
@@ -474,11 +481,74 @@ struct Reader<'a> {
     seen: Seen,
 }
 
-/// What a text held that is not an object: lists with no items, skipped objects.
+/// What a text held besides the objects: lists with no items, skipped objects,
+/// objects converted from a version a default API server does not serve.
 #[derive(Debug, Default)]
 struct Seen {
     empty_lists: Vec<String>,
     skipped: usize,
+    converted: Vec<Converted>,
+}
+
+/// An object read in a version a default 1.37 API server does not serve.
+#[derive(Debug)]
+struct Converted {
+    from: String,
+    to: &'static str,
+    source: Source,
+    object: String,
+}
+
+/// One warning per `apiVersion` of one text that a default 1.37 API server does not
+/// serve: naming the object when it is alone, else the first few with their documents
+/// and how many more.
+fn converted_warnings(file: &str, converted: Vec<Converted>) -> Vec<Warning> {
+    const SHOWN: usize = 3;
+    let mut by_version: Vec<(String, &'static str, Vec<Converted>)> = Vec::new();
+    for c in converted {
+        match by_version.iter_mut().find(|(from, _, _)| *from == c.from) {
+            Some((_, _, all)) => all.push(c),
+            None => by_version.push((c.from.clone(), c.to, vec![c])),
+        }
+    }
+    by_version
+        .into_iter()
+        .map(|(from, to, mut all)| {
+            let why = not_served_by_default(&from, to);
+            if all.len() == 1 {
+                let one = all.remove(0);
+                return Warning {
+                    source: Some(one.source),
+                    object: Some(one.object),
+                    message: format!("uses {why}"),
+                };
+            }
+            let mut named: Vec<String> = all
+                .iter()
+                .take(SHOWN)
+                .map(|c| {
+                    let item = c
+                        .source
+                        .item
+                        .map(|i| format!(" item {i}"))
+                        .unwrap_or_default();
+                    format!("{} (doc {}{item})", c.object, c.source.doc)
+                })
+                .collect();
+            if all.len() > SHOWN {
+                named.push(format!("{} more", all.len() - SHOWN));
+            }
+            let list = match named.split_last() {
+                Some((last, init)) if !init.is_empty() => format!("{} and {last}", init.join(", ")),
+                _ => named.join(""),
+            };
+            Warning {
+                source: None,
+                object: None,
+                message: format!("{file}: {} objects use {why}: {list}", all.len()),
+            }
+        })
+        .collect()
 }
 
 impl Reader<'_> {
@@ -723,6 +793,7 @@ impl Reader<'_> {
             self.loaded.extend(reader.loaded);
             self.errors.extend(reader.errors);
             self.seen.skipped += reader.seen.skipped;
+            self.seen.converted.extend(reader.seen.converted);
         }
     }
 
@@ -845,6 +916,12 @@ impl Reader<'_> {
                     // Converted from what that version knows, as the API server does
                     // (an unknown field never turns into a field of the version read).
                     v = known.doc;
+                    self.seen.converted.push(Converted {
+                        from: api_version.clone(),
+                        to: k.api_version(),
+                        source: src.clone(),
+                        object: object.clone(),
+                    });
                 }
                 for f in known.unknown {
                     let message = format!("unknown field \"{f}\"");
@@ -976,6 +1053,16 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+/// Why an object of a beta or alpha version a 1.37 API server serves only when enabled
+/// is worth a warning (beta APIs are off by default since 1.24, KEP-3136; alpha ones
+/// always were): it is read and converted to `to`, but a default server refuses it.
+fn not_served_by_default(api_version: &str, to: &str) -> String {
+    format!(
+        "{api_version}, which a default Kubernetes 1.37 API server does not serve \
+         (only with --runtime-config={api_version}=true); converted to {to}"
+    )
 }
 
 /// The kinds a decision may be, for messages: `Binding`, then [`Kind::ALL`].

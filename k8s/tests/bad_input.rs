@@ -558,16 +558,24 @@ fn non_utf8_text_is_refused_with_its_position() {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-fn duplicates_across_files_name_both() {
+fn duplicates_across_files_are_updates_within_one_an_error() {
     let claim = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: gpus, namespace: ml}\n";
     let mut loaded = load_str(claim, "a.yaml").unwrap();
     loaded.extend(load_str(&format!("{NODE}---\n{claim}"), "b.yaml").unwrap());
-    let e = Snapshot::build(loaded, &BuildOptions::default())
+    // The later input updates it (kubectl apply); a note names both.
+    let s = Snapshot::build(loaded, &BuildOptions::default()).unwrap();
+    assert_eq!(
+        s.warnings[0].to_string(),
+        "b.yaml doc 2: ResourceClaim \"ml/gpus\": replaces the one at a.yaml doc 1 (a later input updates the object, as kubectl apply does)"
+    );
+    // Twice in one input: still an error.
+    let twice = load_str(&format!("{claim}---\n{claim}"), "c.yaml").unwrap();
+    let e = Snapshot::build(twice, &BuildOptions::default())
         .err()
         .unwrap();
     assert_eq!(
         e.to_string(),
-        "b.yaml doc 2: ResourceClaim \"ml/gpus\": metadata.name: duplicate object: also defined at a.yaml doc 1"
+        "c.yaml doc 2: ResourceClaim \"ml/gpus\": metadata.name: duplicate object: also defined at c.yaml doc 1"
     );
 }
 

@@ -253,14 +253,18 @@ fn duplicates_name_both_sources() {
         "a.yaml",
     )
     .unwrap();
-    loaded.extend(load_str("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\n", "b.yaml").unwrap());
-    let e = Snapshot::build(loaded, &BuildOptions::default())
-        .err()
-        .unwrap();
+    loaded.extend(load_str("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a, labels: {later: \"yes\"}}}\n", "b.yaml").unwrap());
+    // Across inputs the later one updates the object, as `kubectl apply` would.
+    let s = Snapshot::build(loaded, &BuildOptions::default()).unwrap();
+    let w: Vec<String> = s.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(
-        e.to_string(),
-        "b.yaml doc 1 item 0: Node \"a\": metadata.name: duplicate object: also defined at a.yaml doc 1"
+        w,
+        [
+            "b.yaml doc 1 item 0: Node \"a\": replaces the one at a.yaml doc 1 (a later input updates the object, as kubectl apply does)"
+        ]
     );
+    assert_eq!(s.objects.len(), 1);
+    assert_eq!(s.objects[0].raw["metadata"]["labels"]["later"], "yes");
 }
 
 #[test]

@@ -199,6 +199,10 @@ pub fn check(
     decisions: Option<Loaded>,
     options: &CheckOptions,
 ) -> Result<Report, InputErrors> {
+    // Objects a later input defines again are replaced first, as the snapshot does
+    // (with the warnings the snapshot then says once).
+    let objects = std::mem::take(&mut dump.objects);
+    dump.objects = crate::snapshot::later_inputs_update(objects, &mut dump.warnings);
     let before: BTreeMap<Key, Arc<Value>> = dump
         .objects
         .iter()

@@ -231,6 +231,7 @@ impl Snapshot {
                 message: "skipped: a Binding is a scheduler's decision (give it to `gangpack check --decisions`)".into(),
             });
         }
+        let objects = later_inputs_update(objects, &mut warnings);
         crate::trace::emit(crate::trace::Event::Building {
             objects: objects.len(),
         });
@@ -366,6 +367,44 @@ const CONVERT_RUN: usize = 256;
 /// At most this many threads convert ahead.
 #[cfg(not(target_arch = "wasm32"))]
 const MAX_CONVERT_THREADS: usize = 7;
+
+/// Objects defined again by a later input (another file, or stdin) replace the
+/// earlier definition, as a later `kubectl apply -f` updates an object: a driver's
+/// DeviceClass given after a cluster dump that has it. Each replacement is a warning
+/// naming both places. The same object twice in one input stays an error (a dump never
+/// lists an object twice: the two contradict each other), found by the duplicate
+/// check.
+pub(crate) fn later_inputs_update(
+    objects: Vec<Object>,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Object> {
+    let mut last: BTreeMap<Key, usize> = BTreeMap::new();
+    let mut replaced = vec![false; objects.len()];
+    for (i, o) in objects.iter().enumerate() {
+        if let Some(j) = last.insert(key_of(o), i)
+            && objects[j].source.file != o.source.file
+        {
+            replaced[j] = true;
+            warnings.push(Warning {
+                source: Some(o.source.clone()),
+                object: Some(o.describe()),
+                message: format!(
+                    "replaces the one at {} (a later input updates the object, as kubectl \
+                     apply does)",
+                    objects[j].source
+                ),
+            });
+        }
+    }
+    if !replaced.contains(&true) {
+        return objects;
+    }
+    objects
+        .into_iter()
+        .zip(replaced)
+        .filter_map(|(o, r)| (!r).then_some(o))
+        .collect()
+}
 
 fn key_of(o: &Object) -> Key {
     (o.kind, o.namespace.clone(), o.name.clone())
