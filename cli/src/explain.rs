@@ -128,6 +128,8 @@ fn explain_on(
         }
         None => explain_all(snapshot, &plan),
     };
+    // An error about a generated claim is told about its template.
+    let stdout = output::on_templates(snapshot, &stdout);
     crate::input::phase_end("explain");
     Ok(crate::Outcome {
         stdout,

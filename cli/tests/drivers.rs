@@ -89,14 +89,16 @@ fn a_selector_reading_a_missing_attribute_fails_the_pod_with_the_cel_error() {
         "{}",
         r.out
     );
-    // The claim, the request, the expression, the device and the error.
+    // The template (where it is) and the claim made from it, the request, the
+    // expression, the device and the error.
     let line = r
         .out
         .lines()
         .find(|l| l.starts_with("  Pod ml/mig-user: failed: "))
         .unwrap_or_else(|| panic!("no reason line:\n{}", r.out));
     for part in [
-        "ResourceClaim \"ml/mig-user-mig-",
+        "missing-attribute.yaml doc 1: ResourceClaimTemplate \"ml/mig-1g\" (for the claim \
+         ml/mig-user-mig-",
         "request mig",
         "`device.attributes[\"gpu.nvidia.com\"].profile == \"1g.10gb\"`",
         "on device gpu.nvidia.com/nv-a100/gpu-0",

@@ -439,3 +439,33 @@ fn a_later_file_updates_an_object_as_kubectl_apply_does() {
         ),
     );
 }
+
+// --------------------------------------------------------- errors in templates
+
+#[test]
+fn an_error_in_a_template_names_the_template_and_where_it_is() {
+    let dir = scratch("template");
+    let gang = std::fs::read_to_string(common::root().join(GANG)).expect("the example");
+    let bad = write(
+        &dir,
+        "gang.yaml",
+        &gang.replace(
+            "deviceClassName: h100.nvidia.com",
+            "deviceClassName: nope.nvidia.com",
+        ),
+    );
+    let told = format!(
+        "PodGroup ml/llm-pretrain: failed: {bad} doc 1: ResourceClaimTemplate \
+         \"ml/h100-x4-numa\" (for the claim ml/llm-pretrain-worker-0-gpus-rnnv5 of Pod \
+         ml/llm-pretrain-worker-0): spec.spec.devices.requests[0].exactly.deviceClassName: \
+         DeviceClass \"nope.nvidia.com\" not found"
+    );
+    let plan = run(&["plan", "-f", CLUSTER, "-f", &bad]);
+    assert_eq!(plan.code, 3, "{}", plan.err);
+    assert!(plan.out.lines().any(|l| l.trim() == told), "{}", plan.out);
+    let explain = run(&["explain", "-f", CLUSTER, "-f", &bad, "ml/llm-pretrain"]);
+    assert_eq!(explain.out, format!("{told}\n"));
+    // The condition written for -o yaml says the same.
+    let yaml = run(&["plan", "-f", CLUSTER, "-f", &bad, "-o", "yaml"]);
+    assert!(yaml.out.contains("ResourceClaimTemplate"), "{}", yaml.out);
+}

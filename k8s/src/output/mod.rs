@@ -29,7 +29,9 @@ pub use allocation::{allocation_to_json, node_selector_to_json};
 pub use evict::Evictions;
 pub(crate) use evict::{release_changes, release_claim};
 pub use manifests::{PAUSE_IMAGE, scenario_manifests};
-pub use plan::{DELETE_PROTECTION_FINALIZER, Outcome, Plan, PlanRow, PodPlacement, list, plan};
+pub use plan::{
+    DELETE_PROTECTION_FINALIZER, Outcome, Plan, PlanRow, PodPlacement, list, on_templates, plan,
+};
 pub use taint::{
     DEVICE_TAINT_MESSAGE, DEVICE_TAINT_REASON, DryRun, Eviction, NODE_TAINT_MESSAGE,
     NODE_TAINT_REASON, TaintPlan, TaintTarget, taint,

@@ -183,7 +183,10 @@ pub fn plan(snapshot: &mut Snapshot) -> Plan {
     }
     let mut rows = Vec::with_capacity(report.units.len());
     for (unit, result) in &report.units {
-        let row = row(sched, unit, result);
+        let mut row = row(sched, unit, result);
+        if matches!(result, UnitResult::Invalid(_) | UnitResult::Failed(_)) {
+            row.reason = on_templates(snapshot, &row.reason);
+        }
         match result {
             UnitResult::Scheduled(d) => write_scheduled(&mut changes, sched, unit, d, now),
             UnitResult::Preempted(p) => write_preempted(&mut changes, sched, unit, p, &row, now),
@@ -236,6 +239,57 @@ pub(crate) fn row(sched: &Scheduler, unit: &Unit, result: &UnitResult) -> PlanRo
         victims: r.victims.iter().map(|v| v.unit.to_string()).collect(),
         reason: r.reason,
     }
+}
+
+/// An error about a claim gangpack generated from a ResourceClaimTemplate, told about
+/// the template, where it is in the input, and who the claim was for: the claim does
+/// not exist anywhere the user could look (`ResourceClaim "ml/w-0-gpus-rnnv5":
+/// spec.devices...` becomes `cluster.yaml doc 3: ResourceClaimTemplate "ml/gpus" (for
+/// the claim ml/w-0-gpus-rnnv5 of Pod ml/w-0): spec.spec.devices...`).
+pub fn on_templates(snapshot: &Snapshot, reason: &str) -> String {
+    let mut out = reason.to_owned();
+    for g in &snapshot.generated {
+        let (Some(entry), ns) = (&g.entry, &g.claim.namespace) else {
+            continue;
+        };
+        let named = format!("ResourceClaim \"{ns}/{}\"", g.claim.name);
+        let Some(at) = out.find(&named) else {
+            continue;
+        };
+        let (kind, owner) = match &g.owner {
+            crate::Owner::Pod { name, .. } => (Kind::Pod, name),
+            crate::Owner::PodGroup { name, .. } => (Kind::PodGroup, name),
+        };
+        let Some(owner_object) = snapshot.object(kind, Some(ns), owner) else {
+            continue;
+        };
+        let template = owner_object.raw["spec"]["resourceClaims"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["name"].as_str() == Some(entry))
+            .and_then(|c| c["resourceClaimTemplateName"].as_str());
+        let Some(t) =
+            template.and_then(|t| snapshot.object(Kind::ResourceClaimTemplate, Some(ns), t))
+        else {
+            continue;
+        };
+        let mut told = format!(
+            "{}: {} (for the claim {ns}/{} of {kind} {ns}/{owner})",
+            t.source,
+            t.describe(),
+            g.claim.name
+        );
+        let rest = &out[at + named.len()..];
+        // The claim's fields are the template's `spec.spec...`.
+        let rest = match rest.strip_prefix(": spec.") {
+            Some(field) => format!(": spec.spec.{field}"),
+            None => rest.to_owned(),
+        };
+        told.push_str(&rest);
+        out = format!("{}{told}", &out[..at]);
+    }
+    out
 }
 
 /// The rows of the units held back ([`Snapshot::waiting`]): a waiting PodGroup or pod
