@@ -55,7 +55,7 @@ pub(crate) fn run(
     kept: &mut Option<Snapshot>,
 ) -> Result<crate::Outcome, Failure> {
     let mut snapshot = input::snapshot(global, input, messages)?;
-    let outcome = explain_on(&mut snapshot, group, pod);
+    let outcome = explain_on(&mut snapshot, group, pod, global.namespace.as_deref());
     *kept = Some(snapshot);
     outcome
 }
@@ -65,13 +65,14 @@ fn explain_on(
     snapshot: &mut Snapshot,
     group: Option<&str>,
     pod: Option<&str>,
+    namespace: Option<&str>,
 ) -> Result<crate::Outcome, Failure> {
     // What is printed before the unit's explanation: the pod asked about, when its
     // PodGroup is the unit explained, or why it is held back.
     let mut preface = String::new();
     let unit = match (group, pod) {
         (Some(g), _) => {
-            let key = namespaced(g)?;
+            let key = namespaced(g, namespace)?;
             let (ns, name) = key.split_once('/').unwrap_or(("", &key));
             if let Some(w) = snapshot.waiting(Kind::PodGroup, ns, name) {
                 return Ok(waiting_outcome(w));
@@ -79,7 +80,7 @@ fn explain_on(
             Some(Unit::Group(key))
         }
         (None, Some(p)) => {
-            let key = namespaced(p)?;
+            let key = namespaced(p, namespace)?;
             let (ns, name) = key.split_once('/').unwrap_or(("", &key));
             if let Some(w) = snapshot.waiting(Kind::Pod, ns, name) {
                 let group = w.group.as_ref().map(|g| format!("{ns}/{g}"));

@@ -359,6 +359,32 @@ pub(crate) fn load_cluster(
     Ok(loaded)
 }
 
+/// `-n NS`: namespaced objects that name no namespace are put in `ns` (as `kubectl
+/// apply -n` does), and the pending pods of other namespaces are left out, so that only
+/// `ns`'s pods and PodGroups are scheduled; bound pods and every other object stay, and
+/// hold their capacity.
+pub(crate) fn in_namespace(loaded: &mut Loaded, ns: &str) {
+    for o in &mut loaded.objects {
+        let unnamed = o.raw["metadata"]["namespace"]
+            .as_str()
+            .is_none_or(str::is_empty);
+        if o.kind.is_namespaced() && unnamed {
+            o.namespace = Some(ns.to_owned());
+            let raw = std::sync::Arc::make_mut(&mut o.raw);
+            if let Some(meta) = raw.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+                meta.insert("namespace".into(), serde_json::Value::String(ns.to_owned()));
+            }
+        }
+    }
+    loaded.objects.retain(|o| {
+        o.kind != gangpack_k8s::Kind::Pod
+            || o.namespace.as_deref() == Some(ns)
+            || o.raw["spec"]["nodeName"]
+                .as_str()
+                .is_some_and(|n| !n.is_empty())
+    });
+}
+
 /// The load options the global flags ask for.
 pub(crate) fn load_options(global: &Options) -> LoadOptions {
     LoadOptions {
@@ -397,7 +423,10 @@ pub(crate) fn snapshot(
     input: &Input,
     messages: &mut Messages,
 ) -> Result<Snapshot, Failure> {
-    let loaded = load_cluster(input, load_options(global), messages)?;
+    let mut loaded = load_cluster(input, load_options(global), messages)?;
+    if let Some(ns) = &global.namespace {
+        in_namespace(&mut loaded, ns);
+    }
     phase_end("parse");
     let snapshot = build(global, loaded, messages)?;
     phase_end("build");
@@ -409,9 +438,11 @@ pub(crate) fn phase_end(phase: &'static str) {
     gangpack_k8s::trace::emit(gangpack_k8s::trace::Event::PhaseEnd(phase));
 }
 
-/// `namespace/name`, with `default` as the namespace of a bare name.
-pub(crate) fn namespaced(name: &str) -> Result<String, Failure> {
-    let (ns, n) = name.split_once('/').unwrap_or(("default", name));
+/// `namespace/name`, with `default` (or `-n NS`) as the namespace of a bare name.
+pub(crate) fn namespaced(name: &str, default: Option<&str>) -> Result<String, Failure> {
+    let (ns, n) = name
+        .split_once('/')
+        .unwrap_or((default.unwrap_or("default"), name));
     if ns.is_empty() || n.is_empty() || n.contains('/') {
         return Err(Failure::invalid(format!(
             "{name:?} is not NAMESPACE/NAME or NAME"

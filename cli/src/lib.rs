@@ -95,6 +95,10 @@ pub struct Options {
     /// `--feature-gates PodGroupPreemptionPolicy=true`
     /// ([`gangpack::GangOptions::pod_group_preemption_policy`]).
     pub pod_group_preemption_policy: bool,
+    /// `-n NS`: namespaced objects without a namespace are in NS (not `default`), and
+    /// only NS's pending pods (and so PodGroups) are scheduled; `None` (`-A`, the
+    /// default): every namespace.
+    pub namespace: Option<String>,
 }
 
 impl Options {
@@ -127,6 +131,7 @@ impl Default for Options {
             allocator_step_budget: gangpack::DEFAULT_ALLOCATOR_STEP_BUDGET,
             limits: gangpack_k8s::Limits::default(),
             pod_group_preemption_policy: false,
+            namespace: None,
         }
     }
 }

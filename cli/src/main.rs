@@ -22,7 +22,7 @@
 //! `--seed N`,
 //! `--color auto|always|never`, `--skip-invalid`, `--strict`, `--now RFC3339`,
 //! `--step-budget N`, `--allocator-step-budget N`, `--max-input-bytes BYTES`,
-//! `--max-alias-expansion N`.
+//! `--max-alias-expansion N`, `-n/--namespace NS`, `-A/--all-namespaces`.
 //!
 //! The commands are `gangpack_cli`'s functions (the library in `src/lib.rs`, shared
 //! with the WebAssembly build); this file is the clap definition and the terminal:
@@ -201,6 +201,24 @@ pub(crate) struct Global {
     /// plan, explain, write).
     #[arg(help_heading = "Global options", long, global = true)]
     pub(crate) timings: bool,
+    /// Work in one namespace, as `kubectl -n`: namespaced objects of the input that
+    /// name no namespace are in NS (as `kubectl apply -n NS` puts them), and only NS's
+    /// pending pods and PodGroups are scheduled, shown and explained (a bare PODGROUP or
+    /// --pod name is in NS). The rest of the cluster still counts: nodes, devices and
+    /// other namespaces' running pods and allocated claims hold their capacity.
+    #[arg(
+        help_heading = "Global options",
+        short = 'n',
+        long,
+        global = true,
+        value_name = "NS",
+        conflicts_with = "all_namespaces"
+    )]
+    pub(crate) namespace: Option<String>,
+    /// Every namespace (the default): every pending pod and PodGroup is scheduled, and
+    /// objects that name no namespace are in `default`.
+    #[arg(help_heading = "Global options", short = 'A', long, global = true)]
+    pub(crate) all_namespaces: bool,
     /// kube-scheduler feature gates to change from their Kubernetes 1.37 defaults,
     /// `Name=true|false` separated by commas. Known: `PodGroupPreemptionPolicy` (off by
     /// default: a PodGroup's pods must share one preemptionPolicy, which decides; on:
@@ -660,6 +678,7 @@ impl Global {
             now: self.now,
             step_budget: self.step_budget,
             allocator_step_budget: self.allocator_step_budget,
+            namespace: self.namespace.clone(),
             pod_group_preemption_policy: self
                 .feature_gates
                 .clone()

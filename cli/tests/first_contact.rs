@@ -469,3 +469,99 @@ fn an_error_in_a_template_names_the_template_and_where_it_is() {
     let yaml = run(&["plan", "-f", CLUSTER, "-f", &bad, "-o", "yaml"]);
     assert!(yaml.out.contains("ResourceClaimTemplate"), "{}", yaml.out);
 }
+
+// ------------------------------------------------------------ -n / -A namespaces
+
+#[test]
+fn namespace_flags_schedule_one_namespace_on_the_whole_cluster() {
+    let dir = scratch("namespaces");
+    let chat = std::fs::read_to_string(common::root().join("examples/claim-first-available.yaml"))
+        .expect("the example");
+    let web = write(
+        &dir,
+        "web.yaml",
+        &chat.replace("namespace: ml", "namespace: web"),
+    );
+    let bare: String = chat
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("namespace:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let bare = write(&dir, "bare.yaml", &bare);
+    let both = ["plan", "-f", CLUSTER, "-f", GANG, "-f", &web];
+    // -A (the default): both namespaces' pending work.
+    for extra in [&[][..], &["-A"]] {
+        let mut args = both.to_vec();
+        args.extend(extra);
+        let r = run(&args);
+        assert_eq!(r.code, 0, "{}", r.err);
+        assert!(r.out.contains("Pod web/chat-inference"), "{}", r.out);
+        assert!(r.out.contains("PodGroup ml/llm-pretrain"), "{}", r.out);
+    }
+    // -n ml: only ml's; -n web: only web's.
+    let mut args = both.to_vec();
+    args.extend(["-n", "ml"]);
+    let r = run(&args);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(!r.out.contains("web/"), "{}", r.out);
+    assert!(r.out.ends_with(
+        "1 unit: 1 placed, 0 preempted, 0 pending, 0 invalid, 0 failed; 4 pods bound, 0 \
+         nominated, 16 devices allocated\n"
+    ));
+    let mut args = both.to_vec();
+    args.extend(["--namespace", "web", "-o", "json"]);
+    let r = run(&args);
+    assert!(r.out.contains("\"namespace\": \"web\""), "{}", r.out);
+    assert!(!r.out.contains("\"namespace\": \"ml\""), "{}", r.out);
+    // Objects without a namespace are in NS, as kubectl apply -n puts them.
+    let r = run(&["plan", "-f", CLUSTER, "-f", &bare, "-n", "team-a"]);
+    assert!(
+        r.has_row(&[
+            "Pod",
+            "team-a/chat-inference",
+            "placed",
+            "1",
+            "1",
+            "gpu-r2-n2"
+        ]),
+        "{}",
+        r.out
+    );
+    // Other namespaces' running pods still hold their GPUs: the gang does not fit
+    // beside the running job, whichever namespace is asked for.
+    let running = ["examples/running-job.yaml"];
+    let r = run(&[
+        "plan", "-f", CLUSTER, "-f", running[0], "-f", GANG, "-n", "ml",
+    ]);
+    assert_eq!(r.code, 3, "{}", r.out);
+    let ours = std::fs::read_to_string(common::root().join(GANG))
+        .expect("the gang")
+        .replace("namespace: ml", "namespace: research");
+    let gang = write(&dir, "gang.yaml", &ours);
+    let r = run(&[
+        "plan", "-f", CLUSTER, "-f", running[0], "-f", &gang, "-n", "research",
+    ]);
+    assert_eq!(r.code, 3, "{}", r.out);
+    assert!(
+        r.out.contains("PodGroup research/llm-pretrain  pending"),
+        "{}",
+        r.out
+    );
+    // explain: a bare name is in NS.
+    let r = run(&[
+        "explain",
+        "-f",
+        CLUSTER,
+        "-f",
+        GANG,
+        "-n",
+        "ml",
+        "llm-pretrain",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.starts_with("PodGroup ml/llm-pretrain: "), "{}", r.out);
+    // Not both.
+    let r = run(&["plan", "-f", CLUSTER, "-n", "ml", "-A"]);
+    assert_eq!(r.code, 2);
+    assert!(r.err.contains("cannot be used with"), "{}", r.err);
+}
