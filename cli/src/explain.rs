@@ -228,9 +228,11 @@ fn not_found(sched: &Scheduler, kind: &str, key: &str) -> Failure {
     let mut message = format!("{kind} {key} not found in the input");
     match guesses.as_slice() {
         [] => {}
-        [one] => message.push_str(&format!("; did you mean {one}?")),
+        [one] => {
+            let _ = write!(message, "; did you mean {one}?");
+        }
         [init @ .., last] => {
-            message.push_str(&format!("; did you mean {} or {last}?", init.join(", ")));
+            let _ = write!(message, "; did you mean {} or {last}?", init.join(", "));
         }
     }
     Failure::NotFound(message)

@@ -91,6 +91,10 @@ pub(crate) struct Cli {
 
 /// Flags every command takes.
 #[derive(Debug, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "clap's on/off flags, each its own switch"
+)]
 pub(crate) struct Global {
     /// How to choose among feasible nodes and racks: best-fit (the tightest), spread
     /// (the emptiest), stranding (where a pod strands the least GPU, CPU and memory for

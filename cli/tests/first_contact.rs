@@ -482,11 +482,12 @@ fn namespace_flags_schedule_one_namespace_on_the_whole_cluster() {
         "web.yaml",
         &chat.replace("namespace: ml", "namespace: web"),
     );
-    let bare: String = chat
+    let mut bare = chat
         .lines()
         .filter(|l| !l.trim_start().starts_with("namespace:"))
-        .map(|l| format!("{l}\n"))
-        .collect();
+        .collect::<Vec<_>>()
+        .join("\n");
+    bare.push('\n');
     let bare = write(&dir, "bare.yaml", &bare);
     let both = ["plan", "-f", CLUSTER, "-f", GANG, "-f", &web];
     // -A (the default): both namespaces' pending work.

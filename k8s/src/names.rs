@@ -19,31 +19,34 @@ use std::cmp::Ordering;
 /// assert_eq!(pods, ["worker-0", "worker-1", "worker-2", "worker-10", "worker-100"]);
 /// ```
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    let (mut left, mut right) = (a.as_bytes(), b.as_bytes());
     let mut zeros = Ordering::Equal;
     loop {
-        match (x.first(), y.first()) {
+        match (left.first(), right.first()) {
             (None, None) => return zeros.then_with(|| a.cmp(b)),
             (None, Some(_)) => return Ordering::Less,
             (Some(_), None) => return Ordering::Greater,
-            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
-                let (m, rest_x) = digits(x);
-                let (n, rest_y) = digits(y);
-                let (m0, n0) = (trim_zeros(m), trim_zeros(n));
-                let by_value = m0.len().cmp(&n0.len()).then_with(|| m0.cmp(n0));
+            (Some(l), Some(r)) if l.is_ascii_digit() && r.is_ascii_digit() => {
+                let (number_l, rest_l) = digits(left);
+                let (number_r, rest_r) = digits(right);
+                let (value_l, value_r) = (trim_zeros(number_l), trim_zeros(number_r));
+                let by_value = value_l
+                    .len()
+                    .cmp(&value_r.len())
+                    .then_with(|| value_l.cmp(value_r));
                 if by_value != Ordering::Equal {
                     return by_value;
                 }
                 if zeros == Ordering::Equal {
-                    zeros = m.len().cmp(&n.len());
+                    zeros = number_l.len().cmp(&number_r.len());
                 }
-                (x, y) = (rest_x, rest_y);
+                (left, right) = (rest_l, rest_r);
             }
-            (Some(c), Some(d)) => {
-                if c != d {
-                    return c.cmp(d);
+            (Some(l), Some(r)) => {
+                if l != r {
+                    return l.cmp(r);
                 }
-                (x, y) = (&x[1..], &y[1..]);
+                (left, right) = (&left[1..], &right[1..]);
             }
         }
     }
