@@ -184,7 +184,7 @@ fn pod_unit(sched: &Scheduler, key: &str) -> Result<Unit, Failure> {
     })
 }
 
-fn check_exists(sched: &Scheduler, unit: &Unit) -> Result<(), Failure> {
+pub(crate) fn check_exists(sched: &Scheduler, unit: &Unit) -> Result<(), Failure> {
     match unit {
         Unit::Group(g) if sched.group(g).is_none() => Err(not_found(sched, "PodGroup", g)),
         Unit::Pod(p) if sched.pod(p).is_none() => Err(not_found(sched, "Pod", p)),

@@ -39,8 +39,8 @@ fn run(
     messages: &mut Messages,
 ) -> Result<Outcome, Failure> {
     let unit = match (group, pod) {
-        (Some(g), _) => Unit::Group(namespaced(g)?),
-        (None, Some(p)) => Unit::Pod(namespaced(p)?),
+        (Some(g), _) => Unit::Group(namespaced(g, global.namespace.as_deref())?),
+        (None, Some(p)) => Unit::Pod(namespaced(p, global.namespace.as_deref())?),
         (None, None) => {
             return Err(Failure::invalid(
                 "--nodes needs a unit: a PODGROUP or --pod NAMESPACE/NAME",
@@ -49,6 +49,8 @@ fn run(
     };
     let mut snapshot = input::snapshot(global, input, messages)?;
     let _ = output::plan(&mut snapshot);
+    // An unknown unit: explain's error, with its "did you mean".
+    crate::explain::check_exists(&snapshot.scheduler, &unit)?;
     let table = snapshot.scheduler.node_table(&unit).map_err(|e| match e {
         gangpack::SchedulerError::Cluster(gangpack::ClusterError::NotFound(_)) => {
             Failure::NotFound(format!("{unit} not found in the input"))

@@ -84,4 +84,16 @@ fn explain_nodes_lists_every_node_in_the_explanations_words() {
     let bad = run(&none);
     assert_eq!(bad.code, 2);
     assert!(bad.err.contains("--nodes needs a unit"), "{}", bad.err);
+    // A misspelt unit: explain's error, with its "did you mean".
+    let mut typo = vec!["explain"];
+    typo.extend(files);
+    typo.extend(["--pod", "default/trian-0", "--nodes"]);
+    let typo = run(&typo);
+    assert_eq!(typo.code, 2, "{}", typo.err);
+    assert!(
+        typo.err
+            .contains("Pod default/trian-0 not found in the input; did you mean default/train-0?"),
+        "{}",
+        typo.err
+    );
 }

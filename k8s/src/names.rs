@@ -4,12 +4,10 @@
 //! Presentation only: the scheduler takes units and breaks ties in its own (byte)
 //! order, which this never changes.
 
-use std::cmp::Ordering;
-
 /// Compares two names in natural order: runs of ASCII digits compare as numbers
-/// (`worker-2` < `worker-10`), everything else byte by byte. Equal numbers written with
-/// different leading zeros (`n01`, `n1`) compare by the next runs, then the one with
-/// fewer zeros first; the order is total and agrees with `==`.
+/// (`worker-2` < `worker-10`), everything else byte by byte; the order is total and
+/// agrees with `==`. The core's comparator ([`gangpack::natural_cmp`], which the
+/// explanations and the node table use), so every list of the command agrees with them.
 ///
 /// ```
 /// use gangpack_k8s::natural_cmp;
@@ -18,51 +16,7 @@ use std::cmp::Ordering;
 /// pods.sort_by(|a, b| natural_cmp(a, b));
 /// assert_eq!(pods, ["worker-0", "worker-1", "worker-2", "worker-10", "worker-100"]);
 /// ```
-pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    let (mut left, mut right) = (a.as_bytes(), b.as_bytes());
-    let mut zeros = Ordering::Equal;
-    loop {
-        match (left.first(), right.first()) {
-            (None, None) => return zeros.then_with(|| a.cmp(b)),
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(l), Some(r)) if l.is_ascii_digit() && r.is_ascii_digit() => {
-                let (number_l, rest_l) = digits(left);
-                let (number_r, rest_r) = digits(right);
-                let (value_l, value_r) = (trim_zeros(number_l), trim_zeros(number_r));
-                let by_value = value_l
-                    .len()
-                    .cmp(&value_r.len())
-                    .then_with(|| value_l.cmp(value_r));
-                if by_value != Ordering::Equal {
-                    return by_value;
-                }
-                if zeros == Ordering::Equal {
-                    zeros = number_l.len().cmp(&number_r.len());
-                }
-                (left, right) = (rest_l, rest_r);
-            }
-            (Some(l), Some(r)) => {
-                if l != r {
-                    return l.cmp(r);
-                }
-                (left, right) = (&left[1..], &right[1..]);
-            }
-        }
-    }
-}
-
-/// The leading run of digits and the rest.
-fn digits(s: &[u8]) -> (&[u8], &[u8]) {
-    let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
-    s.split_at(n)
-}
-
-/// Digits without leading zeros (`0` stays one digit long only as the empty run).
-fn trim_zeros(s: &[u8]) -> &[u8] {
-    let n = s.iter().take_while(|c| **c == b'0').count();
-    &s[n..]
-}
+pub use gangpack::natural_cmp;
 
 /// Sorts names in natural order ([`natural_cmp`]).
 pub fn natural_sort<S: AsRef<str>>(names: &mut [S]) {
@@ -198,7 +152,8 @@ mod tests {
                 }
             }
         }
-        assert_eq!(natural_cmp("n1", "n01"), Ordering::Less);
+        // Equal but for leading zeros: byte order, as the playground's natural.js.
+        assert_eq!(natural_cmp("n01", "n1"), Ordering::Less);
         assert_eq!(natural_cmp("n01b", "n1a"), Ordering::Greater);
     }
 }
