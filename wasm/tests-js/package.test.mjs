@@ -80,7 +80,7 @@ test('npm pack, install into an empty project, import, type-check, run the READM
     "import { initSync, plan } from 'gangpack/web';",
     "const url = new URL(import.meta.resolve('gangpack/gangpack_wasm_bg.wasm'));",
     'initSync({ module: readFileSync(url) });',
-    "console.log(url.pathname.endsWith('/node_modules/gangpack/web/gangpack_wasm_bg.wasm'), plan('').exitCode);",
+    "console.log(url.pathname.endsWith('/node_modules/gangpack/web/gangpack_wasm_bg.wasm'), plan('apiVersion: v1\\nkind: Node\\nmetadata: {name: n1}\\n').exitCode);",
     '',
   ].join('\n'));
   assert.equal(run('node', ['web.mjs']), 'true 0\n');

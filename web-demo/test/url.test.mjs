@@ -37,7 +37,7 @@ test('the policy travels as p=, left out for the default', async () => {
   assert.equal((await decode('#s=demo')).policy, undefined);
   assert.equal((await decode('#s=demo&p=BestFit')).policy, undefined);
   await assert.rejects(decode('#s=demo&p=binpack'), (e) => {
-    assert.equal(e.message, "the link's policy (p=…) is not one of BestFit, Spread, Stranding, FGD");
+    assert.equal(e.message, "the link's policy (p=…) is not one of BestFit, Spread, Stranding, FGD, GangAware");
     return true;
   });
 });
