@@ -180,8 +180,10 @@ test('the Nodes table of a pending gang: every node once, the engine\'s results 
     await sortBy(page, 'result');
     assert.deepEqual((await shownRows(page)).map((r) => r.node), defaultOrder(engine.rows));
 
-    // Another workload: the section stays open. A bound pod's table is for a pending copy of it, with varied scores.
-    const pod = 'inference/chat';
+    // Another workload: the section stays open. A bound pod's table is for a pending
+    // copy of it, with varied scores: embed's 4 GPUs fit wherever 4 are free (its own
+    // node included: it has 4 more), and nowhere with fewer.
+    const pod = 'inference/embed';
     await openNodes(page, `Pod ${pod}`);
     const copy = await page.evaluate((p) => window.gangpackPlayground.nodeTable({ pod: p }), pod);
     assert.ok(copy.bound);
