@@ -1,7 +1,7 @@
 // What the e2e files share: web-demo/dist/ served by web-demo/serve.mjs (precompressed
 // files with Content-Encoding, as `bash scripts/playground.sh` serves them), headless
 // Chromium (Debian's /usr/bin/chromium through playwright-core), and a page opened
-// ready. (playground.test.mjs keeps its own copy of these.)
+// ready, for every e2e file.
 
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -33,18 +33,36 @@ export async function start() {
   };
 }
 
-/** A page at `hash`, ready; page errors fail the test at `done()`. */
-export async function open(env, hash = '', size = DESKTOP) {
-  const page = await env.browser.newPage({ viewport: size });
+/**
+ * A page at `hash`, ready; page errors and console errors (e.g. an invalid `pattern`)
+ * fail the test at `done()`. `touch`: a phone-like context (hasTouch, isMobile), to
+ * be driven with taps.
+ */
+export async function open(env, hash = '', size = DESKTOP, { touch = false } = {}) {
+  const context = await env.browser.newContext({ viewport: size, ...(touch ? { hasTouch: true, isMobile: true } : {}) });
+  const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
   await page.goto(env.base + hash);
   await page.waitForSelector('body[data-ready=true]', { timeout: 120000 });
   page.done = async () => {
-    assert.deepEqual(errors, [], 'no uncaught errors in the page');
-    await page.close();
+    assert.deepEqual(errors, [], 'no uncaught errors in the page, none in the console');
+    await context.close();
   };
   return page;
+}
+
+/** Runs axe-core on the page as it is; returns the serious and critical violations, described. */
+export async function axeViolations(page) {
+  if (!(await page.evaluate(() => 'axe' in window))) {
+    await page.addScriptTag({ path: join(here, '..', 'node_modules', 'axe-core', 'axe.min.js') });
+  }
+  return page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 4).map((n) => n.target.join(' ')).join(', ')}`);
+  });
 }
 
 export const state = (page) => page.evaluate(() => window.gangpackPlayground.state());

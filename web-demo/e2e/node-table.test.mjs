@@ -8,67 +8,22 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname, extname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { join } from 'node:path';
+import { DESKTOP, PHONE, axeViolations, open as openIn, shots, start } from './harness.mjs';
 import { natural, resultText, scoreText, ROWS_SHOWN } from '../src/node-table.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..', '..');
-const dist = join(here, '..', 'dist');
-const shots = join(root, 'target', 'playground');
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-let server;
-let browser;
-let base;
-
-function serve() {
-  const s = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
-    const file = join(dist, path.endsWith('/') ? `${path}index.html` : path);
-    if (!file.startsWith(dist) || !existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
-    res.end(readFileSync(file));
-  });
-  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve(s)));
-}
+let env;
 
 before(async () => {
-  assert.ok(existsSync(join(dist, 'src', 'node-table.js')), 'run bash scripts/playground.sh --build-only');
-  mkdirSync(shots, { recursive: true });
-  server = await serve();
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+  env = await start();
 });
 
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await env?.close();
 });
 
-/** A page at `hash`, ready; page and console errors fail the test at `done()`. */
-async function open(hash, size = DESKTOP, { touch = false } = {}) {
-  const context = await browser.newContext({ viewport: size, ...(touch ? { hasTouch: true, isMobile: true } : {}) });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-  await page.goto(base + hash);
-  await page.waitForSelector('body[data-ready=true]', { timeout: 120000 });
-  page.done = async () => {
-    assert.deepEqual(errors, [], 'no uncaught errors in the page, none in the console');
-    await context.close();
-  };
-  return page;
-}
+/** A page at `hash`, ready (see harness.mjs's `open`). */
+const open = (hash, size, options) => openIn(env, hash, size, options);
 
 /** Plays `n` steps of the scenario's script (all of them without `n`). */
 async function play(page, n = 50) {
@@ -226,19 +181,11 @@ test('axe-core finds no serious or critical violation with the Nodes table open'
     const page = await open('#s=demo', size);
     try {
       await openNodes(page, 'PodGroup ml-training/gpt-moe-pretrain');
-      await page.addScriptTag({ path: join(here, '..', 'node_modules', 'axe-core', 'axe.min.js') });
-      const violations = await page.evaluate(async () => {
-        const r = await window.axe.run(document, { resultTypes: ['violations'] });
-        return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-          .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 4).map((n) => n.target.join(' ')).join(', ')}`);
-      });
+      const violations = await axeViolations(page);
       assert.deepEqual(violations, [], `${size.width}x${size.height}`);
       await page.click('#selected details.node-table button.open-wide');
       await page.waitForSelector('dialog.node-table-wide[open] tbody tr');
-      const inDialog = await page.evaluate(async () => {
-        const r = await window.axe.run(document, { resultTypes: ['violations'] });
-        return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help}`);
-      });
+      const inDialog = await axeViolations(page);
       assert.deepEqual(inDialog, [], `${size.width}x${size.height}: the wide view`);
     } finally {
       await page.done();

@@ -7,74 +7,28 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, extname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DESKTOP, PHONE, axeViolations, open as openIn, root, shots, start, state } from './harness.mjs';
 import * as g from '../../wasm/pkg/node/index.js';
 import { apply } from '../src/actions.js';
 import { SCENARIOS } from '../src/scenarios/index.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..', '..');
-const dist = join(here, '..', 'dist');
-const shots = join(root, 'target', 'playground');
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
-const SIZES = [{ width: 1280, height: 800 }, { width: 390, height: 844 }];
+const SIZES = [DESKTOP, PHONE];
 
-let server;
-let browser;
-let base;
-
-function serve() {
-  const s = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
-    const file = join(dist, path.endsWith('/') ? `${path}index.html` : path);
-    if (!file.startsWith(dist) || !existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
-    res.end(readFileSync(file));
-  });
-  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve(s)));
-}
+let env;
 
 before(async () => {
-  assert.ok(existsSync(join(dist, 'index.html')), 'run bash scripts/playground.sh --build-only');
-  mkdirSync(shots, { recursive: true });
-  server = await serve();
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+  env = await start();
 });
 
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await env?.close();
 });
 
-/**
- * A page at `hash`, ready; page errors and console errors (e.g. an invalid `pattern`)
- * fail the test at `done()`. `touch`: a phone-like context (hasTouch, isMobile), to
- * be driven with taps.
- */
-async function open(hash = '', size = SIZES[0], { touch = false } = {}) {
-  const context = await browser.newContext({ viewport: size, ...(touch ? { hasTouch: true, isMobile: true } : {}) });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-  await page.goto(base + hash);
-  await page.waitForSelector('body[data-ready=true]', { timeout: 120000 });
-  page.done = async () => {
-    assert.deepEqual(errors, [], 'no uncaught errors in the page, none in the console');
-    await context.close();
-  };
-  return page;
-}
+/** A page at `hash`, ready (see harness.mjs's `open`). */
+const open = (hash = '', size = SIZES[0], options = {}) => openIn(env, hash, size, options);
 
-const state = (page) => page.evaluate(() => window.gangpackPlayground.state());
 const devices = (snap) => snap.domains.flatMap((d) => d.nodes.flatMap((n) => n.devices));
 const device = (snap, id) => devices(snap).find((d) => d.id === id);
 
@@ -278,7 +232,7 @@ test('a shared link reloads to the same state', async () => {
   } finally {
     await page.done();
   }
-  const again = await browser.newPage({ viewport: SIZES[0] });
+  const again = await env.browser.newPage({ viewport: SIZES[0] });
   try {
     await again.goto(url);
     await again.waitForSelector('body[data-ready=true]');
@@ -870,17 +824,6 @@ test('a shared link keeps the selected workload (issue 37)', async () => {
     await page.done();
   }
 });
-
-/** Runs axe-core on the page as it is; returns the serious and critical violations, described. */
-async function axeViolations(page) {
-  await page.addScriptTag({ path: join(here, '..', 'node_modules', 'axe-core', 'axe.min.js') });
-  const result = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 4).map((n) => n.target.join(' ')).join(', ')}`);
-  });
-  return result;
-}
 
 for (const size of SIZES) {
   test(`${size.width}x${size.height}: axe-core finds no serious or critical violation on the page and its dialogs (issue 37)`, async () => {
