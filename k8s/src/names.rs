@@ -91,6 +91,9 @@ mod tests {
 
     #[test]
     fn edit_distances() {
+        assert_eq!(edit_distance("worker-1", "worker-1"), 0);
+        assert_eq!(edit_distance("worker-1", "worker-10"), 1);
+        assert_eq!(edit_distance("wroker-1", "worker-1"), 2);
         assert_eq!(edit_distance("traning", "training"), 1);
         assert_eq!(edit_distance("worker-O", "worker-0"), 1);
         assert_eq!(edit_distance("", "abc"), 3);

@@ -482,7 +482,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::edit_distance;
 
     #[test]
     fn merge_patch_follows_rfc_7386() {
@@ -606,15 +605,6 @@ mod tests {
             "{:?}",
             s.warnings
         );
-    }
-
-    #[test]
-    fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("worker-1", "worker-1"), 0);
-        assert_eq!(edit_distance("worker-1", "worker-10"), 1);
-        assert_eq!(edit_distance("wroker-1", "worker-1"), 2);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     #[test]
