@@ -547,3 +547,81 @@ fn running_pods_added_bound_release_their_claims() {
     );
     assert!(s.allocation(&format!("{}-gpus", members[0])).is_none());
 }
+
+/// A cycle over many pending gangs of few shapes, most of which do not fit, gives
+/// what it gives when no two units are alike: the equivalence cache (an equal unit
+/// that stayed pending earlier in the cycle answers for the next, until a placement
+/// may have touched its candidates) changes no outcome. Each unit of the reference
+/// run carries a toleration of its own for a taint no node has, which changes no
+/// placement but makes every unit unlike the others. (Debug builds also recompute
+/// every cached answer.)
+#[test]
+fn equal_pending_units_get_the_outcome_a_search_gives() {
+    // Priority 5: nothing to preempt. Priority -1: every unit that does not fit
+    // searches for victims.
+    for base in [5, -1] {
+        equal_pending_units_with(base);
+    }
+}
+
+fn equal_pending_units_with(base: i32) {
+    let run = |distinct: bool| {
+        let mut s = scheduler(24, 4);
+        // Some GPUs taken first, unevenly.
+        for i in 0..10 {
+            gang(
+                &mut s,
+                &format!("a-{i:02}"),
+                1 + i % 3,
+                1 + (i as u32 % 3),
+                base,
+                DisruptionMode::Single,
+            );
+        }
+        s.cycle();
+        let mut x: u64 = 7;
+        for i in 0..120 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let pods = [1, 2, 4, 6][(x >> 33) as usize % 4];
+            let gpus = [1, 2, 3, 4][(x >> 40) as usize % 4];
+            let name = format!("u-{i:03}");
+            let keys = gang(&mut s, &name, pods, gpus, 0, DisruptionMode::Single);
+            if distinct {
+                for k in keys {
+                    let mut pod = s.pod(&k).unwrap().clone();
+                    s.remove_pod(&k).unwrap();
+                    pod.tolerations.push(gangpack::Toleration {
+                        key: format!("unit-{i}"),
+                        operator: gangpack::TolerationOperator::Exists,
+                        ..Default::default()
+                    });
+                    s.add_pod(pod).unwrap();
+                }
+            }
+        }
+        let report = s.cycle();
+        let placements: Vec<_> = s
+            .pods()
+            .map(|p| (p.name.clone(), p.node_name.clone()))
+            .collect();
+        (report.units, placements)
+    };
+    let (cached, placed) = run(false);
+    let (reference, placed_ref) = run(true);
+    let pending = cached
+        .iter()
+        .filter(|(_, r)| matches!(r, UnitResult::Pending(_)))
+        .count();
+    let scheduled = cached
+        .iter()
+        .filter(|(_, r)| matches!(r, UnitResult::Scheduled(_)))
+        .count();
+    assert!(
+        pending > 40 && scheduled > 5,
+        "{pending} pending, {scheduled} placed"
+    );
+    assert_eq!(cached, reference);
+    assert_eq!(placed, placed_ref);
+}

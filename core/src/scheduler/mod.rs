@@ -4,6 +4,7 @@ use alloc::sync::Arc;
 use core::fmt;
 
 mod display;
+mod equivalence;
 mod evict;
 mod live;
 mod preempt;
@@ -30,6 +31,18 @@ use crate::model::mix::{ShapeMix, TypicalShape};
 use crate::model::workload::{
     ClaimSource, Pod, PodGroup, PreemptionPolicy, PriorityClass, check_group_members_gated,
 };
+use equivalence::{Equivalence, UnitInputs};
+
+/// What one unit's turn in a cycle may have changed, for the equivalence cache.
+enum Aftermath {
+    /// Nothing: the unit stays pending. `searched`: a preemption search ran (priorities
+    /// alone did not rule it out).
+    Pending { searched: bool },
+    /// A placement was committed (see [`Scheduler::most_free_before`]).
+    Placed { most_free: Option<u32> },
+    /// Anything: a preemption.
+    Other,
+}
 
 /// A unit of scheduling: a PodGroup or a pod without one.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -861,31 +874,45 @@ impl Scheduler {
                 }
             }
         }
-        let mut units: Vec<Unit> = units.into_iter().collect();
-        units.sort_by(|a, b| {
-            let (pa, _, ca) = self.unit_priority(a);
-            let (pb, _, cb) = self.unit_priority(b);
-            pb.cmp(&pa).then(ca.cmp(&cb)).then_with(|| a.cmp(b))
-        });
-        units
+        // Each unit's priority looked up once, not at every comparison; the units come
+        // in their own order, which the stable sort keeps among equal keys.
+        let mut keyed: Vec<(core::cmp::Reverse<i32>, Time, Unit)> = units
+            .into_iter()
+            .map(|u| {
+                let (priority, _, creation) = self.unit_priority(&u);
+                (core::cmp::Reverse(priority), creation, u)
+            })
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+        keyed.into_iter().map(|(_, _, u)| u).collect()
     }
 
     /// The placer's inputs for a unit: the group, its members (or the pod), and the
     /// claims they name.
     fn inputs(&self, unit: &Unit) -> (Option<PodGroup>, Vec<Pod>, Vec<ResourceClaim>) {
-        let (group, pods): (Option<PodGroup>, Vec<Pod>) = match unit {
+        let i = self.input_refs(unit);
+        (
+            i.group.cloned(),
+            i.pods.into_iter().cloned().collect(),
+            i.claims.into_iter().cloned().collect(),
+        )
+    }
+
+    /// [`Scheduler::inputs`], borrowed.
+    fn input_refs(&self, unit: &Unit) -> UnitInputs<'_> {
+        let (group, pods): (Option<&PodGroup>, Vec<&Pod>) = match unit {
             Unit::Group(g) => {
-                let group = self.groups[g].clone();
+                let group = &self.groups[g];
                 let pods = self
                     .members
                     .get(g)
                     .into_iter()
                     .flatten()
-                    .filter_map(|k| self.pods.get(k).cloned())
+                    .filter_map(|k| self.pods.get(k))
                     .collect();
                 (Some(group), pods)
             }
-            Unit::Pod(p) => (None, vec![self.pods[p].clone()]),
+            Unit::Pod(p) => (None, vec![&self.pods[p]]),
         };
         let mut names: BTreeSet<String> = BTreeSet::new();
         for p in pods.iter().filter(|p| p.node_name.is_none()) {
@@ -895,7 +922,7 @@ impl Scheduler {
                 }
             }
         }
-        if let Some(g) = &group {
+        if let Some(g) = group {
             for c in &g.resource_claims {
                 if let ClaimSource::ClaimName(n) = &c.source {
                     names.insert(key(&g.namespace, n));
@@ -904,11 +931,13 @@ impl Scheduler {
         }
         // Allocated claims come with their `status.allocation`: the placer does not
         // allocate them again, only keeps their users where they are usable.
-        let claims = names
-            .iter()
-            .filter_map(|n| self.claims.get(n).cloned())
-            .collect();
-        (group, pods, claims)
+        let claims = names.iter().filter_map(|n| self.claims.get(n)).collect();
+        UnitInputs {
+            is_group: matches!(unit, Unit::Group(_)),
+            group,
+            pods,
+            claims,
+        }
     }
 
     /// Why a pending unit is pending (see [`Cluster::explain_gang`]), against the
@@ -1053,8 +1082,11 @@ impl Scheduler {
         let mut report = CycleReport::default();
         let units = self.pending_units();
         let given = self.protect_pending(&units);
+        let mut same = Equivalence::new(&self.options.policy);
         for unit in units {
-            let result = self.schedule_unit(&unit).unwrap_or_else(UnitResult::Failed);
+            let result = self
+                .schedule_unit_with(&unit, &mut same)
+                .unwrap_or_else(UnitResult::Failed);
             report.units.push((unit, result));
         }
         if let (Some(protect), ScoringPolicy::GangAware(p)) = (given, &mut self.options.policy) {
@@ -1064,36 +1096,118 @@ impl Scheduler {
         report
     }
 
-    /// Tries one unit: place, else preempt, else record.
-    fn schedule_unit(&mut self, unit: &Unit) -> Result<UnitResult, SchedulerError> {
-        let (group, pods, claims) = self.inputs(unit);
-        if let Some(g) = &group {
-            let members: Vec<&Pod> = pods.iter().collect();
-            let errs =
-                check_group_members_gated(g, &members, self.options.pod_group_preemption_policy);
+    /// Tries one unit: place, else preempt, else record; answered from `same` when an
+    /// equivalent unit stayed pending earlier in the cycle (see `equivalence.rs`),
+    /// which it keeps up to date.
+    fn schedule_unit_with(
+        &mut self,
+        unit: &Unit,
+        same: &mut Equivalence,
+    ) -> Result<UnitResult, SchedulerError> {
+        let inputs = self.input_refs(unit);
+        if let Some(g) = inputs.group {
+            let errs = check_group_members_gated(
+                g,
+                &inputs.pods,
+                self.options.pod_group_preemption_policy,
+            );
             if !errs.is_empty() {
                 return Ok(UnitResult::Invalid(errs));
             }
         }
+        let is_group = inputs.is_group;
+        if let Some(outcome) = same.get(&inputs).cloned() {
+            #[cfg(debug_assertions)]
+            {
+                let (group, pods, claims) = self.inputs(unit);
+                let fresh = self.place_unit(unit, group.as_ref(), &pods, &claims);
+                assert_eq!(
+                    fresh.map(|(r, _)| r),
+                    Ok(UnitResult::Pending(outcome.clone())),
+                    "{unit}: the equivalence cache's answer differs from the search's"
+                );
+            }
+            return Ok(UnitResult::Pending(outcome));
+        }
+        let (group, pods, claims) = self.inputs(unit);
+        let placed = self.place_unit(unit, group.as_ref(), &pods, &claims);
+        match &placed {
+            Ok((UnitResult::Pending(outcome), Aftermath::Pending { searched })) => {
+                let (outcome, searched) = (outcome.clone(), *searched);
+                same.insert(
+                    &self.cluster,
+                    is_group,
+                    (group, pods, claims),
+                    outcome,
+                    searched,
+                );
+            }
+            Ok((_, Aftermath::Placed { most_free })) => same.placed(*most_free),
+            _ => same.clear(),
+        }
+        placed.map(|(r, _)| r)
+    }
+
+    /// Place, else preempt, else pending; with what it may have changed. A placement
+    /// is committed here.
+    fn place_unit(
+        &mut self,
+        unit: &Unit,
+        group: Option<&PodGroup>,
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+    ) -> Result<(UnitResult, Aftermath), SchedulerError> {
         let outcome = self
             .cluster
-            .place_gang_mut(group.as_ref(), &pods, &claims, &self.options)?;
+            .place_gang_mut(group, pods, claims, &self.options)?;
         match outcome {
             GangOutcome::Placed(d) => {
-                self.commit(group.as_ref(), &pods, &d)?;
-                Ok(UnitResult::Scheduled(d))
+                let most_free = self.most_free_before(&d);
+                self.commit(group, pods, &d)?;
+                Ok((UnitResult::Scheduled(d), Aftermath::Placed { most_free }))
             }
             GangOutcome::Unschedulable { .. } | GangOutcome::BudgetExhausted { .. } => {
-                let (_, policy, _) = self.unit_priority(unit);
-                if policy == PreemptionPolicy::PreemptLowerPriority
-                    && let Some(p) = self.preempt(unit)?
-                {
-                    return Ok(UnitResult::Preempted(p));
+                let (priority, policy, _) = self.unit_priority(unit);
+                if policy != PreemptionPolicy::PreemptLowerPriority {
+                    let searched = false;
+                    return Ok((
+                        UnitResult::Pending(outcome),
+                        Aftermath::Pending { searched },
+                    ));
                 }
-                Ok(UnitResult::Pending(outcome))
+                // `preempt`'s own first check: something ranks below the unit.
+                let searched = self.lowest_group_priority().is_some_and(|p| p < priority)
+                    || self.lowest_pod_priority().is_some_and(|p| p < priority);
+                if let Some(p) = self.preempt(unit)? {
+                    return Ok((UnitResult::Preempted(p), Aftermath::Other));
+                }
+                Ok((
+                    UnitResult::Pending(outcome),
+                    Aftermath::Pending { searched },
+                ))
             }
-            GangOutcome::WaitingForPods { .. } => Ok(UnitResult::Pending(outcome)),
+            GangOutcome::WaitingForPods { .. } => {
+                let searched = false;
+                Ok((
+                    UnitResult::Pending(outcome),
+                    Aftermath::Pending { searched },
+                ))
+            }
         }
+    }
+
+    /// The most free devices any node of `d`'s bindings has before `d` is committed,
+    /// when committing it changes only those nodes' devices and scalars (every device
+    /// is node-local and exclusive, and no group claim is allocated); else `None`.
+    fn most_free_before(&self, d: &PlacementDecision) -> Option<u32> {
+        let c = &self.cluster;
+        if !d.group_claims.is_empty() || c.has_shared_devices() || !c.shareable_devices().is_empty()
+        {
+            return None;
+        }
+        d.bindings.iter().try_fold(0, |most, b| {
+            Some(most.max(c.node_free_devices(c.node_id(&b.node)?)))
+        })
     }
 
     /// Records a placement: allocations and reservations in the cluster, pods bound.

@@ -11,6 +11,7 @@
 
 use core::fmt;
 
+use super::equivalence::Equivalence;
 use super::{PodEviction, Preemption, Scheduler, SchedulerError, Unit, UnitResult};
 use crate::Time;
 use crate::alloc_prelude::*;
@@ -124,11 +125,12 @@ impl Scheduler {
     /// pending unit ahead of it scheduled (placed, preempting, or left pending).
     pub(super) fn before_turn_of(&self, unit: &Unit) -> Scheduler {
         let mut s = self.clone();
+        let mut same = Equivalence::new(&s.options.policy);
         for u in self.pending_units() {
             if &u == unit {
                 break;
             }
-            let _ = s.schedule_unit(&u);
+            let _ = s.schedule_unit_with(&u, &mut same);
         }
         s
     }
