@@ -218,6 +218,20 @@ impl Cluster {
                 .as_deref_mut()
                 .map(|r| r.pod_take(&pod.name, &shape.requests, &shape.own_specs));
             let bounds = self.device_bounds(&shape.own_specs);
+            // Without a topology key only nodes with room for a pod's devices are
+            // kept: a request none of whose alternatives has as many usable devices in
+            // the whole cluster as one pod needs leaves every node without room (a
+            // node gives at most the devices of the set it holds), so no node is
+            // visited.
+            if key.is_none()
+                && bounds.iter().any(|alts| {
+                    alts.iter()
+                        .all(|b| b.share.is_none() && b.set.len() < b.need as usize)
+                })
+            {
+                gang.shapes[si].candidates = Vec::new();
+                continue;
+            }
             // Counting keeps only admitted nodes: a short node's reason goes unread.
             let filter = ShapeFilter::new(self, pod, &shape.requests, &options.within, key)
                 .without_reasons();
