@@ -33,6 +33,9 @@ const FLEET_CLASS: &str = "gpu.nvidia.com";
 /// Pending units of the `cycle_10000_units` benchmark.
 const UNITS: usize = 10_000;
 
+/// Pending units of the `cycle_2000_fitting_units` benchmark.
+const FITTING_UNITS: usize = 2_000;
+
 /// The generated fleet (12,500 nodes x 8 GPUs, 70 % allocated) as a scenario.
 fn fleet() -> Scenario {
     let started = Instant::now();
@@ -120,8 +123,38 @@ fn fleet_cluster(s: &Scenario) -> Cluster {
 /// gang and pods (which go first: they have priority). Checks once what one cycle
 /// binds; returns the pods it binds.
 fn mixed_units(s: &Scenario) -> (Scheduler, usize) {
+    let (sched, bound, placed) = units_cycle(s, &mixed_gang_shapes(UNITS, 19));
+    assert!(
+        placed > 7,
+        "more than the fleet's own pending units fit: {placed}"
+    );
+    (sched, bound)
+}
+
+/// The fleet plus [`FITTING_UNITS`] pending units of small shapes ([`mixed_gang_shapes`]
+/// with at most 4 pods of at most 2 GPUs: 5.25 GPUs a unit on average, ~10,500 in
+/// all, of the ~14,000 free GPUs the fleet's own 2,048 x 8 gang leaves), of which
+/// nearly all fit: the cycle's placement throughput rather than its rejections.
+/// Checks once that 90 % of the units fit; returns the pods it binds.
+fn fitting_units(s: &Scenario) -> (Scheduler, usize) {
+    let shapes: Vec<(usize, u32)> = mixed_gang_shapes(FITTING_UNITS, 23)
+        .into_iter()
+        .map(|(pods, gpus)| (pods.min(4), gpus.min(2)))
+        .collect();
+    let (sched, bound, placed) = units_cycle(s, &shapes);
+    assert!(
+        placed * 10 >= FITTING_UNITS * 9,
+        "90 % of the small units fit: {placed}"
+    );
+    (sched, bound)
+}
+
+/// The fleet's scheduler plus one pending gang of each of `shapes` (`unit-00000`, ...,
+/// priority 0, `disruptionMode: Single`), with what one cycle over it binds: the
+/// pods and the units placed.
+fn units_cycle(s: &Scenario, shapes: &[(usize, u32)]) -> (Scheduler, usize, usize) {
     let mut sched = s.scheduler(GangOptions::default()).expect("valid fleet");
-    for (i, &shape) in mixed_gang_shapes(UNITS, 19).iter().enumerate() {
+    for (i, &shape) in shapes.iter().enumerate() {
         add_class_gang(
             &mut sched,
             FLEET_CLASS,
@@ -141,15 +174,11 @@ fn mixed_units(s: &Scenario) -> (Scheduler, usize) {
         .iter()
         .filter(|(_, r)| matches!(r, UnitResult::Scheduled(_)))
         .count();
-    assert!(
-        placed > 7,
-        "more than the fleet's own pending units fit: {placed}"
-    );
     eprintln!(
         "scale setup: cycle of {} units: {placed} placed, {bound} pods bound, in {took:.2?}",
         report.units.len()
     );
-    (sched, bound)
+    (sched, bound, placed)
 }
 
 /// 12,500 nodes x 8 GPUs, no taints, full: 6,250 gangs of 2 pods x 8 GPUs at priority
@@ -239,6 +268,16 @@ fn scale(c: &mut Criterion) {
         b.iter_batched_ref(|| sched.clone(), Scheduler::cycle, BatchSize::LargeInput);
     });
     drop(mixed);
+
+    // The same with 2,000 small units that nearly all fit: placements per second.
+    let mut fitting: Option<(Scheduler, usize)> = None;
+    let (_, bound) = fitting.get_or_insert_with(|| fitting_units(&scenario));
+    group.throughput(Throughput::Elements(*bound as u64));
+    group.bench_function("cycle_2000_fitting_units_on_100k", |b| {
+        let (sched, _) = fitting.get_or_insert_with(|| fitting_units(&scenario));
+        b.iter_batched_ref(|| sched.clone(), Scheduler::cycle, BatchSize::LargeInput);
+    });
+    drop(fitting);
     drop(scenario);
 
     group.finish();
