@@ -184,9 +184,16 @@ fn claim_at(unit: &UnitInputs<'_>, namespace: &str, source: &ClaimSource) -> Opt
     let ClaimSource::ClaimName(name) = source else {
         return None;
     };
-    // The claims come in key (`namespace/name`) order.
+    // The claims come in key (`namespace/name`) order; within one namespace, that is
+    // name order.
     unit.claims
-        .binary_search_by(|c| key_bytes(&c.namespace, &c.name).cmp(key_bytes(namespace, name)))
+        .binary_search_by(|c| {
+            if c.namespace == namespace {
+                c.name.as_str().cmp(name)
+            } else {
+                key_bytes(&c.namespace, &c.name).cmp(key_bytes(namespace, name))
+            }
+        })
         .ok()
 }
 
