@@ -35,7 +35,7 @@ use crate::cluster::{
 use crate::model::claim::{
     AllocationMode, AllocationResult, ConstraintKind, DeviceRequestKind, RequestView, ResourceClaim,
 };
-use crate::{ObjectRef, Quantity, ValidationError};
+use crate::{DeviceAttribute, ObjectRef, Quantity, ValidationError};
 use prepare::PreparedClaim;
 use search::{Alternative, Claim, Pick, Request, SearchEnd};
 use smallvec::SmallVec;
@@ -348,29 +348,49 @@ pub struct PreparedClaims {
     claims: Vec<ResourceClaim>,
     /// claim → request → alternative.
     alternatives: Vec<Vec<Vec<CompiledAlternative>>>,
-    /// Per claim: for a claim of one request without constraints whose every
-    /// alternative is a plain count (no admin access, selectors or capacity), per
-    /// alternative, what the allocator counts with instead of searching
-    /// ([`Cluster::counted_choice`]).
-    simple: Vec<Option<Vec<SimpleAlternative>>>,
+    /// Per claim: the form the allocator counts with instead of searching, if the claim
+    /// has one ([`Cluster::counted_choice`]).
+    simple: Vec<Option<SimpleClaim>>,
 }
 
-/// One alternative of a [`PreparedClaims::simple`] request.
+/// A claim of one request whose every alternative is a plain count (no admin access,
+/// selectors or capacity), without constraints or with one `matchAttribute` over a
+/// request of one alternative: the search's first solution for it is found by
+/// counting ([`Cluster::counted_choice`]).
+#[derive(Clone, Debug)]
+struct SimpleClaim {
+    alternatives: Vec<SimpleAlternative>,
+    /// The attribute of the `matchAttribute` constraint, if there is one (the request
+    /// then has one alternative).
+    matching: Option<String>,
+}
+
+/// One alternative of a [`SimpleClaim`].
 #[derive(Clone, Debug)]
 struct SimpleAlternative {
     count: u32,
     tolerations: Vec<crate::DeviceToleration>,
 }
 
-/// The [`PreparedClaims::simple`] form of `claim`, if it has it.
-fn simple_request(claim: &ResourceClaim) -> Option<Vec<SimpleAlternative>> {
+/// The [`SimpleClaim`] form of `claim`, if it has it.
+fn simple_claim(claim: &ResourceClaim) -> Option<SimpleClaim> {
     let [request] = claim.spec.requests.as_slice() else {
         return None;
     };
-    if !claim.spec.constraints.is_empty() {
-        return None;
-    }
-    request
+    let matching = match claim.spec.constraints.as_slice() {
+        [] => None,
+        [constraint] => match &constraint.kind {
+            ConstraintKind::MatchAttribute(attribute)
+                if matches!(request.kind, DeviceRequestKind::Exactly(_))
+                    && constraint.applies_to(&request.name, None) =>
+            {
+                Some(attribute.clone())
+            }
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let alternatives = request
         .alternatives()
         .iter()
         .map(|view| {
@@ -387,7 +407,11 @@ fn simple_request(claim: &ResourceClaim) -> Option<Vec<SimpleAlternative>> {
                     tolerations: view.tolerations.to_vec(),
                 })
         })
-        .collect()
+        .collect::<Option<Vec<_>>>()?;
+    Some(SimpleClaim {
+        alternatives,
+        matching,
+    })
 }
 
 /// One claim to allocate with [`Cluster::allocate_parts`]: the claim and the entry of a
@@ -414,8 +438,9 @@ impl PreparedClaims {
         &self.claims
     }
 
-    /// Every claim as a part of one allocation call.
-    fn parts(&self) -> Vec<ClaimPart<'_>> {
+    /// Every claim as a part of one allocation call (a pod has few claims: no
+    /// allocation for up to two).
+    fn parts(&self) -> SmallVec<[ClaimPart<'_>; 2]> {
         self.claims
             .iter()
             .enumerate()
@@ -449,10 +474,19 @@ struct CompiledAlternative {
 
 /// What [`Cluster::counted_choice`] found.
 enum Counted {
-    /// This alternative is the first with enough usable devices.
-    Chosen(usize),
-    /// No alternative has enough.
+    /// The search's first solution takes this alternative, in this many steps.
+    Chosen { alternative: usize, steps: u64 },
+    /// No alternative has enough usable devices (with a `matchAttribute`: sharing one
+    /// value).
     NotEnough,
+}
+
+/// An allocation [`Cluster::allocate_counted`] found: the outcome, its devices in
+/// order, and the steps the search takes to find it.
+struct CountedAllocation {
+    outcome: AllocationOutcome,
+    devices: SmallVec<[DeviceId; 8]>,
+    steps: u64,
 }
 
 /// What [`Cluster::solve_parts`] found: the picks with what results are built from, or
@@ -525,7 +559,7 @@ impl Cluster {
         Ok(PreparedClaims {
             claims: claims.to_vec(),
             alternatives,
-            simple: claims.iter().map(simple_request).collect(),
+            simple: claims.iter().map(simple_claim).collect(),
         })
     }
 
@@ -626,13 +660,16 @@ impl Cluster {
         {
             #[cfg(debug_assertions)]
             self.check_counted(node_id, part, pod_resources, options, &out);
-            let (outcome, picked) = out;
-            *steps += picked.len() as u64;
+            *steps += out.steps;
             if let Some(devices) = devices {
                 devices.clear();
-                devices.extend(picked.iter().map(|&device| Picked { device, held: true }));
+                devices.extend(
+                    out.devices
+                        .iter()
+                        .map(|&device| Picked { device, held: true }),
+                );
             }
-            return Ok(outcome);
+            return Ok(out.outcome);
         }
         let claims: Vec<&ResourceClaim> = parts.iter().map(|p| p.claim).collect();
         let claims = claims.as_slice();
@@ -708,8 +745,8 @@ impl Cluster {
         )
     }
 
-    /// [`fits_prepared`](Self::fits_prepared) by counting, for one
-    /// [`PreparedClaims::simple`] claim; `None` when only the allocator can tell.
+    /// [`fits_prepared`](Self::fits_prepared) by counting, for one [`SimpleClaim`];
+    /// `None` when only the allocator can tell.
     fn fits_by_counting(
         &self,
         node: NodeId,
@@ -726,28 +763,31 @@ impl Cluster {
         if !self.shortfalls_on(Some(node), pod_resources).is_empty() {
             return Some(Fit::DoesNotFit);
         }
+        #[cfg(debug_assertions)]
+        if let Counted::NotEnough = choice {
+            self.check_not_enough(node, prepared_claims, pod_resources, options);
+        }
         Some(match choice {
-            Counted::Chosen(_) => Fit::Fits,
+            Counted::Chosen { .. } => Fit::Fits,
             Counted::NotEnough => Fit::DoesNotFit,
         })
     }
 
-    /// The allocation of one [`PreparedClaims::simple`] claim, by counting: the first
-    /// alternative with enough usable devices takes the first of them, as the search
-    /// would (its first solution, one step a device). `None` when only the full
-    /// allocator can answer: anything but that solution, whose outcomes carry
-    /// explanations.
+    /// The allocation of one [`SimpleClaim`], by counting: the search's first solution
+    /// (see [`counted_choice`](Self::counted_choice)), its results written straight
+    /// from the devices. `None` when only the full allocator can answer: anything but
+    /// that solution, whose outcomes carry explanations.
     fn allocate_counted(
         &self,
         node: NodeId,
         part: &ClaimPart<'_>,
         pod_resources: &BTreeMap<String, Quantity>,
         options: AllocatorOptions,
-    ) -> Option<(AllocationOutcome, SmallVec<[DeviceId; 8]>)> {
+    ) -> Option<CountedAllocation> {
         let simple = part.prepared.simple.get(part.index)?.as_ref()?;
         let compiled = part.prepared.alternatives.get(part.index)?.first()?;
         let mut devices = SmallVec::new();
-        let Counted::Chosen(a) =
+        let Counted::Chosen { alternative, steps } =
             self.counted_choice(node, simple, compiled, options, &mut devices)?
         else {
             return None;
@@ -755,65 +795,31 @@ impl Cluster {
         if !self.shortfalls_on(Some(node), pod_resources).is_empty() {
             return None;
         }
-        let alt = &simple[a];
-        let prepared_alt = |a: usize| prepare::Prepared {
-            alternative: Alternative::empty(),
-            admin: false,
-            compiled: &compiled[a],
-            tolerations: &simple[a].tolerations,
-            funnel: Funnel::default(),
-            required: simple[a].count,
-        };
-        let prepared = vec![(
-            vec![(0..compiled.len()).map(prepared_alt).collect::<Vec<_>>()],
-            Vec::new(),
-        )];
-        let mut alternatives: Vec<Alternative> =
-            (0..compiled.len()).map(|_| Alternative::empty()).collect();
-        alternatives[a] = Alternative {
-            need: search::Need::Count(alt.count),
-            admin: false,
-            candidates: devices
-                .iter()
-                .map(|&device| {
-                    let slot = self.devices[device.index()]
-                        .as_ref()
-                        .expect("live device id");
-                    search::Candidate {
-                        device,
-                        pool: self.pool_of(slot),
-                        equiv: slot.equiv,
-                        shareable: false,
-                        consumes: BTreeMap::new(),
-                        capacity_left: BTreeMap::new(),
-                        counters: Vec::new(),
-                        counters_charged: false,
-                        tainted: slot.flags & TAINTED != 0,
-                        in_use: false,
-                        values: Vec::new(),
-                    }
-                })
-                .collect(),
-            constraints: Vec::new(),
-        };
-        let problem = vec![Claim {
-            requests: vec![Request { alternatives }],
-            constraints: Vec::new(),
-        }];
-        let picks: Vec<Pick> = devices
-            .iter()
-            .enumerate()
-            .map(|(candidate, &device)| Pick {
-                charged: false,
-                claim: 0,
-                request: 0,
-                alternative: a,
-                candidate,
-                device,
-            })
-            .collect();
-        let results = self.build_results(node, &[part.claim], &prepared, &problem, &picks);
-        Some((AllocationOutcome::Allocated(results), devices))
+        let chosen = &compiled[alternative];
+        let tolerations = &simple.alternatives[alternative].tolerations;
+        let mut w = self.result_writer(
+            part.claim,
+            compiled.iter().map(|c| c.class.as_str()),
+            devices.len(),
+        );
+        for &device in &devices {
+            self.write_device(
+                &mut w,
+                &results::ResultDevice {
+                    device,
+                    reference: &chosen.reference,
+                    class: &chosen.class,
+                    admin: false,
+                    tolerations,
+                    share: None,
+                },
+            );
+        }
+        Some(CountedAllocation {
+            outcome: AllocationOutcome::Allocated(vec![self.finish_result(w, node)]),
+            devices,
+            steps,
+        })
     }
 
     /// Checks [`allocate_counted`](Self::allocate_counted) against the search (debug
@@ -825,7 +831,7 @@ impl Cluster {
         part: &ClaimPart<'_>,
         pod_resources: &BTreeMap<String, Quantity>,
         options: AllocatorOptions,
-        counted: &(AllocationOutcome, SmallVec<[DeviceId; 8]>),
+        counted: &CountedAllocation,
     ) {
         let mut steps = 0;
         let solved = self.solve_parts(
@@ -845,26 +851,57 @@ impl Cluster {
             panic!("the search finds nothing where counting allocates");
         };
         let devices: SmallVec<[DeviceId; 8]> = picks.iter().map(|p| p.device).collect();
-        assert_eq!(devices, counted.1, "counting picks other devices");
-        assert_eq!(steps, counted.1.len() as u64, "counting takes other steps");
+        assert_eq!(devices, counted.devices, "counting picks other devices");
+        assert_eq!(steps, counted.steps, "counting takes other steps");
         let results = self.build_results(node, &[part.claim], &prepared, &problem, &picks);
         assert_eq!(
             AllocationOutcome::Allocated(results),
-            counted.0,
+            counted.outcome,
             "counting builds other results"
         );
     }
 
-    /// For one [`PreparedClaims::simple`] claim on `node`: which alternative is the
-    /// first with enough usable devices (`devices` then holds the first `count` of them,
-    /// in candidate order), or that none has enough; `None` when only the allocator can
-    /// tell: a reachable device is shareable or consumes shared counters, a class is
-    /// missing or has selector errors, or the step budget may run out. Node resources
-    /// are the caller's.
+    /// Checks a [`Counted::NotEnough`] of [`fits_by_counting`](Self::fits_by_counting)
+    /// against the search (debug builds): it must find nothing.
+    #[cfg(debug_assertions)]
+    fn check_not_enough(
+        &self,
+        node: NodeId,
+        prepared_claims: &PreparedClaims,
+        pod_resources: &BTreeMap<String, Quantity>,
+        options: AllocatorOptions,
+    ) {
+        let parts = prepared_claims.parts();
+        let claims: Vec<&ResourceClaim> = prepared_claims.claims.iter().collect();
+        let mut steps = 0;
+        let solved = self.solve_parts(node, &parts, &claims, pod_resources, options, &mut steps);
+        assert!(
+            matches!(
+                solved,
+                Ok(Solved::Ended(AllocationOutcome::Unsatisfiable(_)))
+            ),
+            "counting finds too few devices where the search does not fail"
+        );
+    }
+
+    /// For one [`SimpleClaim`] on `node`: the search's first solution, found by
+    /// counting, or that there is none. `None` when only the allocator can tell: a
+    /// reachable device is shareable or consumes shared counters, a class is missing or
+    /// has selector errors, the step budget may run out, or a device's value of the
+    /// `matchAttribute` is a list. Node resources are the caller's.
+    ///
+    /// Without a constraint, the first alternative with `count` usable devices takes
+    /// the first `count` of them (in candidate order), one step each. With a
+    /// `matchAttribute`, the search tries candidates in order and starts on one only
+    /// when at least `count` candidates from it on share its value (its grouping), then
+    /// takes the next candidates with that value, one step for every candidate it
+    /// passes: the value whose first candidate comes first among the values with
+    /// `count` candidates, its first `count` candidates, and as many steps as the
+    /// position of the last one (plus one). `devices` receives the devices chosen.
     fn counted_choice(
         &self,
         node: NodeId,
-        simple: &[SimpleAlternative],
+        simple: &SimpleClaim,
         compiled: &[CompiledAlternative],
         options: AllocatorOptions,
         devices: &mut SmallVec<[DeviceId; 8]>,
@@ -872,9 +909,9 @@ impl Cluster {
         // Everything that could make the allocator fail is looked at before anything
         // that says "does not fit", as the allocator does.
         let mut classes = SmallVec::<[&crate::cluster::ClassCache; 2]>::new();
-        for (alt, c) in simple.iter().zip(compiled) {
+        for (alt, c) in simple.alternatives.iter().zip(compiled) {
             let class = self.class_cache.get(&c.class)?;
-            // Picking `count` devices takes `count` steps.
+            // Picking `count` devices takes at least `count` steps.
             if !class.errors.is_empty() || u64::from(alt.count) > options.step_budget {
                 return None;
             }
@@ -884,37 +921,129 @@ impl Cluster {
         // included), unless devices no single node owns are reachable too.
         if !self.has_shared_devices() {
             let free = self.node_free_devices(node);
-            if simple.iter().all(|alt| free < alt.count) {
+            if simple.alternatives.iter().all(|alt| free < alt.count) {
                 devices.clear();
                 return Some(Counted::NotEnough);
             }
         }
         let reach = self.reach_of(node);
-        for (a, (alt, class)) in simple.iter().zip(classes).enumerate() {
+        if let Some(attribute) = &simple.matching {
+            let ([alt], [class]) = (simple.alternatives.as_slice(), classes.as_slice()) else {
+                return None;
+            };
+            return self.counted_match(&reach, alt, class, attribute, options, devices);
+        }
+        for (a, (alt, class)) in simple.alternatives.iter().zip(classes).enumerate() {
             devices.clear();
             for &dev in reach.iter() {
                 if devices.len() >= alt.count as usize {
                     break;
                 }
-                let slot = self.devices[dev.index()].as_ref().expect("live device id");
-                let flags = slot.flags;
-                if flags & ELIGIBLE == 0 {
-                    continue;
+                if self.counted_candidate(dev, class, &alt.tolerations)? {
+                    devices.push(dev);
                 }
-                if flags & (SHAREABLE | COUNTERS) != 0 {
-                    return None;
-                }
-                if flags & FREE == 0 || !class.matches.contains(dev) {
-                    continue;
-                }
-                if flags & TAINTED != 0 && !self.tolerated(dev, &alt.tolerations) {
-                    continue;
-                }
-                devices.push(dev);
             }
             // The search takes the first `count` candidates: nothing else is asked of them.
             if devices.len() >= alt.count as usize {
-                return Some(Counted::Chosen(a));
+                return Some(Counted::Chosen {
+                    alternative: a,
+                    steps: u64::from(alt.count),
+                });
+            }
+        }
+        devices.clear();
+        Some(Counted::NotEnough)
+    }
+
+    /// Whether `dev` is a candidate of a counted alternative of class `class` with
+    /// `tolerations`: eligible, free, of the class, untainted or tolerated. `None` when
+    /// it is shareable or consumes counters (only the allocator can tell then).
+    fn counted_candidate(
+        &self,
+        dev: DeviceId,
+        class: &crate::cluster::ClassCache,
+        tolerations: &[crate::DeviceToleration],
+    ) -> Option<bool> {
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let flags = slot.flags;
+        if flags & ELIGIBLE == 0 {
+            return Some(false);
+        }
+        if flags & (SHAREABLE | COUNTERS) != 0 {
+            return None;
+        }
+        Some(
+            flags & FREE != 0
+                && class.matches.contains(dev)
+                && (flags & TAINTED == 0 || self.tolerated(dev, tolerations)),
+        )
+    }
+
+    /// [`counted_choice`](Self::counted_choice) for one alternative under a
+    /// `matchAttribute` on `attribute`.
+    fn counted_match(
+        &self,
+        reach: &[DeviceId],
+        alt: &SimpleAlternative,
+        class: &crate::cluster::ClassCache,
+        attribute: &str,
+        options: AllocatorOptions,
+        devices: &mut SmallVec<[DeviceId; 8]>,
+    ) -> Option<Counted> {
+        devices.clear();
+        // The candidates with their values. Devices with equal `equiv` have equal
+        // attributes: each class is looked up once.
+        let mut candidates: SmallVec<[(DeviceId, Option<&DeviceAttribute>); 16]> = SmallVec::new();
+        let mut looked_up: SmallVec<[(u32, Option<&DeviceAttribute>); 4]> = SmallVec::new();
+        for &dev in reach {
+            if !self.counted_candidate(dev, class, &alt.tolerations)? {
+                continue;
+            }
+            let equiv = self.devices[dev.index()].as_ref().expect("live").equiv;
+            let value = if let Some(&(_, v)) = looked_up.iter().find(|(e, _)| *e == equiv) {
+                v
+            } else {
+                let v = self.attribute_of(dev, attribute);
+                // A list shares a value with another list or a scalar in ways
+                // equality does not tell: the search decides.
+                if v.is_some_and(DeviceAttribute::is_list) {
+                    return None;
+                }
+                looked_up.push((equiv, v));
+                v
+            };
+            debug_assert_eq!(value, self.attribute_of(dev, attribute), "equiv lies");
+            candidates.push((dev, value));
+        }
+        let count = alt.count as usize;
+        for (i, &(_, value)) in candidates.iter().enumerate() {
+            let Some(value) = value else {
+                continue;
+            };
+            // A value seen before had too few candidates from its first on.
+            if candidates[..i].iter().any(|(_, v)| *v == Some(value)) {
+                continue;
+            }
+            devices.clear();
+            let mut last = i;
+            for (j, &(dev, v)) in candidates.iter().enumerate().skip(i) {
+                if v == Some(value) {
+                    devices.push(dev);
+                    last = j;
+                    if devices.len() == count {
+                        break;
+                    }
+                }
+            }
+            if devices.len() == count {
+                let steps = last as u64 + 1;
+                if steps > options.step_budget {
+                    return None;
+                }
+                return Some(Counted::Chosen {
+                    alternative: 0,
+                    steps,
+                });
             }
         }
         devices.clear();

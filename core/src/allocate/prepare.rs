@@ -306,15 +306,7 @@ impl Cluster {
     /// A device's values of a fully qualified attribute (exact name first, then the
     /// bare name when the domain is the driver's).
     pub(super) fn values_of(&self, dev: DeviceId, attribute: &str) -> Values {
-        let slot = self.devices[dev.index()].as_ref().expect("live device id");
-        let entry = self.slice_entry(slot.slice);
-        let device = &entry.slice.devices[slot.pos as usize];
-        let value = device.attributes.get(attribute).or_else(|| {
-            let (domain, id) = attribute.split_once('/')?;
-            (domain == entry.slice.driver)
-                .then(|| device.attributes.get(id))
-                .flatten()
-        })?;
+        let value = self.attribute_of(dev, attribute)?;
         Some(match value {
             DeviceAttribute::Int(i) => smallvec::smallvec![ValueKey::Int(*i)],
             DeviceAttribute::Bool(b) => smallvec::smallvec![ValueKey::Bool(*b)],
@@ -326,6 +318,20 @@ impl Cluster {
             DeviceAttribute::Versions(v) => {
                 v.iter().map(|s| ValueKey::Version(s.clone())).collect()
             }
+        })
+    }
+
+    /// A device's fully qualified attribute: the exact name first, then the bare name
+    /// when the domain is the driver's.
+    pub(super) fn attribute_of(&self, dev: DeviceId, attribute: &str) -> Option<&DeviceAttribute> {
+        let slot = self.devices[dev.index()].as_ref().expect("live device id");
+        let entry = self.slice_entry(slot.slice);
+        let device = &entry.slice.devices[slot.pos as usize];
+        device.attributes.get(attribute).or_else(|| {
+            let (domain, id) = attribute.split_once('/')?;
+            (domain == entry.slice.driver)
+                .then(|| device.attributes.get(id))
+                .flatten()
         })
     }
 

@@ -12,11 +12,37 @@ use crate::model::claim::{
 };
 use crate::model::device::NodeAccess;
 use crate::model::slice::SliceNodeSelection;
-use crate::{NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
+use crate::{DeviceToleration, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Quantity};
 
 use super::prepare::PreparedClaim;
 use super::search::Claim;
 use super::{claim_name, search};
+
+/// One device of a claim's result, as [`Cluster::write_device`] writes it.
+pub(super) struct ResultDevice<'a> {
+    pub(super) device: DeviceId,
+    /// The request, or `request/subrequest`.
+    pub(super) reference: &'a str,
+    /// The DeviceClass of the (sub)request.
+    pub(super) class: &'a str,
+    pub(super) admin: bool,
+    pub(super) tolerations: &'a [DeviceToleration],
+    /// What one share consumes, for a shareable device (which then gets a share id).
+    pub(super) share: Option<&'a BTreeMap<String, Quantity>>,
+}
+
+/// One claim's [`AllocationResult`] while its devices are written, with what the
+/// node selector and the configurations are built from at the end.
+pub(super) struct ResultWriter<'c> {
+    claim: &'c ResourceClaim,
+    result: AllocationResult,
+    pinned: bool,
+    terms: Vec<NodeSelectorRequirement>,
+    fields: Vec<NodeSelectorRequirement>,
+    share_ordinals: BTreeMap<(String, DeviceId), u32>,
+    /// (reference, class) of every (sub)request used, when configurations can apply.
+    used_requests: Option<Vec<(String, String)>>,
+}
 
 impl Cluster {
     pub(super) fn build_results(
@@ -27,111 +53,159 @@ impl Cluster {
         problem: &[Claim],
         picks: &[search::Pick],
     ) -> Vec<AllocationResult> {
-        let node_name = self.nodes_name(node);
         let mut out = Vec::with_capacity(claims.len());
         for (ci, claim) in claims.iter().enumerate() {
-            let mut result = AllocationResult::default();
-            result
-                .devices
-                .reserve_exact(picks.iter().filter(|p| p.claim == ci).count());
-            let mut pinned = false;
-            let mut terms: Vec<NodeSelectorRequirement> = Vec::new();
-            let mut fields: Vec<NodeSelectorRequirement> = Vec::new();
-            let mut share_ordinals: BTreeMap<(String, DeviceId), u32> = BTreeMap::new();
-            let mut used_requests: Vec<(String, String)> = Vec::new(); // (reference, class)
-            // Configs come from the claim or from a class the claim names.
-            let configs_possible = !claim.spec.config.is_empty()
-                || prepared[ci].0.iter().flatten().any(|p| {
-                    self.class(&p.compiled.class)
-                        .is_some_and(|c| !c.config.is_empty())
-                });
+            let classes = prepared[ci]
+                .0
+                .iter()
+                .flatten()
+                .map(|p| p.compiled.class.as_str());
+            let mut w = self.result_writer(
+                claim,
+                classes,
+                picks.iter().filter(|p| p.claim == ci).count(),
+            );
             for p in picks.iter().filter(|p| p.claim == ci) {
                 let prep = &prepared[ci].0[p.request][p.alternative];
-                let slot = self.devices[p.device.index()]
-                    .as_ref()
-                    .expect("live device id");
-                let entry = self.slice_entry(slot.slice);
-                let device = &entry.slice.devices[slot.pos as usize];
                 let cand = &problem[ci].requests[p.request].alternatives[p.alternative].candidates
                     [p.candidate];
-                // Shares (consumption and an id) for every pick of a shareable device,
-                // admin picks included, as upstream writes them.
-                let share = cand.shareable.then(|| cand.consumes.clone());
-                let reference = &prep.compiled.reference;
-                let share_id = share.as_ref().map(|_| {
-                    let ord = share_ordinals
-                        .entry((reference.clone(), p.device))
-                        .or_insert(0);
-                    let id = crate::model::claim::share_id(
-                        &claim_name(claim),
-                        reference,
-                        &self.device_ref_of(slot).to_string(),
-                        *ord,
-                    );
-                    *ord += 1;
-                    id
-                });
-                result.devices.push(DeviceRequestAllocationResult {
-                    request: reference.clone(),
-                    driver: entry.slice.driver.clone(),
-                    pool: entry.slice.pool.name.clone(),
-                    device: device.name.clone(),
-                    admin_access: prep.admin,
-                    tolerations: prep.tolerations.to_vec(),
-                    binding_conditions: device.binding_conditions.clone(),
-                    binding_failure_conditions: device.binding_failure_conditions.clone(),
-                    share_id,
-                    consumed_capacity: share.unwrap_or_default(),
-                });
-                if configs_possible && !used_requests.iter().any(|(r, _)| r == reference) {
-                    used_requests.push((reference.clone(), prep.compiled.class.clone()));
-                }
-                // Node selector (upstream 3.11): node-local devices and bindsToNode
-                // pin the allocation to this node; otherwise selectors are merged.
-                let access = match &entry.slice.node_selection {
-                    SliceNodeSelection::Slice(a) => Some(a),
-                    SliceNodeSelection::PerDevice => device.node_access.as_ref(),
-                };
-                match access {
-                    Some(NodeAccess::NodeName(_)) => pinned = true,
-                    Some(NodeAccess::NodeSelector(sel)) => {
-                        if let Some(term) = sel.terms.first() {
-                            for r in &term.match_expressions {
-                                if !terms.contains(r) {
-                                    terms.push(r.clone());
-                                }
-                            }
-                            for r in &term.match_fields {
-                                if !fields.contains(r) {
-                                    fields.push(r.clone());
-                                }
-                            }
-                        }
-                    }
-                    Some(NodeAccess::AllNodes) | None => {}
-                }
-                if device.binds_to_node {
-                    pinned = true;
-                }
+                self.write_device(
+                    &mut w,
+                    &ResultDevice {
+                        device: p.device,
+                        reference: &prep.compiled.reference,
+                        class: &prep.compiled.class,
+                        admin: prep.admin,
+                        tolerations: prep.tolerations,
+                        share: cand.shareable.then_some(&cand.consumes),
+                    },
+                );
             }
-            result.node_selector = if pinned {
-                Some(NodeSelector::single_node(node_name))
-            } else if terms.is_empty() && fields.is_empty() {
-                None
-            } else {
-                Some(NodeSelector {
-                    terms: vec![NodeSelectorTerm {
-                        match_expressions: terms,
-                        match_fields: fields,
-                    }],
-                })
-            };
-            if configs_possible {
-                result.config = self.result_config(claim, &used_requests);
-            }
-            out.push(result);
+            out.push(self.finish_result(w, node));
         }
         out
+    }
+
+    /// A writer for `claim`'s result of `devices` devices; `classes` are the classes of
+    /// every alternative of its requests (configurations come from the claim or from a
+    /// class it names).
+    pub(super) fn result_writer<'c, 's>(
+        &self,
+        claim: &'c ResourceClaim,
+        mut classes: impl Iterator<Item = &'s str>,
+        devices: usize,
+    ) -> ResultWriter<'c> {
+        let configs_possible = !claim.spec.config.is_empty()
+            || classes.any(|class| self.class(class).is_some_and(|c| !c.config.is_empty()));
+        let mut result = AllocationResult::default();
+        result.devices.reserve_exact(devices);
+        ResultWriter {
+            claim,
+            result,
+            pinned: false,
+            terms: Vec::new(),
+            fields: Vec::new(),
+            share_ordinals: BTreeMap::new(),
+            used_requests: configs_possible.then(Vec::new),
+        }
+    }
+
+    /// Appends one device to the result `w` writes.
+    pub(super) fn write_device(&self, w: &mut ResultWriter<'_>, d: &ResultDevice<'_>) {
+        let slot = self.devices[d.device.index()]
+            .as_ref()
+            .expect("live device id");
+        let entry = self.slice_entry(slot.slice);
+        let device = &entry.slice.devices[slot.pos as usize];
+        // Shares (consumption and an id) for every pick of a shareable device,
+        // admin picks included, as upstream writes them.
+        let share_id = d.share.map(|_| {
+            let ord = w
+                .share_ordinals
+                .entry((d.reference.to_owned(), d.device))
+                .or_insert(0);
+            let id = crate::model::claim::share_id(
+                &claim_name(w.claim),
+                d.reference,
+                &self.device_ref_of(slot).to_string(),
+                *ord,
+            );
+            *ord += 1;
+            id
+        });
+        w.result.devices.push(DeviceRequestAllocationResult {
+            request: d.reference.to_owned(),
+            driver: entry.slice.driver.clone(),
+            pool: entry.slice.pool.name.clone(),
+            device: device.name.clone(),
+            admin_access: d.admin,
+            tolerations: d.tolerations.to_vec(),
+            binding_conditions: device.binding_conditions.clone(),
+            binding_failure_conditions: device.binding_failure_conditions.clone(),
+            share_id,
+            consumed_capacity: d.share.cloned().unwrap_or_default(),
+        });
+        if let Some(used) = &mut w.used_requests
+            && !used.iter().any(|(r, _)| r == d.reference)
+        {
+            used.push((d.reference.to_owned(), d.class.to_owned()));
+        }
+        // Node selector (upstream 3.11): node-local devices and bindsToNode
+        // pin the allocation to this node; otherwise selectors are merged.
+        let access = match &entry.slice.node_selection {
+            SliceNodeSelection::Slice(a) => Some(a),
+            SliceNodeSelection::PerDevice => device.node_access.as_ref(),
+        };
+        match access {
+            Some(NodeAccess::NodeName(_)) => w.pinned = true,
+            Some(NodeAccess::NodeSelector(sel)) => {
+                if let Some(term) = sel.terms.first() {
+                    for r in &term.match_expressions {
+                        if !w.terms.contains(r) {
+                            w.terms.push(r.clone());
+                        }
+                    }
+                    for r in &term.match_fields {
+                        if !w.fields.contains(r) {
+                            w.fields.push(r.clone());
+                        }
+                    }
+                }
+            }
+            Some(NodeAccess::AllNodes) | None => {}
+        }
+        if device.binds_to_node {
+            w.pinned = true;
+        }
+    }
+
+    /// The result `w` wrote, with its node selector (for `node`) and configurations.
+    pub(super) fn finish_result(&self, w: ResultWriter<'_>, node: NodeId) -> AllocationResult {
+        let ResultWriter {
+            claim,
+            mut result,
+            pinned,
+            terms,
+            fields,
+            used_requests,
+            ..
+        } = w;
+        result.node_selector = if pinned {
+            Some(NodeSelector::single_node(self.nodes_name(node)))
+        } else if terms.is_empty() && fields.is_empty() {
+            None
+        } else {
+            Some(NodeSelector {
+                terms: vec![NodeSelectorTerm {
+                    match_expressions: terms,
+                    match_fields: fields,
+                }],
+            })
+        };
+        if let Some(used) = used_requests {
+            result.config = self.result_config(claim, &used);
+        }
+        result
     }
 
     pub(super) fn nodes_name(&self, node: NodeId) -> &str {
