@@ -44,6 +44,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+mod json_list;
 mod list;
 mod value;
 #[cfg(not(target_arch = "wasm32"))]
@@ -570,6 +571,12 @@ impl Reader<'_> {
     }
 
     fn json(&mut self, text: &str) {
+        // `kubectl get -o json`'s one big List, read item by item (the same value, or
+        // `None` and the whole read below).
+        if let Some(v) = json_list::kubectl_json_list(text) {
+            self.document(v, 1);
+            return;
+        }
         let stream = serde_json::Deserializer::from_str(text).into_iter::<Checked>();
         for (i, doc) in stream.enumerate() {
             let doc_no = i + 1;

@@ -680,3 +680,80 @@ fn a_duplicate_key_before_a_yaml_error_in_its_document_is_an_error_not_a_panic()
          in.yaml doc 2: YAML syntax error: unknown anchor at line 4 column 4"
     );
 }
+
+/// `kubectl get -o json`'s one big List is read item by item (the loader's fast path):
+/// its problems are those the same List written on one line (read whole) has, naming
+/// the object, the item and the field; a duplicate key anywhere falls back to the whole
+/// read, whose message has the duplicate's line.
+#[test]
+fn a_kubectl_json_list_says_what_the_same_list_read_whole_says() {
+    let slice = |name: &str, driver: &str, extra: serde_json::Value, memory: &str| {
+        let mut device = serde_json::json!({
+            "name": "gpu-0",
+            "capacity": {"memory": {"value": memory}},
+        });
+        if let (Some(d), serde_json::Value::Object(e)) = (device.as_object_mut(), extra) {
+            d.extend(e);
+        }
+        serde_json::json!({
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": name},
+            "spec": {"driver": driver, "nodeName": "gpu-a",
+                     "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [device]},
+        })
+    };
+    let list = |items: Vec<serde_json::Value>| {
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+        (
+            serde_json::to_string_pretty(&list).unwrap(),
+            serde_json::to_string(&list).unwrap(),
+        )
+    };
+    let node =
+        serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-a"}});
+    let no_extra = serde_json::json!({});
+    let (pretty, one_line) = list(vec![
+        node.clone(),
+        slice("a", "", no_extra.clone(), "80Gi"),
+        slice(
+            "b",
+            "gpu.nvidia.com",
+            serde_json::json!({"bogusField": 1}),
+            "80Gi",
+        ),
+        slice("c", "gpu.nvidia.com", no_extra.clone(), "80 GiB"),
+    ]);
+    assert!(pretty.contains("\n  \"items\": [\n    {\n"), "{pretty}");
+    for strict in [false, true] {
+        let options = LoadOptions {
+            strict,
+            ..LoadOptions::default()
+        };
+        let fast = errors_with(&pretty, &options);
+        assert_eq!(fast, errors_with(&one_line, &options));
+        let unknown = "in.yaml doc 1 item 2: ResourceSlice \"b\": unknown field \"spec.devices[0].bogusField\"";
+        if strict {
+            // The load fails: the build's problems are not reached.
+            assert_eq!(fast, unknown);
+            continue;
+        }
+        assert!(
+            fast.contains("in.yaml doc 1 item 1: ResourceSlice \"a\": spec.driver: "),
+            "{fast}"
+        );
+        assert!(
+            fast.contains("in.yaml doc 1 item 3: ResourceSlice \"c\": spec.devices[0].capacity[\"memory\"].value: "),
+            "{fast}"
+        );
+    }
+    let (pretty, _) = list(vec![node, slice("d", "gpu.nvidia.com", no_extra, "80Gi")]);
+    let twice = pretty.replacen("\"name\": \"d\"", "\"name\": \"d\",\n\"name\": \"d\"", 1);
+    // The duplicate's line: the one after the first definition's.
+    let first = twice.find("\"name\": \"d\",\n").unwrap();
+    let line = 2 + twice[..first].matches('\n').count();
+    assert_eq!(
+        errors(&twice),
+        format!("in.yaml doc 1: line {line}: mapping key \"name\" already defined")
+    );
+}

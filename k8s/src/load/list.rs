@@ -154,7 +154,11 @@ pub(super) fn kubectl_list(text: &str) -> Option<Value> {
     head.push_str(&text[..items_line]);
     head.push_str("items: []\n");
     head.push_str(&text[end..]);
-    let (head, pieces) = read_all(text, &head, &ranges);
+    let (head, pieces) = read_all(
+        &ranges,
+        |&(from, to, n)| piece(&text[from..to], n),
+        || read(&head),
+    );
     let Value::Object(mut map) = head? else {
         return None;
     };
@@ -179,22 +183,27 @@ pub(crate) fn threads() -> usize {
 
 type Pieces = Vec<Option<Vec<Value>>>;
 
-/// The head and every piece: the pieces in runs of about equal length, the first on
-/// this thread and each other run on a thread of its own.
+/// The head and every piece: `read_piece` on each of `ranges`, in runs of about equal
+/// length, the first run on this thread and each other one on a thread of its own,
+/// and `read_head` on this thread. Shared with the JSON fast path ([`super::json_list`]).
 #[cfg(not(target_arch = "wasm32"))]
-fn read_all(text: &str, head: &str, ranges: &[(usize, usize, usize)]) -> (Option<Value>, Pieces) {
-    let run = ranges.len().div_ceil(threads().clamp(1, MAX_THREADS));
-    let read_run = |run: &[(usize, usize, usize)]| -> Pieces {
-        run.iter()
-            .map(|&(from, to, n)| piece(&text[from..to], n))
-            .collect()
-    };
+pub(super) fn read_all<R: Sync>(
+    ranges: &[R],
+    read_piece: impl Fn(&R) -> Option<Vec<Value>> + Sync,
+    read_head: impl FnOnce() -> Option<Value>,
+) -> (Option<Value>, Pieces) {
+    let run = ranges
+        .len()
+        .div_ceil(threads().clamp(1, MAX_THREADS))
+        .max(1);
+    let read_piece = &read_piece;
+    let read_run = move |run: &[R]| -> Pieces { run.iter().map(read_piece).collect() };
     std::thread::scope(|s| {
         let mut runs = ranges.chunks(run);
         let first = runs.next().unwrap_or_default();
         let others: Vec<_> = runs.map(|r| s.spawn(move || read_run(r))).collect();
         let mut pieces = read_run(first);
-        let head = read(head);
+        let head = read_head();
         // A run whose thread panicked (in the reader) is a piece not read: the whole
         // read then reports whatever it finds.
         for h in others {
@@ -206,12 +215,13 @@ fn read_all(text: &str, head: &str, ranges: &[(usize, usize, usize)]) -> (Option
 
 /// The head and every piece, in turn (no threads).
 #[cfg(target_arch = "wasm32")]
-fn read_all(text: &str, head: &str, ranges: &[(usize, usize, usize)]) -> (Option<Value>, Pieces) {
-    let pieces = ranges
-        .iter()
-        .map(|&(from, to, n)| piece(&text[from..to], n))
-        .collect();
-    (read(head), pieces)
+pub(super) fn read_all<R: Sync>(
+    ranges: &[R],
+    read_piece: impl Fn(&R) -> Option<Vec<Value>> + Sync,
+    read_head: impl FnOnce() -> Option<Value>,
+) -> (Option<Value>, Pieces) {
+    let pieces = ranges.iter().map(read_piece).collect();
+    (read_head(), pieces)
 }
 
 #[cfg(test)]
