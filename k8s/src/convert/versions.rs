@@ -255,7 +255,14 @@ fn check<T: DeserializeOwned + Serialize>(
     let typed: T = typed_value(kind, doc)?;
     let known = serde_json::to_value(&typed).unwrap_or(Value::Null);
     let mut unknown = Vec::new();
-    diff(kind, doc, &known, &mut Vec::new(), &mut unknown);
+    diff(
+        kind,
+        doc,
+        &known,
+        &mut Vec::new(),
+        &mut Vec::new(),
+        &mut unknown,
+    );
     Ok(Known {
         unknown,
         doc: known,
@@ -263,42 +270,71 @@ fn check<T: DeserializeOwned + Serialize>(
 }
 
 /// Every non-null field of `input` that `known` (the typed read written back) lacks.
-fn diff(kind: Kind, input: &Value, known: &Value, at: &mut Vec<Segment>, out: &mut Vec<String>) {
+///
+/// The path walked so far is held borrowed (`at`: each step a field name, a map key or
+/// an index; `names`: the field names [`is_map_key`] asks about, `None` for the others)
+/// and spelled out only for an unknown field: nothing is allocated per field visited.
+fn diff<'a>(
+    kind: Kind,
+    input: &'a Value,
+    known: &Value,
+    at: &mut Vec<Step<'a>>,
+    names: &mut Vec<Option<&'a str>>,
+    out: &mut Vec<String>,
+) {
     match (input, known) {
         (Value::Object(i), Value::Object(k)) => {
-            let names: Vec<Option<&str>> = at
-                .iter()
-                .map(|s| match s {
-                    Segment::Field(f) => Some(f.as_str()),
-                    Segment::Key(_) | Segment::Index(_) => None,
-                })
-                .collect();
-            let map_key = is_map_key(kind, &names);
+            let map_key = is_map_key(kind, names);
             for (name, v) in i {
                 if v.is_null() {
                     continue;
                 }
                 at.push(if map_key {
-                    Segment::Key(name.clone())
+                    Step::Key(name)
                 } else {
-                    Segment::Field(name.clone())
+                    Step::Field(name)
                 });
+                names.push((!map_key).then_some(name.as_str()));
                 match k.get(name) {
-                    Some(kv) => diff(kind, v, kv, at, out),
-                    None => out.push(format_segments(at)),
+                    Some(kv) => diff(kind, v, kv, at, names, out),
+                    None => out.push(spelled(at)),
                 }
                 at.pop();
+                names.pop();
             }
         }
         (Value::Array(i), Value::Array(k)) => {
             for (n, (v, kv)) in i.iter().zip(k).enumerate() {
-                at.push(Segment::Index(n));
-                diff(kind, v, kv, at, out);
+                at.push(Step::Index(n));
+                names.push(None);
+                diff(kind, v, kv, at, names, out);
                 at.pop();
+                names.pop();
             }
         }
         _ => {}
     }
+}
+
+/// One step of the path [`diff`] walks: a [`Segment`] that borrows its name.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Field(&'a str),
+    Key(&'a str),
+    Index(usize),
+}
+
+/// A path of [`Step`]s in Kubernetes' JSON spelling ([`format_segments`]).
+fn spelled(at: &[Step<'_>]) -> String {
+    let segments: Vec<Segment> = at
+        .iter()
+        .map(|s| match *s {
+            Step::Field(f) => Segment::Field(f.to_owned()),
+            Step::Key(k) => Segment::Key(k.to_owned()),
+            Step::Index(i) => Segment::Index(i),
+        })
+        .collect();
+    format_segments(&segments)
 }
 
 #[cfg(test)]
