@@ -67,7 +67,13 @@ fn layout(text: &str) -> Option<Layout> {
     // The first item's `{` sets the items' indentation.
     let mut starts = Vec::new();
     let mut item_depth = None;
+    // A line that starts deeper than the items is inside one (most lines are): one
+    // compare of its first bytes, no count of its spaces.
+    let mut deeper = String::new();
     for (at, _, line) in lines {
+        if !deeper.is_empty() && line.starts_with(deeper.as_str()) {
+            continue;
+        }
         let (d, rest) = indented(line)?;
         if rest.trim_end().is_empty() {
             continue;
@@ -82,6 +88,7 @@ fn layout(text: &str) -> Option<Layout> {
         match item_depth {
             None if rest == "{" => {
                 item_depth = Some(d);
+                deeper = " ".repeat(d + 1);
                 starts.push(at);
             }
             None => return None,
