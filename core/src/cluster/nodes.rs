@@ -35,6 +35,10 @@ pub(super) struct NodeEntry {
     /// `ranking::hash_str`).
     pub(super) name_hash: u64,
     pub(super) node: Option<Arc<Node>>,
+    /// The interned names of the node's `allocatable`, in its (name) order: what
+    /// [`Cluster::refresh_free`] keys the free resources by, without a hash lookup per
+    /// resource each time a pod reserves or releases resources there.
+    allocatable: SmallVec<[Symbol; 6]>,
     pub(super) devices: SparseDeviceSet,
     /// The node-local devices in upstream's allocation order (pools by driver then
     /// name, binding-condition pools last, slices by name, devices in slice order).
@@ -102,6 +106,7 @@ impl Cluster {
         self.set_node_labels(id, None);
         let entry = &mut Arc::make_mut(&mut self.nodes)[id.index()];
         entry.node = None;
+        entry.allocatable = SmallVec::new();
         entry.pod_limit = false;
         entry.cordoned = false;
         entry.hard_taints = false;
@@ -146,7 +151,24 @@ impl Cluster {
         let labels = node.labels.clone();
         self.set_node_domains(id, Some(&labels));
         self.set_node_labels(id, Some(&labels));
+        // Names are interned once, when a node first declares them.
+        if node
+            .allocatable
+            .keys()
+            .any(|k| self.strings.get(k).is_none())
+        {
+            let strings = Arc::make_mut(&mut self.strings);
+            for k in node.allocatable.keys() {
+                strings.intern(k);
+            }
+        }
+        let allocatable = node
+            .allocatable
+            .keys()
+            .map(|k| self.strings.get(k).expect("interned above"))
+            .collect();
         let entry = &mut Arc::make_mut(&mut self.nodes)[id.index()];
+        entry.allocatable = allocatable;
         entry.pod_limit = node.allocatable.contains_key("pods");
         entry.cordoned = node.unschedulable;
         entry.hard_taints = node
@@ -159,32 +181,27 @@ impl Cluster {
     }
 
     /// Recomputes a node's free scalar resources (after its allocatable or its
-    /// reservations changed).
+    /// reservations changed): the allocatable and the requested totals are both in
+    /// name order, so one merged walk pairs them.
     fn refresh_free(&mut self, id: NodeId) {
-        let Some(node) = self.nodes[id.index()].node.clone() else {
+        let entry = &self.nodes[id.index()];
+        let Some(node) = entry.node.as_deref() else {
             self.node_state[id.index()].free = SmallVec::new();
             self.rescore(id);
             return;
         };
-        // Names are interned once, when a node first declares them.
-        if node
-            .allocatable
-            .keys()
-            .any(|k| self.strings.get(k).is_none())
-        {
-            let strings = Arc::make_mut(&mut self.strings);
-            for k in node.allocatable.keys() {
-                strings.intern(k);
-            }
-        }
-        let requested = &self.node_state[id.index()].requested;
+        debug_assert_eq!(node.allocatable.len(), entry.allocatable.len());
+        let mut used = self.node_state[id.index()].requested.iter().peekable();
         let free = node
             .allocatable
             .iter()
-            .map(|(k, total)| {
-                let used = requested.get(k).copied().unwrap_or(Quantity::ZERO);
-                let sym = self.strings.get(k).expect("interned above");
-                (sym, total.saturating_sub(used))
+            .zip(&entry.allocatable)
+            .map(|((k, total), &sym)| {
+                while used.next_if(|(r, _)| r.as_str() < k.as_str()).is_some() {}
+                let taken = used
+                    .next_if(|(r, _)| *r == k)
+                    .map_or(Quantity::ZERO, |(_, q)| *q);
+                (sym, total.saturating_sub(taken))
             })
             .collect();
         self.node_state[id.index()].free = free;
@@ -535,8 +552,13 @@ impl Cluster {
     ) {
         let e = &mut self.node_state[id.index()];
         for (k, q) in &requests {
-            let t = e.requested.entry(k.clone()).or_insert(Quantity::ZERO);
-            *t = t.saturating_add(*q);
+            // The name is copied only the first time a pod there requests it.
+            if let Some(t) = e.requested.get_mut(k) {
+                *t = t.saturating_add(*q);
+            } else {
+                e.requested
+                    .insert(k.clone(), Quantity::ZERO.saturating_add(*q));
+            }
         }
         e.reserved.insert(consumer.to_owned(), requests);
         self.refresh_free(id);

@@ -61,7 +61,7 @@ impl Search<'_, '_, '_> {
         let pending = &gang.pods[k];
         let node_id = self.lists[pending.shape][i].node;
         let node = self.cluster.node_by_id(node_id)?;
-        let reservation = usize::from(node.allocatable.contains_key("pods"));
+        let reservation = usize::from(self.cluster.node_has_pod_limit(node_id));
         if !self.reservations[pending.shape][reservation].valid {
             return None;
         }
@@ -299,10 +299,10 @@ impl Search<'_, '_, '_> {
         let pending = &gang.pods[pod_at];
         let shape = &gang.shapes[pending.shape];
         let node_id = self.lists[pending.shape][cand].node;
-        let Some(node) = self.cluster.node_by_id(node_id) else {
+        if self.cluster.node_by_id(node_id).is_none() {
             return false;
-        };
-        let reservation = usize::from(node.allocatable.contains_key("pods"));
+        }
+        let reservation = usize::from(self.cluster.node_has_pod_limit(node_id));
         // The claims to allocate: the earlier pods', then ours.
         let mut parts = core::mem::take(&mut self.parts);
         for &bound in co {
