@@ -210,8 +210,13 @@ fn potential_victims<'a>(
     // Members of `Single` groups that are victims: (group, bound victims, pods of
     // theirs in `out`).
     let mut elastic: BTreeMap<&str, (usize, Vec<usize>)> = BTreeMap::new();
-    // Group keys are built in one buffer (no allocation per pod).
+    // Group keys are built in one buffer (no allocation per pod); the last one looked
+    // up is kept with its answer: bound pods come in name order, where a gang's
+    // members are usually next to each other.
     let mut buf = String::new();
+    // (`buf` always holds a '/', so the empty key matches none.)
+    let mut last_key = String::new();
+    let mut last_found: Option<(&'a String, &'a PodGroup)> = None;
     for (k, b) in s.bound {
         let Some(pod) = s.pods.get(k) else {
             continue;
@@ -222,7 +227,11 @@ fn potential_victims<'a>(
             buf.push_str(&pod.namespace);
             buf.push('/');
             buf.push_str(g);
-            s.groups.get_key_value(buf.as_str())
+            if buf != last_key {
+                last_found = s.groups.get_key_value(buf.as_str());
+                last_key.clone_from(&buf);
+            }
+            last_found
         });
         let Some((g, group)) = group else {
             if pod.priority < priority {
