@@ -261,21 +261,39 @@ fn same_group(
         && *preemption_policy == b.preemption_policy
         && *disruption_mode == b.disruption_mode
         && *topology == b.topology
-        && resource_claims.len() == b.resource_claims.len()
-        && resource_claims
-            .iter()
-            .zip(&b.resource_claims)
-            .all(|(x, y)| {
-                x.name == y.name
-                    && same_source(
-                        a_unit,
-                        namespace,
-                        &x.source,
-                        b_unit,
-                        &b.namespace,
-                        &y.source,
-                    )
-            })
+        && same_claim_refs(
+            (
+                a_unit,
+                namespace,
+                resource_claims.iter().map(|c| (&c.name, &c.source)),
+            ),
+            (
+                b_unit,
+                &b.namespace,
+                b.resource_claims.iter().map(|c| (&c.name, &c.source)),
+            ),
+        )
+}
+
+/// Two lists of claim references (a group's or a pod's, as `(name, source)` in its
+/// namespace) the same: equal names, each source at the same claim position (see
+/// [`same_source`]).
+fn same_claim_refs<'x>(
+    (a_unit, a_ns, a): (
+        &UnitInputs<'_>,
+        &str,
+        impl ExactSizeIterator<Item = (&'x String, &'x ClaimSource)>,
+    ),
+    (b_unit, b_ns, b): (
+        &UnitInputs<'_>,
+        &str,
+        impl ExactSizeIterator<Item = (&'x String, &'x ClaimSource)>,
+    ),
+) -> bool {
+    a.len() == b.len()
+        && a.zip(b).all(|((a_name, a_src), (b_name, b_src))| {
+            a_name == b_name && same_source(a_unit, a_ns, a_src, b_unit, b_ns, b_src)
+        })
 }
 
 /// Two pods equal but for their names, creation and group name (a unit's members
@@ -306,21 +324,18 @@ fn same_pod(a_unit: &UnitInputs<'_>, a: &Pod, b_unit: &UnitInputs<'_>, b: &Pod) 
         && *required_node_affinity == b.required_node_affinity
         && scheduling_group.is_some() == b.scheduling_group.is_some()
         && *node_name == b.node_name
-        && resource_claims.len() == b.resource_claims.len()
-        && resource_claims
-            .iter()
-            .zip(&b.resource_claims)
-            .all(|(x, y)| {
-                x.name == y.name
-                    && same_source(
-                        a_unit,
-                        namespace,
-                        &x.source,
-                        b_unit,
-                        &b.namespace,
-                        &y.source,
-                    )
-            })
+        && same_claim_refs(
+            (
+                a_unit,
+                namespace,
+                resource_claims.iter().map(|c| (&c.name, &c.source)),
+            ),
+            (
+                b_unit,
+                &b.namespace,
+                b.resource_claims.iter().map(|c| (&c.name, &c.source)),
+            ),
+        )
 }
 
 /// A hash of what cheaply tells problems apart (FNV-1a): equal problems have equal

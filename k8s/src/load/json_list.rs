@@ -195,19 +195,7 @@ pub(super) fn kubectl_json_list(text: &str) -> Option<Value> {
         read(&head)
     };
     let (head, pieces) = read_all(&runs, read_run, read_head);
-    let Value::Object(mut map) = head? else {
-        return None;
-    };
-    match map.get("items") {
-        Some(Value::Array(a)) if a.is_empty() => {}
-        _ => return None,
-    }
-    let mut items = Vec::with_capacity(starts.len());
-    for p in pieces {
-        items.extend(p?);
-    }
-    map.insert("items".into(), Value::Array(items));
-    Some(Value::Object(map))
+    super::list::join_items(head?, pieces, starts.len())
 }
 
 #[cfg(test)]

@@ -159,14 +159,26 @@ pub(super) fn kubectl_list(text: &str) -> Option<Value> {
         |&(from, to, n)| piece(&text[from..to], n),
         || read(&head),
     );
-    let Value::Object(mut map) = head? else {
+    join_items(head?, pieces, starts.len())
+}
+
+/// The List read back whole: `head` (the text around the items, read with `items`
+/// empty) with the items of every piece put in, in order; `None` when the head is not
+/// an object with empty `items` or a piece failed (the caller falls back to the whole
+/// read). Shared by the YAML and the JSON reader.
+pub(super) fn join_items(
+    head: Value,
+    pieces: Vec<Option<Vec<Value>>>,
+    count: usize,
+) -> Option<Value> {
+    let Value::Object(mut map) = head else {
         return None;
     };
     match map.get("items") {
         Some(Value::Array(a)) if a.is_empty() => {}
         _ => return None,
     }
-    let mut items = Vec::with_capacity(starts.len());
+    let mut items = Vec::with_capacity(count);
     for p in pieces {
         items.extend(p?);
     }
