@@ -11,7 +11,7 @@
 #   bench-scale      the `scale` bench     copies of target/release/deps/{gangpack,scale}-*)
 # and a directory of dumps, DUMPS (default target/sitting), with fleet.yaml and
 # fleet.json (`gangpack gen --fleet 12500 [-o json]`, written on first use by AFTER's
-# binary). Prints one line per row and round; the raw outputs go to DUMPS/sitting.log.
+# binary; the JSON re-indented as kubectl writes it). Prints one line per row and round; the raw outputs go to DUMPS/sitting.log.
 set -euo pipefail
 
 if [[ $# -lt 2 ]]; then
@@ -28,7 +28,10 @@ log=$dumps/sitting.log
 : >"$log"
 
 [[ -s $dumps/fleet.yaml ]] || "$after/gangpack" gen --fleet 12500 >"$dumps/fleet.yaml"
-[[ -s $dumps/fleet.json ]] || "$after/gangpack" gen --fleet 12500 -o json >"$dumps/fleet.json"
+# kubectl writes JSON with 4-space indentation (Go's json.MarshalIndent), gen with 2.
+[[ -s $dumps/fleet.json ]] || "$after/gangpack" gen --fleet 12500 -o json |
+  python3 -c 'import json, sys; json.dump(json.load(sys.stdin), sys.stdout, indent=4); print()' \
+    >"$dumps/fleet.json"
 
 gang_rows='allocate/one_node/1_gpu$|allocate/one_node/8_gpus_match_numa$|allocate/one_node/8_of_7_rejected$|allocate/fleet_4096x8/1_gpu_fits_every_node_then_allocate$|gang/64x8_on_4096x8/anywhere$|gang/512x8_on_10000x8/anywhere$|lifecycle/cycle_1000_gangs_on_4096x8$'
 scale_rows='scale/2048x8_block_gang_on_100k$|scale/preempt_2048_gpu_gang_on_full_100k$|scale/cycle_10000_units_on_100k$|scale/cycle_2000_fitting_units_on_100k$'
