@@ -11,11 +11,12 @@
 #   bench-scale      the `scale` bench     copies of target/release/deps/{gangpack,scale}-*)
 # and a directory of dumps, DUMPS (default target/sitting), with fleet.yaml and
 # fleet.json (`gangpack gen --fleet 12500 [-o json]`, written on first use by AFTER's
-# binary; the JSON re-indented as kubectl writes it). Prints one line per row and round; the raw outputs go to DUMPS/sitting.log.
+# binary; the JSON re-indented as kubectl writes it). Prints one line per row and
+# round; the raw outputs go to DUMPS/sitting.log.
 set -euo pipefail
 
 if [[ $# -lt 2 ]]; then
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 before=$(realpath "$1")
