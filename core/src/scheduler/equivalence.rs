@@ -40,6 +40,17 @@ pub(super) struct UnitInputs<'a> {
     pub(super) claims: Vec<&'a ResourceClaim>,
 }
 
+impl UnitInputs<'_> {
+    /// Owned copies of the inputs: the group, the pods, the claims.
+    pub(super) fn to_owned(&self) -> (Option<PodGroup>, Vec<Pod>, Vec<ResourceClaim>) {
+        (
+            self.group.cloned(),
+            self.pods.iter().map(|&p| p.clone()).collect(),
+            self.claims.iter().map(|&c| c.clone()).collect(),
+        )
+    }
+}
+
 /// Pending outcomes of the cycle so far, by placement problem (see the module docs).
 #[derive(Default)]
 pub(super) struct Equivalence {

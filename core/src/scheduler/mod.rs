@@ -890,12 +890,7 @@ impl Scheduler {
     /// The placer's inputs for a unit: the group, its members (or the pod), and the
     /// claims they name.
     fn inputs(&self, unit: &Unit) -> (Option<PodGroup>, Vec<Pod>, Vec<ResourceClaim>) {
-        let i = self.input_refs(unit);
-        (
-            i.group.cloned(),
-            i.pods.into_iter().cloned().collect(),
-            i.claims.into_iter().cloned().collect(),
-        )
+        self.input_refs(unit).to_owned()
     }
 
     /// [`Scheduler::inputs`], borrowed.
@@ -1129,7 +1124,8 @@ impl Scheduler {
             }
             return Ok(UnitResult::Pending(outcome));
         }
-        let (group, pods, claims) = self.inputs(unit);
+        // Owned from the lookups above, not looked up again: the placement mutates.
+        let (group, pods, claims) = inputs.to_owned();
         let placed = self.place_unit(unit, group.as_ref(), &pods, &claims);
         match &placed {
             Ok((UnitResult::Pending(outcome), Aftermath::Pending { searched })) => {
