@@ -515,6 +515,7 @@ const GANG_STAGES: &[(&str, u8)] = &[
     ("apply", 0),
     ("intake", 1),
     ("filter", 2),
+    ("count_memo", 2),
     ("counts", 3),
     ("ranking", 3),
     ("search", 4),

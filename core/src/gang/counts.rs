@@ -15,6 +15,7 @@ use crate::gang::scoring::ScoringPolicy;
 use crate::model::claim::{AllocationMode, ResourceClaim, ResourceClaimSpec};
 use crate::model::workload::{Pod, PodGroup};
 
+use super::count_memo::CountMemo;
 use super::filter::{Rejection, ShapeFilter};
 use super::intake::{Candidate, Gang, own_parts};
 use super::options::{GangError, GangOptions};
@@ -29,7 +30,7 @@ impl Cluster {
         claims: &'a [ResourceClaim],
         options: &GangOptions,
     ) -> Result<Gang<'a>, GangError> {
-        self.gang_counted_with(group, pods, claims, options, RankMemo::default())
+        self.gang_counted_with(group, pods, claims, options, RankMemo::default(), None)
             .0
     }
 
@@ -42,8 +43,9 @@ impl Cluster {
         claims: &'a [ResourceClaim],
         options: &GangOptions,
         memo: RankMemo,
+        counts: Option<&mut CountMemo>,
     ) -> (Result<Gang<'a>, GangError>, RankMemo) {
-        self.gang_counted_to(group, pods, claims, options, memo, false)
+        self.gang_counted_to(group, pods, claims, options, memo, Caps::Pending(counts))
     }
 
     /// [`Cluster::gang_counted`] with each candidate's cap not bounded by its shape's
@@ -58,8 +60,15 @@ impl Cluster {
         claims: &'a [ResourceClaim],
         options: &GangOptions,
     ) -> Result<Gang<'a>, GangError> {
-        self.gang_counted_to(group, pods, claims, options, RankMemo::default(), true)
-            .0
+        self.gang_counted_to(
+            group,
+            pods,
+            claims,
+            options,
+            RankMemo::default(),
+            Caps::Uncapped,
+        )
+        .0
     }
 
     fn gang_counted_to<'a>(
@@ -69,14 +78,18 @@ impl Cluster {
         claims: &'a [ResourceClaim],
         options: &GangOptions,
         memo: RankMemo,
-        uncapped: bool,
+        caps: Caps<'_>,
     ) -> (Result<Gang<'a>, GangError>, RankMemo) {
+        let (uncapped, counts) = match caps {
+            Caps::Pending(counts) => (false, counts),
+            Caps::Uncapped => (true, None),
+        };
         let mut gang = match self.gang_intake(group, pods, claims) {
             Ok(g) => g,
             Err(e) => return (Err(e), memo),
         };
         let mut ranker = self.policy_ranker(&options.policy, pods, claims, memo);
-        self.count_candidates(&mut gang, options, ranker.as_mut(), uncapped);
+        self.count_candidates(&mut gang, options, ranker.as_mut(), uncapped, counts);
         gang.order_domains(self, options.policy.base(), ranker.as_ref());
         if let ScoringPolicy::GangAware(params) = &options.policy {
             gang.keep_whole(self, params);
@@ -174,6 +187,7 @@ impl Cluster {
         options: &GangOptions,
         mut ranker: Option<&mut Ranker<'_>>,
         uncapped: bool,
+        mut memo: Option<&mut CountMemo>,
     ) {
         let key = gang.key;
         // Domains: with running members, only theirs.
@@ -241,7 +255,6 @@ impl Cluster {
             } else {
                 u32::try_from(shape.pods).unwrap_or(u32::MAX)
             };
-            let mut out = Vec::with_capacity(self.node_slots());
             // Without a topology key, a node with fewer free devices than one of the
             // pod's requests needs at least cannot host it: its counts say so without
             // loading it or its devices.
@@ -254,53 +267,57 @@ impl Cluster {
             } else {
                 0
             };
+            let share_only = bounds
+                .iter()
+                .all(|alts| alts.iter().any(|b| b.share.is_some()));
+            let count = ShapeCount {
+                bounds: &bounds,
+                filter: &filter,
+                pods_cap,
+                least_free,
+                keyed: key.is_some(),
+                fixed: &fixed,
+                share_only,
+            };
             // A `nodeSelector` entry few nodes match (a hostname, say) narrows the scan to
             // those nodes, taken in the same (name) order.
             let narrowed = self.nodes_selected(&pod.node_selector);
+            // Without a key, a ranker or a narrowed scan, the candidates are a function
+            // of the shape and of each node's own state: the cycle's memo has them, up
+            // to the nodes changed since (see `count_memo.rs`).
+            if let Some(memo) = memo.as_deref_mut()
+                && key.is_none()
+                && take.is_none()
+                && !uncapped
+                && narrowed.is_none()
+            {
+                let shape = &gang.shapes[si];
+                let out = memo.candidates(self, shape, &options.within, pods_cap, |id| {
+                    self.unkeyed_candidate(id, &count)
+                });
+                #[cfg(debug_assertions)]
+                {
+                    let fresh: Vec<Candidate> = self
+                        .node_order()
+                        .iter()
+                        .filter_map(|&id| self.unkeyed_candidate(id, &count))
+                        .collect();
+                    assert_eq!(
+                        out, fresh,
+                        "the cycle's count memo differs from a fresh count"
+                    );
+                }
+                gang.shapes[si].candidates = out;
+                continue;
+            }
             let order: &[NodeId] = narrowed.as_deref().unwrap_or(self.node_order());
+            let mut out = Vec::with_capacity(order.len());
             for &id in order {
-                if least_free > 0 && self.node_free_devices(id) < least_free {
-                    continue;
-                }
-                let Some(node) = self.node_by_id(id) else {
-                    continue;
+                let (value, admitted) = match self.count_node(id, &count) {
+                    NodeCount::Skip => continue,
+                    NodeCount::Seen { domain, admitted } => (domain, admitted),
                 };
-                // Devices first: counting them does not load the node object, so without
-                // a topology key (whose domains every node adds to) a node without room
-                // is skipped at once.
-                let devices = self.node_devices(id);
-                let mut free = 0;
-                let mut device_cap = u32::MAX;
-                for alts in &bounds {
-                    let mut best = 0;
-                    // Scoring counts the free devices of requests without shareable
-                    // devices only.
-                    let scored = alts.iter().all(|b| b.share.is_none());
-                    for b in alts {
-                        let enough = b.need.saturating_mul(pods_cap);
-                        let have = self.bound_on_node(id, devices, b, enough);
-                        if scored {
-                            free = free.max(have);
-                        }
-                        best = best.max(have / b.need);
-                    }
-                    device_cap = device_cap.min(best);
-                }
-                if device_cap == 0 && key.is_none() {
-                    continue;
-                }
-                // The node filter (scope, cordon, selector and affinity, node taints,
-                // scalar resources): the same function the explanation asks.
-                let most = pods_cap.min(device_cap);
-                let in_fixed = |v: &str| fixed.is_empty() || fixed.contains(v);
-                let filtered = self.filter_node(id, node, &filter, in_fixed, most);
-                if matches!(
-                    filtered.verdict,
-                    Err(Rejection::OutOfScope | Rejection::Cordoned)
-                ) {
-                    continue;
-                }
-                let domain = match filtered.domain {
+                let domain = match value {
                     None => 0,
                     Some(v) => match last {
                         Some((value, d)) if value == v => d,
@@ -318,15 +335,9 @@ impl Cluster {
                         }
                     },
                 };
-                let Ok(cap) = filtered.verdict else {
+                let Some((cap, free)) = admitted else {
                     continue;
                 };
-                if bounds
-                    .iter()
-                    .all(|alts| alts.iter().any(|b| b.share.is_some()))
-                {
-                    free = self.node_counts(id).map_or(0, |c| c.free_untainted);
-                }
                 if cap > 0 {
                     let rank = match (ranker.as_deref_mut(), &take) {
                         (Some(r), Some(t)) => r.rank(id, t),
@@ -344,6 +355,79 @@ impl Cluster {
             gang.shapes[si].candidates = out;
         }
         gang.domains = domains;
+    }
+
+    /// What counting reads of node `id` for one shape (the body of the count's scan).
+    fn count_node<'n>(&'n self, id: NodeId, s: &ShapeCount<'_>) -> NodeCount<'n> {
+        if s.least_free > 0 && self.node_free_devices(id) < s.least_free {
+            return NodeCount::Skip;
+        }
+        let Some(node) = self.node_by_id(id) else {
+            return NodeCount::Skip;
+        };
+        // Devices first: counting them does not load the node object, so without a
+        // topology key (whose domains every node adds to) a node without room is
+        // skipped at once.
+        let devices = self.node_devices(id);
+        let mut free = 0;
+        let mut device_cap = u32::MAX;
+        for alts in s.bounds {
+            let mut best = 0;
+            // Scoring counts the free devices of requests without shareable devices
+            // only.
+            let scored = alts.iter().all(|b| b.share.is_none());
+            for b in alts {
+                let enough = b.need.saturating_mul(s.pods_cap);
+                let have = self.bound_on_node(id, devices, b, enough);
+                if scored {
+                    free = free.max(have);
+                }
+                best = best.max(have / b.need);
+            }
+            device_cap = device_cap.min(best);
+        }
+        if device_cap == 0 && !s.keyed {
+            return NodeCount::Skip;
+        }
+        // The node filter (scope, cordon, selector and affinity, node taints, scalar
+        // resources): the same function the explanation asks.
+        let most = s.pods_cap.min(device_cap);
+        let in_fixed = |v: &str| s.fixed.is_empty() || s.fixed.contains(v);
+        let filtered = self.filter_node(id, node, s.filter, in_fixed, most);
+        if matches!(
+            filtered.verdict,
+            Err(Rejection::OutOfScope | Rejection::Cordoned)
+        ) {
+            return NodeCount::Skip;
+        }
+        let admitted = filtered.verdict.ok().map(|cap| {
+            if s.share_only {
+                free = self.node_counts(id).map_or(0, |c| c.free_untainted);
+            }
+            (cap, free)
+        });
+        NodeCount::Seen {
+            domain: filtered.domain,
+            admitted,
+        }
+    }
+
+    /// Node `id` as a candidate of a shape counted without a topology key or a
+    /// ranker, if it is one.
+    fn unkeyed_candidate(&self, id: NodeId, s: &ShapeCount<'_>) -> Option<Candidate> {
+        match self.count_node(id, s) {
+            NodeCount::Seen {
+                admitted: Some((cap, free)),
+                ..
+            } if cap > 0 => Some(Candidate {
+                node: id,
+                cap,
+                free,
+                domain: 0,
+                rank: 0,
+            }),
+            _ => None,
+        }
     }
 
     /// The nodes a `nodeSelector` allows at most, by name, when one of its entries
@@ -475,6 +559,43 @@ struct ShareBound {
     exclusive: DeviceSet,
     /// The request's capacity requests, for the shareable devices' rooms.
     capacity: Vec<RoomRequest>,
+}
+
+/// How [`Cluster::gang_counted_to`] caps candidates.
+enum Caps<'m> {
+    /// At the shape's pending pods, with the cycle's memo of counts if any.
+    Pending(Option<&'m mut CountMemo>),
+    /// Not at the shape's pending pods (the node table).
+    Uncapped,
+}
+
+/// What counting reads of one shape, for each node ([`Cluster::count_node`]).
+struct ShapeCount<'c> {
+    bounds: &'c [Vec<DeviceBound>],
+    filter: &'c ShapeFilter<'c>,
+    /// The most pods of the shape a node need hold.
+    pods_cap: u32,
+    /// Without a key: fewer free devices than this and a node cannot host a pod.
+    least_free: u32,
+    /// Whether the gang has a topology key.
+    keyed: bool,
+    /// The domains running members fix (empty: any).
+    fixed: &'c BTreeSet<&'c str>,
+    /// Every request has a shareable alternative: a node's free devices are its
+    /// untainted free devices.
+    share_only: bool,
+}
+
+/// What [`Cluster::count_node`] says of one node.
+enum NodeCount<'n> {
+    /// Not the shape's node at all: no domain is recorded for it.
+    Skip,
+    /// In scope: its value of the topology key, and when admitted its cap (possibly
+    /// 0) and free devices.
+    Seen {
+        domain: Option<&'n str>,
+        admitted: Option<(u32, u32)>,
+    },
 }
 
 /// Sorts candidates by domain, then by free devices (ascending, or descending when

@@ -78,7 +78,7 @@ pub(super) fn own_parts(prepared: &PreparedClaims) -> Vec<ClaimPart<'_>> {
 }
 
 /// A node that may host pods of one shape.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Candidate {
     pub(crate) node: NodeId,
     /// At most this many pods of the shape fit on it (an upper bound).

@@ -14,6 +14,7 @@
 //! | 0 | `scoring.rs` | `ScoringPolicy` (BestFit, Spread, Stranding, FGD, GangAware, the baselines), its mix source and the ranker it builds; `WorkloadMix` (the capacity report's measure) |
 //! | 1 | `intake.rs` | the gang: pending pods resolved and grouped into shapes, shared and group claims |
 //! | 2 | `filter.rs` | the node filter: why a node cannot host a pod of a shape (one rejection, one fact) |
+//! | 2 | `count_memo.rs` | a scheduling cycle's counted candidates, kept between its placements |
 //! | 3 | `counts.rs` | per-node caps (the filter, scalars, devices by count), domains and their order |
 //! | 3 | `ranking.rs` | the gang-aware reordering: whole domains of protected keys kept, the fewest lower domains |
 //! | 4 | `search.rs` | the depth-first, all-or-nothing search over pods and candidate nodes, with exact undo |
@@ -26,6 +27,7 @@
 pub(crate) mod apply;
 pub(crate) mod capacity_report;
 pub(crate) mod composite;
+pub(crate) mod count_memo;
 pub(crate) mod counts;
 pub(crate) mod explain;
 pub(crate) mod filter;

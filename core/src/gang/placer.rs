@@ -83,6 +83,7 @@ use crate::cluster::Cluster;
 use crate::model::claim::ResourceClaim;
 use crate::model::workload::{Pod, PodGroup};
 
+use super::count_memo::CountMemo;
 use super::search::Search;
 
 use super::options::{GangError, GangOptions, GangOutcome, SearchStats};
@@ -157,8 +158,21 @@ impl Cluster {
         claims: &[ResourceClaim],
         options: &GangOptions,
     ) -> Result<(GangOutcome, SearchStats), GangError> {
+        self.place_gang_memo(group, pods, claims, options, None)
+    }
+
+    /// [`place_gang_counted`](Self::place_gang_counted) with a scheduling cycle's
+    /// memo of counted candidates (see `count_memo.rs`).
+    pub(crate) fn place_gang_memo(
+        &mut self,
+        group: Option<&PodGroup>,
+        pods: &[Pod],
+        claims: &[ResourceClaim],
+        options: &GangOptions,
+        counts: Option<&mut CountMemo>,
+    ) -> Result<(GangOutcome, SearchStats), GangError> {
         let memo = self.take_rank_memo();
-        let (gang, memo) = self.gang_counted_with(group, pods, claims, options, memo);
+        let (gang, memo) = self.gang_counted_with(group, pods, claims, options, memo, counts);
         self.restore_rank_memo(memo);
         let gang = gang?;
         if let Some(waiting) = gang.waiting() {

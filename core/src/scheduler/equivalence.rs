@@ -26,6 +26,7 @@
 
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
+use crate::gang::count_memo::CountMemo;
 use crate::gang::options::GangOutcome;
 use crate::gang::scoring::ScoringPolicy;
 use crate::model::claim::{AllocationMode, ResourceClaim};
@@ -59,6 +60,9 @@ pub(super) struct Equivalence {
     entries: Vec<Entry>,
     /// Entries by [`fingerprint`], to compare only likely equals.
     by_print: BTreeMap<u64, Vec<usize>>,
+    /// The cycle's counted candidates, kept between placements (under every policy;
+    /// the count uses it only where no ranker reads names, see `count_memo.rs`).
+    pub(super) counts: CountMemo,
 }
 
 /// One problem that stayed pending, owned (a copy of the first unit that posed it).
@@ -156,6 +160,7 @@ impl Equivalence {
     pub(super) fn clear(&mut self) {
         self.entries.clear();
         self.by_print.clear();
+        self.counts.clear();
     }
 }
 

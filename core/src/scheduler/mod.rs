@@ -22,6 +22,7 @@ pub use whatif::{DomainGap, EvictionRelief, ShapeGap, WhatItTakes};
 use crate::Time;
 use crate::alloc_prelude::*;
 use crate::cluster::{Cluster, ClusterError};
+use crate::gang::count_memo::CountMemo;
 use crate::gang::options::{GangError, GangOptions, GangOutcome};
 use crate::gang::scoring::{MixSource, ScoringPolicy};
 use crate::model::claim::{AllocationResult, ResourceClaim};
@@ -1115,7 +1116,7 @@ impl Scheduler {
             #[cfg(debug_assertions)]
             {
                 let (group, pods, claims) = self.inputs(unit);
-                let fresh = self.place_unit(unit, group.as_ref(), &pods, &claims);
+                let fresh = self.place_unit(unit, group.as_ref(), &pods, &claims, None);
                 assert_eq!(
                     fresh.map(|(r, _)| r),
                     Ok(UnitResult::Pending(outcome.clone())),
@@ -1126,10 +1127,14 @@ impl Scheduler {
         }
         // Owned from the lookups above, not looked up again: the placement mutates.
         let (group, pods, claims) = inputs.to_owned();
-        let placed = self.place_unit(unit, group.as_ref(), &pods, &claims);
+        let placed = self.place_unit(unit, group.as_ref(), &pods, &claims, Some(&mut same.counts));
         match &placed {
             Ok((UnitResult::Pending(outcome), Aftermath::Pending { searched })) => {
                 let (outcome, searched) = (outcome.clone(), *searched);
+                // A preemption search evicts and reprieves in the live cluster.
+                if searched {
+                    same.counts.clear();
+                }
                 same.insert(
                     &self.cluster,
                     is_group,
@@ -1138,7 +1143,17 @@ impl Scheduler {
                     searched,
                 );
             }
-            Ok((_, Aftermath::Placed { most_free })) => same.placed(*most_free),
+            Ok((UnitResult::Scheduled(d), Aftermath::Placed { most_free })) => {
+                same.placed(*most_free);
+                // Only the bound pods' nodes changed (see `most_free_before`).
+                if most_free.is_some() {
+                    let c = &self.cluster;
+                    let nodes = d.bindings.iter().filter_map(|b| c.node_id(&b.node));
+                    same.counts.changed(nodes);
+                } else {
+                    same.counts.clear();
+                }
+            }
             _ => same.clear(),
         }
         placed.map(|(r, _)| r)
@@ -1152,10 +1167,11 @@ impl Scheduler {
         group: Option<&PodGroup>,
         pods: &[Pod],
         claims: &[ResourceClaim],
+        counts: Option<&mut CountMemo>,
     ) -> Result<(UnitResult, Aftermath), SchedulerError> {
-        let outcome = self
-            .cluster
-            .place_gang_mut(group, pods, claims, &self.options)?;
+        let (outcome, _) =
+            self.cluster
+                .place_gang_memo(group, pods, claims, &self.options, counts)?;
         match outcome {
             GangOutcome::Placed(d) => {
                 let most_free = self.most_free_before(&d);
