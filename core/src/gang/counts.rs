@@ -697,7 +697,20 @@ impl Gang<'_> {
                 .sum();
             // The pods the domain's free devices hold at most, the smallest first: each
             // pod's own claims take devices of its node, none twice.
-            let reach = if device_bound && reach >= self.required {
+            let reach = if device_bound && reach >= self.required && domains == 1 {
+                let within = self.pods_within_enough(cluster);
+                #[cfg(debug_assertions)]
+                {
+                    let have = self.domains_count(cluster, |c| c.free)[d];
+                    let all = self.pods_within(u64::try_from(have).unwrap_or(0));
+                    assert_eq!(
+                        within.min(self.required),
+                        all.min(self.required),
+                        "pods within the free devices, summed until enough"
+                    );
+                }
+                reach.min(within)
+            } else if device_bound && reach >= self.required {
                 let have =
                     devices.get_or_insert_with(|| self.domains_count(cluster, |c| c.free))[d];
                 reach.min(self.pods_within(u64::try_from(have).unwrap_or(0)))
@@ -773,6 +786,55 @@ impl Gang<'_> {
             }
         }
         pods
+    }
+
+    /// The devices the `pods` pending pods needing the fewest take (see
+    /// [`Gang::pods_within`]): `pods_within(d) >= pods` exactly when `d` is at least
+    /// this.
+    fn devices_for(&self, pods: usize) -> u64 {
+        let mut shapes: Vec<(u64, usize)> = self
+            .shapes
+            .iter()
+            .map(|s| (s.min_devices, s.pods))
+            .collect();
+        shapes.sort_unstable();
+        let mut left = pods;
+        let mut devices = 0u64;
+        for (each, n) in shapes {
+            let take = n.min(left);
+            devices = devices.saturating_add(each.saturating_mul(take as u64));
+            left -= take;
+        }
+        devices
+    }
+
+    /// With one domain: [`Gang::pods_within`] the free devices of the candidate
+    /// nodes, or some number of pods at least `required` when those devices are
+    /// enough for the required pods. The nodes are summed only until they are (the
+    /// caller reads the figure only up to `required`).
+    fn pods_within_enough(&self, cluster: &Cluster) -> usize {
+        let enough = self.devices_for(self.required);
+        let mut have = 0u64;
+        // Nodes counted, one bit per node id.
+        let mut seen: Vec<u64> = Vec::new();
+        for shape in &self.shapes {
+            for c in &shape.candidates {
+                let (word, bit) = (c.node.index() / 64, 1u64 << (c.node.index() % 64));
+                if word >= seen.len() {
+                    seen.resize(word + 1, 0);
+                }
+                if seen[word] & bit == 0 {
+                    seen[word] |= bit;
+                    have += u64::from(cluster.node_counts(c.node).map_or(0, |n| n.free));
+                    if have >= enough {
+                        let within = self.pods_within(have);
+                        debug_assert!(within >= self.required);
+                        return within;
+                    }
+                }
+            }
+        }
+        self.pods_within(have)
     }
 
     /// Per domain, `count` of the device counts of its candidate nodes, summed (each
