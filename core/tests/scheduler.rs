@@ -625,3 +625,64 @@ fn equal_pending_units_with(base: i32) {
     assert_eq!(cached, reference);
     assert_eq!(placed, placed_ref);
 }
+
+/// The cycle's memo of counted candidates (`count_memo.rs`) changes no placement over
+/// a long cycle: hundreds of placements of a few shapes, one of them rare, so that
+/// entries lag behind the log of changed nodes, the log is trimmed, and a lagging
+/// entry scans again. The reference run gives every unit a toleration of its own (for
+/// a taint no node has), so no two units share a memo entry. (Debug builds also
+/// count every node beside each memo answer.)
+#[test]
+fn a_long_cycle_places_as_fresh_counts_do() {
+    let run = |distinct: bool| {
+        let mut s = scheduler(160, 4);
+        let mut x: u64 = 11;
+        for i in 0..420 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Every 50th unit is the rare shape (3 pods of 3 GPUs).
+            let (pods, gpus) = if i % 50 == 49 {
+                (3, 3)
+            } else {
+                (
+                    [1, 2][(x >> 33) as usize % 2],
+                    [1, 2][(x >> 40) as usize % 2],
+                )
+            };
+            let name = format!("u-{i:03}");
+            let keys = gang(&mut s, &name, pods, gpus, 0, DisruptionMode::Single);
+            if distinct {
+                for k in keys {
+                    let mut pod = s.pod(&k).unwrap().clone();
+                    s.remove_pod(&k).unwrap();
+                    pod.tolerations.push(gangpack::Toleration {
+                        key: format!("unit-{i}"),
+                        operator: gangpack::TolerationOperator::Exists,
+                        ..Default::default()
+                    });
+                    s.add_pod(pod).unwrap();
+                }
+            }
+        }
+        let report = s.cycle();
+        let placements: Vec<_> = s
+            .pods()
+            .map(|p| (p.name.clone(), p.node_name.clone()))
+            .collect();
+        (report.units, placements)
+    };
+    let (memo, placed) = run(false);
+    let (reference, placed_ref) = run(true);
+    let scheduled = memo
+        .iter()
+        .filter(|(_, r)| matches!(r, UnitResult::Scheduled(_)))
+        .count();
+    let pending = memo.len() - scheduled;
+    assert!(
+        scheduled > 250 && pending > 20,
+        "{scheduled} placed, {pending} pending"
+    );
+    assert_eq!(memo, reference);
+    assert_eq!(placed, placed_ref);
+}
