@@ -857,15 +857,27 @@ impl Scheduler {
     /// Pending units in the order a cycle takes them.
     pub fn pending_units(&self) -> Vec<Unit> {
         let mut units: BTreeSet<Unit> = BTreeSet::new();
+        // The last pod's namespace and group: members are named alike, so they mostly
+        // come one after another, and their unit is in `units` already.
+        let mut last: Option<(&str, &str)> = None;
         for (k, pod) in self
             .pending
             .iter()
             .filter_map(|k| Some((k, self.pods.get(k)?)))
         {
             debug_assert!(pod.node_name.is_none(), "{k} is pending with a node");
+            let named = pod.scheduling_group.as_deref();
+            if let (Some(g), Some((ns, lg))) = (named, last)
+                && ns == pod.namespace
+                && lg == g
+            {
+                continue;
+            }
+            last = None;
             match self.group_of(pod) {
                 Some(g) => {
                     units.insert(Unit::Group(g));
+                    last = named.map(|g| (pod.namespace.as_str(), g));
                 }
                 // A pod naming a missing PodGroup waits for it (upstream: unresolvable
                 // until the group appears).
