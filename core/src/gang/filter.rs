@@ -155,7 +155,9 @@ impl Cluster {
             if free < q {
                 short = true;
                 cap = 0;
-            } else if cap > 1 {
+            } else if cap > 1 && q.as_nano().saturating_mul(i128::from(cap)) > free.as_nano() {
+                // Only when `cap` pods do not fit: a 128-bit division costs more than the
+                // rest of a node's check.
                 cap = cap.min(u32::try_from(free.as_nano() / q.as_nano()).unwrap_or(u32::MAX));
             }
         }
