@@ -29,8 +29,8 @@ use crate::alloc_prelude::*;
 use crate::cel::{CelError, EvalError, Selector};
 use crate::cluster::ids::{DeviceId, NodeId};
 use crate::cluster::{
-    COUNTERS, Cluster, ClusterError, DeviceAllocation, DeviceRef, ELIGIBLE, FREE, SHAREABLE,
-    Shortfall, TAINTED,
+    COUNTERS, Cluster, ClusterError, DeviceAllocation, DeviceKey, DeviceRef, ELIGIBLE, FREE,
+    Located, SHAREABLE, Shortfall, TAINTED,
 };
 use crate::model::claim::{
     AllocationMode, AllocationResult, ConstraintKind, DeviceRequestKind, RequestView, ResourceClaim,
@@ -1187,9 +1187,39 @@ impl Cluster {
         result: &AllocationResult,
         withdrawn: bool,
     ) -> Result<(), ClusterError> {
-        let mut done: Vec<DeviceRef> = Vec::new();
-        for r in &result.devices {
-            let device = DeviceRef::new(&r.driver, &r.pool, &r.device);
+        let located: Vec<_> = result
+            .devices
+            .iter()
+            .map(|r| self.locate(&r.driver, &r.pool, &r.device))
+            .collect();
+        self.record_located(claim, result, &located, withdrawn)
+    }
+
+    /// [`commit_allocation`](Self::commit_allocation) for a result whose devices were
+    /// looked up already: `located` holds [`Cluster::locate`]'s answer for each device
+    /// of `result`, in order (the cluster unchanged since). No name is looked up again.
+    pub(crate) fn commit_located(
+        &mut self,
+        claim: &str,
+        result: &AllocationResult,
+        located: &[Located],
+    ) -> Result<(), ClusterError> {
+        self.record_located(claim, result, located, false)
+    }
+
+    /// [`record_allocation`](Self::record_allocation) with every device located.
+    fn record_located(
+        &mut self,
+        claim: &str,
+        result: &AllocationResult,
+        located: &[Located],
+        withdrawn: bool,
+    ) -> Result<(), ClusterError> {
+        debug_assert_eq!(result.devices.len(), located.len());
+        // The keys recorded so far, for the undo.
+        let mut done: Vec<DeviceKey> = Vec::new();
+        for (r, &loc) in result.devices.iter().zip(located) {
+            debug_assert_eq!(loc, self.locate(&r.driver, &r.pool, &r.device));
             let allocation = DeviceAllocation {
                 consumer: claim.to_owned(),
                 tolerations: r.tolerations.clone(),
@@ -1197,36 +1227,36 @@ impl Cluster {
                 share_id: r.share_id.clone(),
                 consumed_capacity: r.consumed_capacity.clone(),
             };
-            let recorded = if !withdrawn || self.device_id(&device).is_some() {
-                self.allocate(&device, allocation).map(|_| ())
-            } else {
-                let key = (
-                    self.strings.get(&r.driver),
-                    self.strings.get(&r.pool),
-                    self.strings.get(&r.device),
-                );
-                match key {
-                    (Some(d), Some(p), Some(n)) => {
-                        self.allocations
-                            .entry((d, p, n))
-                            .or_default()
-                            .push(allocation);
-                        self.allocation_key_changed((d, p, n));
-                        Ok(())
-                    }
-                    // A name never interned has no record for the release to have
-                    // taken (a claim adopted with a device of a pool the cluster never
-                    // saw, say): there is nothing to put back.
-                    _ => Ok(()),
+            let dev = loc.and_then(|(_, dev)| dev);
+            let recorded = match loc {
+                Some((key, None)) if withdrawn => {
+                    self.allocations.entry(key).or_default().push(allocation);
+                    self.allocation_key_changed(key);
+                    Ok(key)
                 }
+                // A name never interned has no record for the release to have taken
+                // (a claim adopted with a device of a pool the cluster never saw,
+                // say): there is nothing to put back.
+                None if withdrawn => {
+                    continue;
+                }
+                _ => self
+                    .allocate_at(
+                        dev,
+                        || DeviceRef::new(&r.driver, &r.pool, &r.device),
+                        allocation,
+                    )
+                    .map(|_| loc.expect("a device found has a key").0),
             };
-            if let Err(e) = recorded {
-                for d in &done {
-                    let _ = self.release(d, claim);
+            match recorded {
+                Ok(key) => done.push(key),
+                Err(e) => {
+                    for &key in &done {
+                        let _ = self.release_key(key, claim);
+                    }
+                    return Err(e);
                 }
-                return Err(e);
             }
-            done.push(device);
         }
         Ok(())
     }

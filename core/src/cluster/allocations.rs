@@ -58,6 +58,10 @@ impl DeviceAllocation {
     }
 }
 
+/// Where [`Cluster::locate`] found a device named in an allocation result: its
+/// interned key and its current id, if any.
+pub(crate) type Located = Option<(DeviceKey, Option<DeviceId>)>;
+
 /// Too little of a capacity or shared counter for an allocation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -83,12 +87,41 @@ impl Cluster {
         device: &DeviceRef,
         allocation: DeviceAllocation,
     ) -> Result<DeviceId, ClusterError> {
+        let dev = self.device_id(device);
+        self.allocate_at(dev, || device.clone(), allocation)
+    }
+
+    /// [`allocate`](Self::allocate) for a device already looked up: `dev` is what
+    /// [`device_id`](Self::device_id) answers for it, `device` names it for the error
+    /// when that is `None`. The record checks come first, as in `allocate`.
+    pub(crate) fn allocate_at(
+        &mut self,
+        dev: Option<DeviceId>,
+        device: impl FnOnce() -> DeviceRef,
+        allocation: DeviceAllocation,
+    ) -> Result<DeviceId, ClusterError> {
         validate_allocation(&allocation)?;
-        let dev = self
-            .device_id(device)
-            .ok_or_else(|| ClusterError::DeviceNotFound(device.clone()))?;
+        let dev = dev.ok_or_else(|| ClusterError::DeviceNotFound(device()))?;
         self.allocate_on(dev, allocation)?;
         Ok(dev)
+    }
+
+    /// The interned key of the device `driver`/`pool`/`device`, under which its
+    /// allocations are recorded, and its id when a slice publishes it at its pool's
+    /// current generation (what [`device_id`](Self::device_id) answers). `None` when a
+    /// name was never interned: then no allocation names the device either.
+    pub(crate) fn locate(&self, driver: &str, pool: &str, device: &str) -> Located {
+        let key = (
+            self.strings.get(driver)?,
+            self.strings.get(pool)?,
+            self.strings.get(device)?,
+        );
+        Some((key, self.device_by_key(key)))
+    }
+
+    /// The holders recorded under a device key.
+    pub(crate) fn holders(&self, key: DeviceKey) -> &[DeviceAllocation] {
+        self.allocations.get(&key).map_or(&[], Vec::as_slice)
     }
 
     /// [`allocate`](Self::allocate) for a device at its pool's current generation, by
@@ -130,11 +163,24 @@ impl Cluster {
                 self.check_counters(slot, d)?;
             }
         }
-        let flags = slot.flags;
+        // The device's flags with the record in, known from the holders above rather
+        // than looked up again: taken (not FREE) when exclusive and held or with a
+        // non-admin holder.
+        let taken = !shareable
+            && (slot.flags & HELD != 0
+                || !allocation.admin_access
+                || holders.iter().any(|h| !h.admin_access));
+        let flags = (slot.flags & !FREE) | if taken { 0 } else { FREE };
         let node = slot.node().filter(|_| shareable);
         self.allocations.entry(key).or_default().push(allocation);
-        self.allocation_key_changed(key);
-        self.set_flags(dev, flags);
+        self.allocation_added(key, dev);
+        #[cfg(debug_assertions)]
+        {
+            let slot = self.devices[dev.index()].as_ref().expect("live device id");
+            let fresh = (slot.flags & !FREE) | self.free_flag(slot, slot.flags);
+            debug_assert_eq!(flags, fresh, "allocate_on: the flags known differ");
+        }
+        self.apply_flags(dev, flags);
         if let Some(n) = node {
             self.refresh_rooms(n);
         }
@@ -306,7 +352,11 @@ impl Cluster {
     /// Removes every share `consumer` holds under a device key, keeping the other
     /// holders in order, and updates the device's flags. `None`, with nothing changed,
     /// when the consumer holds none.
-    fn release_key(&mut self, key: DeviceKey, consumer: &str) -> Option<Vec<DeviceAllocation>> {
+    pub(crate) fn release_key(
+        &mut self,
+        key: DeviceKey,
+        consumer: &str,
+    ) -> Option<Vec<DeviceAllocation>> {
         let holders = self.allocations.get_mut(&key)?;
         if !holders.iter().any(|h| h.consumer == consumer) {
             return None;
@@ -431,6 +481,15 @@ fn check_capacity(
 /// The upstream limits and syntax an allocation result entry must meet: a consumer
 /// (reported as the claim), at most 16 valid tolerations, non-negative consumption.
 fn validate_allocation(a: &DeviceAllocation) -> Result<(), ClusterError> {
+    // The usual record (a consumer, no tolerations, nothing negative) has nothing to
+    // report: no object reference is built for it (this runs for every device a
+    // placement commits).
+    if !a.consumer.is_empty()
+        && a.tolerations.is_empty()
+        && a.consumed_capacity.values().all(|q| !q.is_negative())
+    {
+        return Ok(());
+    }
     let obj = ObjectRef::cluster(ObjectKind::ResourceClaim, a.consumer.clone());
     let mut errs = Vec::new();
     if a.consumer.is_empty() {

@@ -57,6 +57,7 @@ pub use taints::{EvictionNotice, TaintReport};
 
 pub(crate) use index::{COUNTERS, ELIGIBLE, FREE, SHAREABLE, TAINTED};
 
+pub(crate) use allocations::Located;
 use bits::{DeviceSet, SparseDeviceSet};
 use ids::{DeviceId, NodeId, PoolId, SliceId};
 pub(crate) use index::DeviceKey;

@@ -769,6 +769,20 @@ impl Cluster {
         self.recheck_eviction_source(key);
     }
 
+    /// [`allocation_key_changed`](Self::allocation_key_changed) after a record was
+    /// added under `key`, the key of device `dev` (at its pool's current generation):
+    /// the key holds a record and its device is known, so neither is looked up.
+    pub(crate) fn allocation_added(&mut self, key: DeviceKey, dev: DeviceId) {
+        debug_assert!(self.allocations.contains_key(&key));
+        debug_assert_eq!(self.device_by_key(key), Some(dev));
+        self.eviction_epoch.bump();
+        if self.no_execute.contains(&dev) {
+            self.eviction_sources.insert(key);
+        } else {
+            self.eviction_sources.remove(&key);
+        }
+    }
+
     /// Whether allocation key `key` is an eviction source now, recorded.
     fn recheck_eviction_source(&mut self, key: DeviceKey) {
         let source = self.allocations.contains_key(&key)

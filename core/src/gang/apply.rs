@@ -8,7 +8,7 @@
 //! devices and node resources as taken.
 
 use crate::alloc_prelude::*;
-use crate::cluster::{Cluster, ClusterError};
+use crate::cluster::{Cluster, ClusterError, Located};
 use crate::model::decision::{ClaimAllocation, PlacementDecision};
 use crate::model::error::{ObjectKind, ObjectRef};
 use crate::model::workload::Pod;
@@ -72,16 +72,23 @@ impl Cluster {
             .group_claims
             .iter()
             .chain(decision.bindings.iter().flat_map(|b| b.claims.iter()));
+        // Every device of every claim looked up once, in that order: the check below
+        // and the records use what is found.
+        let located: Vec<Located> = all_claims
+            .clone()
+            .flat_map(|c| &c.result.devices)
+            .map(|r| self.locate(&r.driver, &r.pool, &r.device))
+            .collect();
+        let mut rest = &located[..];
         for c in all_claims {
-            for r in &c.result.devices {
-                let device = crate::DeviceRef::new(&r.driver, &r.pool, &r.device);
-                if self
-                    .allocations(&device)
-                    .iter()
-                    .any(|h| h.consumer == c.claim)
+            let (mine, tail) = rest.split_at(c.result.devices.len());
+            rest = tail;
+            for (r, loc) in c.result.devices.iter().zip(mine) {
+                if loc
+                    .is_some_and(|(key, _)| self.holders(key).iter().any(|h| h.consumer == c.claim))
                 {
                     return Err(ClusterError::DeviceInUse {
-                        device,
+                        device: crate::DeviceRef::new(&r.driver, &r.pool, &r.device),
                         holder: c.claim.clone(),
                     });
                 }
@@ -94,9 +101,15 @@ impl Cluster {
         // Record, keeping an undo log.
         let mut done: Vec<Step<'_>> = Vec::new();
         let mut result = Ok(());
+        let mut rest = &located[..];
+        let mut commit = |cluster: &mut Cluster, c: &ClaimAllocation| {
+            let (mine, tail) = rest.split_at(c.result.devices.len());
+            rest = tail;
+            cluster.commit_located(&c.claim, &c.result, mine)
+        };
         'record: {
             for c in &decision.group_claims {
-                if let Err(e) = self.commit_allocation(&c.claim, &c.result) {
+                if let Err(e) = commit(self, c) {
                     result = Err(e);
                     break 'record;
                 }
@@ -104,7 +117,7 @@ impl Cluster {
             }
             for (b, req) in decision.bindings.iter().zip(requests) {
                 for c in &b.claims {
-                    if let Err(e) = self.commit_allocation(&c.claim, &c.result) {
+                    if let Err(e) = commit(self, c) {
                         result = Err(e);
                         break 'record;
                     }
