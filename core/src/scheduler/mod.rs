@@ -752,49 +752,55 @@ impl Scheduler {
             .filter(|g| self.groups.contains_key(g));
         let mut own = Vec::new();
         let mut of_group = Vec::new();
+        let binding = self.bound.get(pod);
         for entry in &p.resource_claims {
             let c = self.claim_used(p, entry);
+            // Held by the pod's own binding (a claim the cycle bound it with; the pod
+            // is indexed then, so the search below would find it held): known without
+            // looking the claim up.
+            if binding.is_some_and(|b| b.claims.iter().any(|a| a.claim == c)) {
+                debug_assert!(
+                    self.index
+                        .claim_users
+                        .get(c.as_str())
+                        .is_some_and(|users| users.contains(pod)),
+                    "a claim of the pod's own binding is indexed"
+                );
+                continue;
+            }
             let Some(result) = self.claims.get(&c).and_then(|c| c.allocation.as_ref()) else {
                 continue;
             };
-            let allocation = ClaimAllocation {
-                claim: c,
-                result: result.clone(),
-            };
             // Held by a binding already: another bound user's or, when the pod is
-            // indexed (a pod the cycle bound), its own.
+            // indexed (a pod the cycle bound), its own. Decided before the result is
+            // copied.
             let held = self
                 .index
                 .claim_users
-                .get(allocation.claim.as_str())
+                .get(c.as_str())
                 .into_iter()
                 .flatten()
                 .filter_map(|u| self.bound.get(&**u))
-                .any(|b| b.claims.iter().any(|a| a.claim == allocation.claim));
+                .any(|b| b.claims.iter().any(|a| a.claim == c));
+            if held {
+                continue;
+            }
+            let allocation = |claim| ClaimAllocation {
+                claim,
+                result: result.clone(),
+            };
             match &group {
                 Some(g) if self.groups[g].group_claim_for(entry).is_some() => {
                     // Held once: a pod that named it under another entry (its own use,
                     // KEP-5729) keeps holding it, and hands it on to the next user.
-                    if !held {
-                        of_group.push(allocation);
-                    }
+                    of_group.push(allocation(c));
                 }
                 _ => {
                     // A claim the group holds (a member named it with the group's
                     // entry) stays the group's.
-                    let of_a_group = || {
-                        self.group_claims
-                            .values()
-                            .flatten()
-                            .any(|a| a.claim == allocation.claim)
-                    };
-                    if !held
-                        && !own
-                            .iter()
-                            .any(|a: &ClaimAllocation| a.claim == allocation.claim)
-                        && !of_a_group()
-                    {
-                        own.push(allocation);
+                    let of_a_group = || self.group_claims.values().flatten().any(|a| a.claim == c);
+                    if !own.iter().any(|a: &ClaimAllocation| a.claim == c) && !of_a_group() {
+                        own.push(allocation(c));
                     }
                 }
             }
