@@ -860,6 +860,13 @@ impl Scheduler {
         self.group_priorities.keys().next().copied()
     }
 
+    /// Whether any PodGroup or pod ranks below `priority`: without one, a unit of that
+    /// priority has no victim, and [`preempt`](Self::preempt) searches for none.
+    pub(super) fn anything_ranks_below(&self, priority: i32) -> bool {
+        self.lowest_group_priority().is_some_and(|p| p < priority)
+            || self.lowest_pod_priority().is_some_and(|p| p < priority)
+    }
+
     /// Pending units in the order a cycle takes them.
     pub fn pending_units(&self) -> Vec<Unit> {
         let mut units: BTreeSet<Unit> = BTreeSet::new();
@@ -1205,9 +1212,8 @@ impl Scheduler {
                         Aftermath::Pending { searched },
                     ));
                 }
-                // `preempt`'s own first check: something ranks below the unit.
-                let searched = self.lowest_group_priority().is_some_and(|p| p < priority)
-                    || self.lowest_pod_priority().is_some_and(|p| p < priority);
+                // `preempt`'s own first check: whether it searches at all.
+                let searched = self.anything_ranks_below(priority);
                 if let Some(p) = self.preempt(unit)? {
                     return Ok((UnitResult::Preempted(p), Aftermath::Other));
                 }

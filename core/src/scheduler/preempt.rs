@@ -510,9 +510,7 @@ impl Scheduler {
             self.groups.values().map(PodGroup::effective_priority).min(),
             "the group priority counts are out of date"
         );
-        if self.lowest_group_priority().is_none_or(|p| p >= priority)
-            && self.lowest_pod_priority().is_none_or(|p| p >= priority)
-        {
+        if !self.anything_ranks_below(priority) {
             return Ok(None);
         }
         // Disjoint borrows: the victims and the simulator read the bound pods while the
