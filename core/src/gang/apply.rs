@@ -53,8 +53,10 @@ impl Cluster {
         // Checks that need no change first.
         let mut bound: Vec<(&Pod, &Node)> = Vec::with_capacity(decision.bindings.len());
         for b in &decision.bindings {
-            let Some(pod) = pods.iter().find(|p| is_pod(p, &b.pod)) else {
-                let obj = match b.pod.split_once('/') {
+            // The key split once, not once for every pod compared.
+            let key = b.pod.split_once('/');
+            let Some(pod) = pods.iter().find(|p| is_pod(p, key)) else {
+                let obj = match key {
                     Some((ns, name)) => ObjectRef::namespaced(ObjectKind::Pod, ns, name),
                     None => ObjectRef::cluster(ObjectKind::Pod, b.pod.as_str()),
                 };
@@ -158,7 +160,7 @@ impl Cluster {
             decision
                 .bindings
                 .iter()
-                .all(|b| pods.iter().any(|p| is_pod(p, &b.pod))),
+                .all(|b| pods.iter().any(|p| is_pod(p, b.pod.split_once('/')))),
             "revert_decision: a bound pod is not among `pods`"
         );
         for b in decision.bindings.iter().rev() {
@@ -173,8 +175,7 @@ impl Cluster {
     }
 }
 
-/// Whether `pod` is the pod `namespace/name`.
-fn is_pod(pod: &Pod, key: &str) -> bool {
-    key.split_once('/')
-        .is_some_and(|(ns, name)| pod.namespace == ns && pod.name == name)
+/// Whether `pod` is the pod `namespace/name`, given as `key.split_once('/')`.
+fn is_pod(pod: &Pod, key: Option<(&str, &str)>) -> bool {
+    key.is_some_and(|(ns, name)| pod.namespace == ns && pod.name == name)
 }
