@@ -564,6 +564,21 @@ fn equal_pending_units_get_the_outcome_a_search_gives() {
     }
 }
 
+/// Gives each pod of `keys` a toleration of unit `i`'s own (for a taint no node has):
+/// no placement changes, but the unit is like no other.
+fn tolerate_own_taint(s: &mut Scheduler, keys: &[String], i: usize) {
+    for k in keys {
+        let mut pod = s.pod(k).unwrap().clone();
+        s.remove_pod(k).unwrap();
+        pod.tolerations.push(gangpack::Toleration {
+            key: format!("unit-{i}"),
+            operator: gangpack::TolerationOperator::Exists,
+            ..Default::default()
+        });
+        s.add_pod(pod).unwrap();
+    }
+}
+
 fn equal_pending_units_with(base: i32) {
     let run = |distinct: bool| {
         let mut s = scheduler(24, 4);
@@ -589,16 +604,7 @@ fn equal_pending_units_with(base: i32) {
             let name = format!("u-{i:03}");
             let keys = gang(&mut s, &name, pods, gpus, 0, DisruptionMode::Single);
             if distinct {
-                for k in keys {
-                    let mut pod = s.pod(&k).unwrap().clone();
-                    s.remove_pod(&k).unwrap();
-                    pod.tolerations.push(gangpack::Toleration {
-                        key: format!("unit-{i}"),
-                        operator: gangpack::TolerationOperator::Exists,
-                        ..Default::default()
-                    });
-                    s.add_pod(pod).unwrap();
-                }
+                tolerate_own_taint(&mut s, &keys, i);
             }
         }
         let report = s.cycle();
@@ -653,16 +659,7 @@ fn a_long_cycle_places_as_fresh_counts_do() {
             let name = format!("u-{i:03}");
             let keys = gang(&mut s, &name, pods, gpus, 0, DisruptionMode::Single);
             if distinct {
-                for k in keys {
-                    let mut pod = s.pod(&k).unwrap().clone();
-                    s.remove_pod(&k).unwrap();
-                    pod.tolerations.push(gangpack::Toleration {
-                        key: format!("unit-{i}"),
-                        operator: gangpack::TolerationOperator::Exists,
-                        ..Default::default()
-                    });
-                    s.add_pod(pod).unwrap();
-                }
+                tolerate_own_taint(&mut s, &keys, i);
             }
         }
         let report = s.cycle();

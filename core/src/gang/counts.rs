@@ -815,7 +815,19 @@ impl Gang<'_> {
     fn pods_within_enough(&self, cluster: &Cluster) -> usize {
         let enough = self.devices_for(self.required);
         let mut have = 0u64;
-        // Nodes counted, one bit per node id.
+        self.each_candidate_node(|c| {
+            have += u64::from(cluster.node_counts(c.node).map_or(0, |n| n.free));
+            have < enough
+        });
+        let within = self.pods_within(have);
+        debug_assert!(have < enough || within >= self.required);
+        within
+    }
+
+    /// Calls `f` on each candidate node once (the first candidate naming it, shape
+    /// by shape) while it returns true.
+    fn each_candidate_node(&self, mut f: impl FnMut(&Candidate) -> bool) {
+        // Nodes seen, one bit per node id.
         let mut seen: Vec<u64> = Vec::new();
         for shape in &self.shapes {
             for c in &shape.candidates {
@@ -825,37 +837,23 @@ impl Gang<'_> {
                 }
                 if seen[word] & bit == 0 {
                     seen[word] |= bit;
-                    have += u64::from(cluster.node_counts(c.node).map_or(0, |n| n.free));
-                    if have >= enough {
-                        let within = self.pods_within(have);
-                        debug_assert!(within >= self.required);
-                        return within;
+                    if !f(c) {
+                        return;
                     }
                 }
             }
         }
-        self.pods_within(have)
     }
 
     /// Per domain, `count` of the device counts of its candidate nodes, summed (each
     /// node once; a node is in one domain).
     fn domains_count(&self, cluster: &Cluster, count: impl Fn(&DeviceCounts) -> u32) -> Vec<i64> {
         let mut total = vec![0i64; self.domains.len()];
-        // Nodes counted, one bit per node id.
-        let mut seen: Vec<u64> = Vec::new();
-        for shape in &self.shapes {
-            for c in &shape.candidates {
-                let (word, bit) = (c.node.index() / 64, 1u64 << (c.node.index() % 64));
-                if word >= seen.len() {
-                    seen.resize(word + 1, 0);
-                }
-                if seen[word] & bit == 0 {
-                    seen[word] |= bit;
-                    total[c.domain as usize] +=
-                        i64::from(cluster.node_counts(c.node).map_or(0, |n| count(&n)));
-                }
-            }
-        }
+        self.each_candidate_node(|c| {
+            total[c.domain as usize] +=
+                i64::from(cluster.node_counts(c.node).map_or(0, |n| count(&n)));
+            true
+        });
         total
     }
 
