@@ -26,6 +26,7 @@
 
 use crate::alloc_prelude::*;
 use crate::cluster::Cluster;
+use crate::cluster::ids::NodeId;
 use crate::gang::count_memo::CountMemo;
 use crate::gang::options::GangOutcome;
 use crate::gang::scoring::ScoringPolicy;
@@ -111,6 +112,11 @@ impl Equivalence {
         outcome: GangOutcome,
         preemption_searched: bool,
     ) {
+        // A preemption search evicts and reprieves in the live cluster: the counts
+        // kept may not hold.
+        if preemption_searched {
+            self.counts.clear();
+        }
         if !self.on {
             return;
         }
@@ -145,12 +151,20 @@ impl Equivalence {
     /// A placement was committed on nodes whose free devices before it were at most
     /// `most_free`; `None` when more than those nodes may have changed. Ends the
     /// entries that may depend on what changed.
-    pub(super) fn placed(&mut self, most_free: Option<u32>) {
+    ///
+    /// `nodes`: the placement's nodes, the only ones it changed when `most_free` is
+    /// known; the count memo counts them again.
+    pub(super) fn placed(
+        &mut self,
+        most_free: Option<u32>,
+        nodes: impl IntoIterator<Item = NodeId>,
+    ) {
         match most_free {
             Some(f) => {
                 for e in &mut self.entries {
                     e.live &= f < e.least_free;
                 }
+                self.counts.changed(nodes);
             }
             None => self.clear(),
         }

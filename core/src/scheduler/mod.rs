@@ -1156,10 +1156,6 @@ impl Scheduler {
         match &placed {
             Ok((UnitResult::Pending(outcome), Aftermath::Pending { searched })) => {
                 let (outcome, searched) = (outcome.clone(), *searched);
-                // A preemption search evicts and reprieves in the live cluster.
-                if searched {
-                    same.counts.clear();
-                }
                 same.insert(
                     &self.cluster,
                     is_group,
@@ -1169,15 +1165,11 @@ impl Scheduler {
                 );
             }
             Ok((UnitResult::Scheduled(d), Aftermath::Placed { most_free })) => {
-                same.placed(*most_free);
-                // Only the bound pods' nodes changed (see `most_free_before`).
-                if most_free.is_some() {
-                    let c = &self.cluster;
-                    let nodes = d.bindings.iter().filter_map(|b| c.node_id(&b.node));
-                    same.counts.changed(nodes);
-                } else {
-                    same.counts.clear();
-                }
+                let c = &self.cluster;
+                same.placed(
+                    *most_free,
+                    d.bindings.iter().filter_map(|b| c.node_id(&b.node)),
+                );
             }
             _ => same.clear(),
         }
