@@ -579,6 +579,19 @@ fn tolerate_own_taint(s: &mut Scheduler, keys: &[String], i: usize) {
     }
 }
 
+/// One cycle's unit results, and every pod's node after it.
+type CycleOutcome = (Vec<(Unit, UnitResult)>, Vec<(String, Option<String>)>);
+
+/// One cycle's [`CycleOutcome`].
+fn cycle_and_placements(s: &mut Scheduler) -> CycleOutcome {
+    let report = s.cycle();
+    let placements = s
+        .pods()
+        .map(|p| (p.name.clone(), p.node_name.clone()))
+        .collect();
+    (report.units, placements)
+}
+
 fn equal_pending_units_with(base: i32) {
     let run = |distinct: bool| {
         let mut s = scheduler(24, 4);
@@ -607,12 +620,7 @@ fn equal_pending_units_with(base: i32) {
                 tolerate_own_taint(&mut s, &keys, i);
             }
         }
-        let report = s.cycle();
-        let placements: Vec<_> = s
-            .pods()
-            .map(|p| (p.name.clone(), p.node_name.clone()))
-            .collect();
-        (report.units, placements)
+        cycle_and_placements(&mut s)
     };
     let (cached, placed) = run(false);
     let (reference, placed_ref) = run(true);
@@ -662,12 +670,7 @@ fn a_long_cycle_places_as_fresh_counts_do() {
                 tolerate_own_taint(&mut s, &keys, i);
             }
         }
-        let report = s.cycle();
-        let placements: Vec<_> = s
-            .pods()
-            .map(|p| (p.name.clone(), p.node_name.clone()))
-            .collect();
-        (report.units, placements)
+        cycle_and_placements(&mut s)
     };
     let (memo, placed) = run(false);
     let (reference, placed_ref) = run(true);

@@ -762,18 +762,24 @@ impl Gang<'_> {
             })
     }
 
-    /// How many pending pods `devices` devices hold at most: the pods needing the
-    /// fewest devices first.
-    fn pods_within(&self, devices: u64) -> usize {
-        let mut shapes: Vec<(u64, usize)> = self
+    /// Per shape, the devices one pod takes at least and the pending pods, the
+    /// cheapest first: the order [`Gang::pods_within`] and [`Gang::devices_for`] fill.
+    fn pod_costs(&self) -> Vec<(u64, usize)> {
+        let mut costs: Vec<(u64, usize)> = self
             .shapes
             .iter()
             .map(|s| (s.min_devices, s.pods))
             .collect();
-        shapes.sort_unstable();
+        costs.sort_unstable();
+        costs
+    }
+
+    /// How many pending pods `devices` devices hold at most: the pods needing the
+    /// fewest devices first.
+    fn pods_within(&self, devices: u64) -> usize {
         let mut left = devices;
         let mut pods = 0;
-        for (each, n) in shapes {
+        for (each, n) in self.pod_costs() {
             if each == 0 {
                 pods += n;
                 continue;
@@ -792,15 +798,9 @@ impl Gang<'_> {
     /// [`Gang::pods_within`]): `pods_within(d) >= pods` exactly when `d` is at least
     /// this.
     fn devices_for(&self, pods: usize) -> u64 {
-        let mut shapes: Vec<(u64, usize)> = self
-            .shapes
-            .iter()
-            .map(|s| (s.min_devices, s.pods))
-            .collect();
-        shapes.sort_unstable();
         let mut left = pods;
         let mut devices = 0u64;
-        for (each, n) in shapes {
+        for (each, n) in self.pod_costs() {
             let take = n.min(left);
             devices = devices.saturating_add(each.saturating_mul(take as u64));
             left -= take;
