@@ -365,7 +365,13 @@ fn same_shape(a: &TypicalShape, b: &TypicalShape) -> bool {
 }
 
 fn key(namespace: &str, name: &str) -> String {
-    format!("{namespace}/{name}")
+    // Not `format!`: its machinery cost more than the copy (the cycle makes keys for
+    // every pod and claim it touches).
+    let mut k = String::with_capacity(namespace.len() + 1 + name.len());
+    k.push_str(namespace);
+    k.push('/');
+    k.push_str(name);
+    k
 }
 
 impl Scheduler {
@@ -867,17 +873,39 @@ impl Scheduler {
             || self.lowest_pod_priority().is_some_and(|p| p < priority)
     }
 
+    /// The pending pods with their keys, in key order. Both maps are in key order:
+    /// when the pending pods are a fair share of all, one walk over the pods finds
+    /// them (a lookup each, a path of string compares down a tree of every pod, cost
+    /// more on a cycle of 10,000 units).
+    fn pending_pods(&self) -> Vec<(&String, &Pod)> {
+        let looked_up = || -> Vec<(&String, &Pod)> {
+            self.pending
+                .iter()
+                .filter_map(|k| Some((k, self.pods.get(k)?)))
+                .collect()
+        };
+        if self.pending.len().saturating_mul(16) < self.pods.len() {
+            return looked_up();
+        }
+        let mut out = Vec::with_capacity(self.pending.len());
+        let mut pods = self.pods.iter().peekable();
+        for k in &self.pending {
+            while pods.next_if(|(pk, _)| *pk < k).is_some() {}
+            if let Some((_, pod)) = pods.next_if(|(pk, _)| *pk == k) {
+                out.push((k, pod));
+            }
+        }
+        debug_assert_eq!(out, looked_up(), "the walk finds the pods lookups find");
+        out
+    }
+
     /// Pending units in the order a cycle takes them.
     pub fn pending_units(&self) -> Vec<Unit> {
         let mut units: BTreeSet<Unit> = BTreeSet::new();
         // The last pod's namespace and group: members are named alike, so they mostly
         // come one after another, and their unit is in `units` already.
         let mut last: Option<(&str, &str)> = None;
-        for (k, pod) in self
-            .pending
-            .iter()
-            .filter_map(|k| Some((k, self.pods.get(k)?)))
-        {
+        for (k, pod) in self.pending_pods() {
             debug_assert!(pod.node_name.is_none(), "{k} is pending with a node");
             let named = pod.scheduling_group.as_deref();
             if let (Some(g), Some((ns, lg))) = (named, last)
@@ -935,24 +963,36 @@ impl Scheduler {
             }
             Unit::Pod(p) => (None, vec![&self.pods[p]]),
         };
-        let mut names: BTreeSet<String> = BTreeSet::new();
+        // The claims named, by key: each `namespace/name` written into one buffer and
+        // looked up, then sorted and deduplicated (the order of the keys).
+        let mut named: Vec<(&String, &ResourceClaim)> = Vec::new();
+        let mut buf = String::new();
+        let mut look_up = |ns: &str, name: &str| {
+            buf.clear();
+            buf.push_str(ns);
+            buf.push('/');
+            buf.push_str(name);
+            named.extend(self.claims.get_key_value(buf.as_str()));
+        };
         for p in pods.iter().filter(|p| p.node_name.is_none()) {
             for c in &p.resource_claims {
                 if let ClaimSource::ClaimName(n) = &c.source {
-                    names.insert(key(&p.namespace, n));
+                    look_up(&p.namespace, n);
                 }
             }
         }
         if let Some(g) = group {
             for c in &g.resource_claims {
                 if let ClaimSource::ClaimName(n) = &c.source {
-                    names.insert(key(&g.namespace, n));
+                    look_up(&g.namespace, n);
                 }
             }
         }
+        named.sort_unstable_by_key(|&(k, _)| k);
+        named.dedup_by_key(|&mut (k, _)| k);
         // Allocated claims come with their `status.allocation`: the placer does not
         // allocate them again, only keeps their users where they are usable.
-        let claims = names.iter().filter_map(|n| self.claims.get(n)).collect();
+        let claims = named.into_iter().map(|(_, c)| c).collect();
         UnitInputs {
             is_group: matches!(unit, Unit::Group(_)),
             group,
