@@ -292,6 +292,29 @@ impl Cluster {
         }
     }
 
+    /// A copy of `set` restricted as [`restrict_usable`](Self::restrict_usable)
+    /// restricts it; without tolerations in one pass over the words.
+    pub(crate) fn usable_copy(
+        &self,
+        set: &DeviceSet,
+        tolerations: &[DeviceToleration],
+    ) -> DeviceSet {
+        if !tolerations.is_empty() {
+            let mut out = set.clone();
+            self.restrict_usable(&mut out, tolerations);
+            return out;
+        }
+        let out = set.and_and_not(&self.eligible, &self.free, &self.tainted);
+        #[cfg(debug_assertions)]
+        {
+            let mut slow = set.clone();
+            self.restrict_usable(&mut slow, tolerations);
+            assert_eq!(out, slow, "one pass restricts as three do");
+            assert_eq!(out.universe(), slow.universe());
+        }
+        out
+    }
+
     /// How many devices of `candidates` a claim with these tolerations can get on one
     /// node (node-local devices only).
     pub fn usable_on_node(

@@ -509,8 +509,7 @@ impl Cluster {
                     let Some(class) = self.class_devices_or_failing(view.device_class_name) else {
                         continue 'request;
                     };
-                    let mut set = class.into_owned();
-                    self.restrict_usable(&mut set, view.tolerations);
+                    let set = self.usable_copy(&class, view.tolerations);
                     if set.intersects(self.shared_devices()) {
                         continue 'request;
                     }
