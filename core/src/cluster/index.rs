@@ -275,16 +275,11 @@ impl Cluster {
             let counts = &mut self.node_state[n.index()].counts;
             counts.sub(before);
             counts.add(after);
-            if self.topology_keys.is_empty() {
-                return;
-            }
-            if let Some(labels) = self.nodes[n.index()].node.as_ref().map(|n| &n.labels) {
-                for (key, domains) in &mut self.topology_keys {
-                    if let Some(c) = labels.get(key).and_then(|v| domains.get_mut(v)) {
-                        c.sub(before);
-                        c.add(after);
-                    }
-                }
+            // The node's domains by slot: no label looked up for a device's change.
+            for &slot in &self.node_state[n.index()].domains {
+                let c = &mut self.domain_counts[slot as usize];
+                c.sub(before);
+                c.add(after);
             }
         }
     }

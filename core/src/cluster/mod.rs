@@ -323,7 +323,12 @@ pub struct Cluster {
     /// The attribute inverted index, shared with clones until a slice changes.
     attr_values: Arc<BTreeMap<(Symbol, AttrKey), SparseDeviceSet>>,
     attr_present: Arc<BTreeMap<Symbol, SparseDeviceSet>>,
-    topology_keys: BTreeMap<String, BTreeMap<String, DeviceCounts>>,
+    /// Per tracked topology key, its domains (label values) and each one's slot in
+    /// `domain_counts`. Domains stay once seen (their node count may fall to 0).
+    topology_keys: BTreeMap<String, BTreeMap<String, u32>>,
+    /// The counts of every topology domain, by slot: a node's device changes add to
+    /// its domains' slots (kept in its `NodeState`) without a label lookup.
+    domain_counts: Vec<DeviceCounts>,
     /// Live nodes by label: key → value → node ids, so that a pod's `nodeSelector`
     /// (say, a hostname) narrows its candidate nodes without reading every node's
     /// labels. Shared with clones until a node changes.

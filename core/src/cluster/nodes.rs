@@ -65,6 +65,9 @@ pub(super) struct NodeState {
     /// What the node's shareable devices have left (see `rooms.rs`).
     pub(super) rooms: super::rooms::NodeRooms,
     pub(super) room_summary: Option<super::rooms::RoomSummary>,
+    /// The slots in `Cluster::domain_counts` of the node's topology domains, one per
+    /// tracked key its labels give a value (none while the node object is missing).
+    pub(super) domains: SmallVec<[u32; 2]>,
     /// Allocatable minus requested, per allocatable resource, by interned name (see
     /// [`Cluster::node_free_by_symbol`]): the placer reads this for every node it
     /// counts. Empty while the node object is missing.
@@ -251,19 +254,22 @@ impl Cluster {
 
     /// Moves a node's counts from the domains of its old labels to those of `labels`.
     fn set_node_domains(&mut self, id: NodeId, labels: Option<&BTreeMap<String, String>>) {
-        let entry = &self.nodes[id.index()];
-        let counts = self.node_state[id.index()].counts;
-        let old = entry.node.as_ref().map(|n| n.labels.clone());
-        for (key, domains) in &mut self.topology_keys {
-            if let Some(v) = old.as_ref().and_then(|l| l.get(key))
-                && let Some(c) = domains.get_mut(v)
-            {
-                c.sub(counts);
-            }
-            if let Some(v) = labels.and_then(|l| l.get(key)) {
-                domains.entry(v.clone()).or_default().add(counts);
+        let state = &mut self.node_state[id.index()];
+        let counts = state.counts;
+        for &slot in &state.domains {
+            self.domain_counts[slot as usize].sub(counts);
+        }
+        let mut slots = SmallVec::new();
+        if let Some(labels) = labels {
+            for (key, domains) in &mut self.topology_keys {
+                if let Some(v) = labels.get(key) {
+                    let slot = domain_slot(domains, &mut self.domain_counts, v);
+                    self.domain_counts[slot as usize].add(counts);
+                    slots.push(slot);
+                }
             }
         }
+        self.node_state[id.index()].domains = slots;
     }
 
     /// Moves a node in the label index from its old labels to `labels` (`None`: it
@@ -608,10 +614,12 @@ impl Cluster {
         if self.topology_keys.contains_key(key) {
             return;
         }
-        let mut domains: BTreeMap<String, DeviceCounts> = BTreeMap::new();
-        for (e, state) in self.nodes.iter().zip(&self.node_state) {
+        let mut domains: BTreeMap<String, u32> = BTreeMap::new();
+        for (e, state) in self.nodes.iter().zip(&mut self.node_state) {
             if let Some(v) = e.node.as_ref().and_then(|n| n.labels.get(key)) {
-                domains.entry(v.clone()).or_default().add(state.counts);
+                let slot = domain_slot(&mut domains, &mut self.domain_counts, v);
+                self.domain_counts[slot as usize].add(state.counts);
+                state.domains.push(slot);
             }
         }
         self.topology_keys.insert(key.to_owned(), domains);
@@ -619,17 +627,33 @@ impl Cluster {
 
     /// Counts of one topology domain (`key` = `value`), if `key` is tracked.
     pub fn domain_counts(&self, key: &str, value: &str) -> Option<DeviceCounts> {
-        self.topology_keys
-            .get(key)
-            .map(|d| d.get(value).copied().unwrap_or_default())
+        self.topology_keys.get(key).map(|d| {
+            d.get(value)
+                .map_or_else(DeviceCounts::default, |&s| self.domain_counts[s as usize])
+        })
     }
 
     /// Every domain of a tracked key with its counts, by value.
     pub fn domains(&self, key: &str) -> impl Iterator<Item = (&str, DeviceCounts)> + '_ {
         self.topology_keys.get(key).into_iter().flat_map(|d| {
             d.iter()
+                .map(|(v, &s)| (v.as_str(), self.domain_counts[s as usize]))
                 .filter(|(_, c)| c.nodes > 0)
-                .map(|(v, c)| (v.as_str(), *c))
         })
     }
+}
+
+/// The slot of domain `value` among `domains`, given one (zero counts) when new.
+fn domain_slot(
+    domains: &mut BTreeMap<String, u32>,
+    counts: &mut Vec<DeviceCounts>,
+    value: &str,
+) -> u32 {
+    if let Some(&s) = domains.get(value) {
+        return s;
+    }
+    let s = u32::try_from(counts.len()).expect("fewer than 2^32 domains");
+    counts.push(DeviceCounts::default());
+    domains.insert(value.to_owned(), s);
+    s
 }
