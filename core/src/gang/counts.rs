@@ -616,27 +616,48 @@ fn sort_by_domain_and_free(candidates: &mut Vec<Candidate>, domains: usize, desc
         };
         u64::from(c.domain) * (max_free + 1) + f
     };
-    if keys > 4 * candidates.len() as u64 + 64 {
-        candidates.sort_by_key(key);
+    let few = 4 * candidates.len() as u64 + 64;
+    if keys <= few {
+        // Few keys: one counting pass (each key fits a usize).
+        *candidates = counting_sort(candidates, keys as usize, |c| key(c) as usize);
         return;
     }
-    // Few keys: each fits a usize.
-    let slot = |c: &Candidate| key(c) as usize;
-    let keys = keys as usize;
-    let mut start = vec![0usize; keys + 1];
-    for c in candidates.iter() {
+    let frees = max_free + 1;
+    let domains_max = u64::from(candidates.iter().map(|c| c.domain).max().unwrap_or(0)) + 1;
+    if frees <= few && domains_max <= few {
+        // Many domains (racks on a large fleet): by free devices, then stably by
+        // domain, two linear passes where one comparison sort was O(n log n).
+        let f = |c: &Candidate| (key(c) % (max_free + 1)) as usize;
+        let by_free = counting_sort(candidates, frees as usize, f);
+        *candidates = counting_sort(&by_free, domains_max as usize, |c| c.domain as usize);
+        return;
+    }
+    candidates.sort_by_key(key);
+}
+
+/// `items` stably sorted by `slot`, every slot below `slots`.
+fn counting_sort(
+    items: &[Candidate],
+    slots: usize,
+    slot: impl Fn(&Candidate) -> usize,
+) -> Vec<Candidate> {
+    let mut start = vec![0usize; slots + 1];
+    for c in items {
         start[slot(c) + 1] += 1;
     }
-    for k in 0..keys {
+    for k in 0..slots {
         start[k + 1] += start[k];
     }
-    let mut out = vec![candidates[0]; candidates.len()];
-    for c in candidates.iter() {
+    let Some(&first) = items.first() else {
+        return Vec::new();
+    };
+    let mut out = vec![first; items.len()];
+    for c in items {
         let k = slot(c);
         out[start[k]] = *c;
         start[k] += 1;
     }
-    *candidates = out;
+    out
 }
 
 impl Gang<'_> {
@@ -894,6 +915,36 @@ mod tests {
             free,
             domain,
             rank: 0,
+        }
+    }
+
+    /// Each of the three ways (one counting pass, two, a comparison sort) orders as
+    /// the stable sort by (domain, free) does, ties in the given order.
+    #[test]
+    fn every_sort_path_orders_as_a_stable_sort() {
+        let mut seed = 5u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            u32::try_from((seed >> 33) % n).unwrap()
+        };
+        // (candidates, domains, largest free): one pass, two passes, comparisons.
+        for (n, domains, free) in [(50, 3, 8), (50, 200, 8), (600, 800, 8), (40, 400, 900)] {
+            for descending in [false, true] {
+                let mut c: Vec<Candidate> = (0..n)
+                    .map(|i| candidate(i, next(domains), next(free + 1)))
+                    .collect();
+                let mut want = c.clone();
+                if descending {
+                    want.sort_by_key(|c| (c.domain, core::cmp::Reverse(c.free)));
+                } else {
+                    want.sort_by_key(|c| (c.domain, c.free));
+                }
+                sort_by_domain_and_free(&mut c, domains as usize, descending);
+                assert_eq!(
+                    c, want,
+                    "{n} candidates, {domains} domains, descending {descending}"
+                );
+            }
         }
     }
 
