@@ -312,3 +312,58 @@ fn node_taints_and_selectors_are_respected() {
         GangOutcome::Unschedulable { .. }
     ));
 }
+
+/// A gang's domains come from the key it names among several tracked keys, whether
+/// the keys were tracked before the nodes came or after, and after a node moves: the
+/// placer reads a node's value of a tracked key from the cluster's domain slots.
+#[test]
+fn among_several_tracked_keys_a_gang_uses_its_own() {
+    let node = |name: &str, rack: &str, zone: &str| {
+        gangpack::Node::new(name)
+            .with_label("rack", rack)
+            .with_label("zone", zone)
+            .with_allocatable("cpu", Quantity::from_int(32))
+            .with_allocatable("pods", Quantity::from_int(110))
+    };
+    for keys_first in [false, true] {
+        let mut c = rack_cluster(&[], 32);
+        if keys_first {
+            c.track_topology_key("zone");
+            c.track_topology_key("rack");
+        }
+        // Four nodes of 2 GPUs, each its own rack; zone z0 = {n1, n2}, z1 = {n3, n4}.
+        for (name, rack, zone) in [
+            ("n1", "r1", "z0"),
+            ("n2", "r2", "z0"),
+            ("n3", "r3", "z1"),
+            ("n4", "r4", "z1"),
+        ] {
+            c.add_node(node(name, rack, zone)).unwrap();
+            c.add_slice(gpus(name, 2)).unwrap();
+        }
+        if !keys_first {
+            c.track_topology_key("zone");
+            c.track_topology_key("rack");
+        }
+        // n2 moves to z1: only z1 holds three pods of 2 GPUs.
+        c.replace_node(node("n2", "r2", "z1")).unwrap();
+        let (pods, claims) = split((0..3).map(|i| pod_with_gpus(&format!("p{i}"), 2)).collect());
+        let mut g = gang(3);
+        g.topology.push(TopologyConstraint { key: "zone".into() });
+        let GangOutcome::Placed(d) = place(&c, &g, &pods, &claims) else {
+            panic!("zone z1 holds the gang (keys first: {keys_first})")
+        };
+        let mut nodes: Vec<String> = d.bindings.iter().map(|b| b.node.clone()).collect();
+        nodes.sort();
+        assert_eq!(nodes, ["n2", "n3", "n4"], "keys first: {keys_first}");
+        // By rack, each rack holds one pod: none holds the gang.
+        g.topology[0].key = "rack".into();
+        assert!(
+            matches!(
+                place(&c, &g, &pods, &claims),
+                GangOutcome::Unschedulable { .. }
+            ),
+            "keys first: {keys_first}"
+        );
+    }
+}

@@ -329,6 +329,9 @@ pub struct Cluster {
     /// The counts of every topology domain, by slot: a node's device changes add to
     /// its domains' slots (kept in its `NodeState`) without a label lookup.
     domain_counts: Vec<DeviceCounts>,
+    /// Each slot's key (interned) and value: a node's value of a tracked key is
+    /// found among its slots without reading its labels.
+    domain_labels: Vec<(Symbol, String)>,
     /// Live nodes by label: key → value → node ids, so that a pod's `nodeSelector`
     /// (say, a hostname) narrows its candidate nodes without reading every node's
     /// labels. Shared with clones until a node changes.

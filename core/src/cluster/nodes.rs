@@ -263,7 +263,12 @@ impl Cluster {
         if let Some(labels) = labels {
             for (key, domains) in &mut self.topology_keys {
                 if let Some(v) = labels.get(key) {
-                    let slot = domain_slot(domains, &mut self.domain_counts, v);
+                    let key = self.strings.get(key).expect("a tracked key is interned");
+                    let mut table = DomainTable {
+                        counts: &mut self.domain_counts,
+                        labels: &mut self.domain_labels,
+                    };
+                    let slot = table.slot(domains, key, v);
                     self.domain_counts[slot as usize].add(counts);
                     slots.push(slot);
                 }
@@ -614,10 +619,15 @@ impl Cluster {
         if self.topology_keys.contains_key(key) {
             return;
         }
+        let symbol = Arc::make_mut(&mut self.strings).intern(key);
         let mut domains: BTreeMap<String, u32> = BTreeMap::new();
         for (e, state) in self.nodes.iter().zip(&mut self.node_state) {
             if let Some(v) = e.node.as_ref().and_then(|n| n.labels.get(key)) {
-                let slot = domain_slot(&mut domains, &mut self.domain_counts, v);
+                let mut table = DomainTable {
+                    counts: &mut self.domain_counts,
+                    labels: &mut self.domain_labels,
+                };
+                let slot = table.slot(&mut domains, symbol, v);
                 self.domain_counts[slot as usize].add(state.counts);
                 state.domains.push(slot);
             }
@@ -641,19 +651,47 @@ impl Cluster {
                 .filter(|(_, c)| c.nodes > 0)
         })
     }
+
+    /// The interned name of `key` when it is a tracked topology key: then
+    /// [`tracked_label`](Self::tracked_label) answers for it.
+    pub(crate) fn tracked_key(&self, key: &str) -> Option<Symbol> {
+        self.topology_keys
+            .contains_key(key)
+            .then(|| self.strings.get(key))
+            .flatten()
+    }
+
+    /// Node `id`'s value of the tracked key `key` (see
+    /// [`tracked_key`](Self::tracked_key)): its label's value, found among the
+    /// node's domain slots without reading its labels. `None` without the label or
+    /// the node object.
+    pub(crate) fn tracked_label(&self, id: NodeId, key: Symbol) -> Option<&str> {
+        self.node_state[id.index()]
+            .domains
+            .iter()
+            .map(|&s| &self.domain_labels[s as usize])
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
-/// The slot of domain `value` among `domains`, given one (zero counts) when new.
-fn domain_slot(
-    domains: &mut BTreeMap<String, u32>,
-    counts: &mut Vec<DeviceCounts>,
-    value: &str,
-) -> u32 {
-    if let Some(&s) = domains.get(value) {
-        return s;
+/// The domain slots' counts and labels, for giving out slots.
+struct DomainTable<'a> {
+    counts: &'a mut Vec<DeviceCounts>,
+    labels: &'a mut Vec<(Symbol, String)>,
+}
+
+impl DomainTable<'_> {
+    /// The slot of domain `value` of key `key` among `domains` (the key's), given one
+    /// (zero counts) when new.
+    fn slot(&mut self, domains: &mut BTreeMap<String, u32>, key: Symbol, value: &str) -> u32 {
+        if let Some(&s) = domains.get(value) {
+            return s;
+        }
+        let s = u32::try_from(self.counts.len()).expect("fewer than 2^32 domains");
+        self.counts.push(DeviceCounts::default());
+        self.labels.push((key, value.to_owned()));
+        domains.insert(value.to_owned(), s);
+        s
     }
-    let s = u32::try_from(counts.len()).expect("fewer than 2^32 domains");
-    counts.push(DeviceCounts::default());
-    domains.insert(value.to_owned(), s);
-    s
 }

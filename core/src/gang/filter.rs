@@ -26,6 +26,9 @@ pub(crate) struct ShapeFilter<'a> {
     pods_symbol: Option<Symbol>,
     within: &'a [(String, String)],
     key: Option<&'a str>,
+    /// `key` interned when the cluster tracks it: a node's value is then read from
+    /// its domain slots, not looked up among its labels (see `Cluster::tracked_label`).
+    tracked: Option<Symbol>,
     /// Name the resource a node is short of (explanations); without, a short node
     /// is rejected as [`Rejection::ResourceInUse`] of no name, at no cost (counting).
     reasons: bool,
@@ -82,6 +85,7 @@ impl<'a> ShapeFilter<'a> {
             pods_symbol: cluster.symbol("pods"),
             within,
             key,
+            tracked: key.and_then(|k| cluster.tracked_key(k)),
             reasons: true,
         }
     }
@@ -115,10 +119,20 @@ impl Cluster {
         }
         let domain = match f.key {
             None => None,
-            Some(k) => match node.labels.get(k) {
-                Some(v) if in_domain(v) => Some(v.as_str()),
-                _ => return out(None, Err(Rejection::OutOfScope)),
-            },
+            Some(k) => {
+                let value = match f.tracked {
+                    Some(key) => {
+                        let v = self.tracked_label(id, key);
+                        debug_assert_eq!(v, node.labels.get(k).map(String::as_str));
+                        v
+                    }
+                    None => node.labels.get(k).map(String::as_str),
+                };
+                match value {
+                    Some(v) if in_domain(v) => Some(v),
+                    _ => return out(None, Err(Rejection::OutOfScope)),
+                }
+            }
         };
         out(domain, self.node_checks(id, node, f, most))
     }
