@@ -277,7 +277,7 @@ impl Cluster {
             counts.add(after);
             // The node's domains by slot: no label looked up for a device's change.
             for &slot in &self.node_state[n.index()].domains {
-                let c = &mut self.domain_counts[slot as usize];
+                let c = &mut self.domains[slot as usize].counts;
                 c.sub(before);
                 c.add(after);
             }

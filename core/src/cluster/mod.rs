@@ -323,15 +323,14 @@ pub struct Cluster {
     /// The attribute inverted index, shared with clones until a slice changes.
     attr_values: Arc<BTreeMap<(Symbol, AttrKey), SparseDeviceSet>>,
     attr_present: Arc<BTreeMap<Symbol, SparseDeviceSet>>,
-    /// Per tracked topology key, its domains (label values) and each one's slot in
-    /// `domain_counts`. Domains stay once seen (their node count may fall to 0).
-    topology_keys: BTreeMap<String, BTreeMap<String, u32>>,
-    /// The counts of every topology domain, by slot: a node's device changes add to
-    /// its domains' slots (kept in its `NodeState`) without a label lookup.
-    domain_counts: Vec<DeviceCounts>,
-    /// Each slot's key (interned) and value: a node's value of a tracked key is
-    /// found among its slots without reading its labels.
-    domain_labels: Vec<(Symbol, String)>,
+    /// Per tracked topology key: its name interned and its domains (label values),
+    /// each a slot in `domains`. Domains stay once seen (their node count may fall
+    /// to 0).
+    topology_keys: BTreeMap<String, nodes::TrackedKey>,
+    /// Every topology domain, by slot: a node keeps the slots of its domains (in its
+    /// `NodeState`), so its device changes and its value of a tracked key need no
+    /// label lookup.
+    domains: Vec<nodes::Domain>,
     /// Live nodes by label: key → value → node ids, so that a pod's `nodeSelector`
     /// (say, a hostname) narrows its candidate nodes without reading every node's
     /// labels. Shared with clones until a node changes.

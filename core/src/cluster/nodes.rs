@@ -257,20 +257,13 @@ impl Cluster {
         let state = &mut self.node_state[id.index()];
         let counts = state.counts;
         for &slot in &state.domains {
-            self.domain_counts[slot as usize].sub(counts);
+            self.domains[slot as usize].counts.sub(counts);
         }
         let mut slots = SmallVec::new();
         if let Some(labels) = labels {
-            for (key, domains) in &mut self.topology_keys {
+            for (key, tracked) in &mut self.topology_keys {
                 if let Some(v) = labels.get(key) {
-                    let key = self.strings.get(key).expect("a tracked key is interned");
-                    let mut table = DomainTable {
-                        counts: &mut self.domain_counts,
-                        labels: &mut self.domain_labels,
-                    };
-                    let slot = table.slot(domains, key, v);
-                    self.domain_counts[slot as usize].add(counts);
-                    slots.push(slot);
+                    slots.push(tracked.join(&mut self.domains, v, counts));
                 }
             }
         }
@@ -619,35 +612,35 @@ impl Cluster {
         if self.topology_keys.contains_key(key) {
             return;
         }
-        let symbol = Arc::make_mut(&mut self.strings).intern(key);
-        let mut domains: BTreeMap<String, u32> = BTreeMap::new();
+        let mut tracked = TrackedKey {
+            symbol: Arc::make_mut(&mut self.strings).intern(key),
+            domains: BTreeMap::new(),
+        };
         for (e, state) in self.nodes.iter().zip(&mut self.node_state) {
             if let Some(v) = e.node.as_ref().and_then(|n| n.labels.get(key)) {
-                let mut table = DomainTable {
-                    counts: &mut self.domain_counts,
-                    labels: &mut self.domain_labels,
-                };
-                let slot = table.slot(&mut domains, symbol, v);
-                self.domain_counts[slot as usize].add(state.counts);
-                state.domains.push(slot);
+                state
+                    .domains
+                    .push(tracked.join(&mut self.domains, v, state.counts));
             }
         }
-        self.topology_keys.insert(key.to_owned(), domains);
+        self.topology_keys.insert(key.to_owned(), tracked);
     }
 
     /// Counts of one topology domain (`key` = `value`), if `key` is tracked.
     pub fn domain_counts(&self, key: &str, value: &str) -> Option<DeviceCounts> {
-        self.topology_keys.get(key).map(|d| {
-            d.get(value)
-                .map_or_else(DeviceCounts::default, |&s| self.domain_counts[s as usize])
+        self.topology_keys.get(key).map(|t| {
+            t.domains
+                .get(value)
+                .map_or_else(DeviceCounts::default, |&s| self.domains[s as usize].counts)
         })
     }
 
     /// Every domain of a tracked key with its counts, by value.
     pub fn domains(&self, key: &str) -> impl Iterator<Item = (&str, DeviceCounts)> + '_ {
-        self.topology_keys.get(key).into_iter().flat_map(|d| {
-            d.iter()
-                .map(|(v, &s)| (v.as_str(), self.domain_counts[s as usize]))
+        self.topology_keys.get(key).into_iter().flat_map(|t| {
+            t.domains
+                .iter()
+                .map(|(v, &s)| (v.as_str(), self.domains[s as usize].counts))
                 .filter(|(_, c)| c.nodes > 0)
         })
     }
@@ -655,10 +648,7 @@ impl Cluster {
     /// The interned name of `key` when it is a tracked topology key: then
     /// [`tracked_label`](Self::tracked_label) answers for it.
     pub(crate) fn tracked_key(&self, key: &str) -> Option<Symbol> {
-        self.topology_keys
-            .contains_key(key)
-            .then(|| self.strings.get(key))
-            .flatten()
+        self.topology_keys.get(key).map(|t| t.symbol)
     }
 
     /// Node `id`'s value of the tracked key `key` (see
@@ -669,29 +659,46 @@ impl Cluster {
         self.node_state[id.index()]
             .domains
             .iter()
-            .map(|&s| &self.domain_labels[s as usize])
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.as_str())
+            .map(|&s| &self.domains[s as usize])
+            .find(|d| d.key == key)
+            .map(|d| d.value.as_str())
     }
 }
 
-/// The domain slots' counts and labels, for giving out slots.
-struct DomainTable<'a> {
-    counts: &'a mut Vec<DeviceCounts>,
-    labels: &'a mut Vec<(Symbol, String)>,
+/// A tracked topology key (see [`Cluster::track_topology_key`]).
+#[derive(Clone, Debug)]
+pub(super) struct TrackedKey {
+    /// The key, interned.
+    symbol: Symbol,
+    /// Its domains: label value → slot in `Cluster::domains`.
+    domains: BTreeMap<String, u32>,
 }
 
-impl DomainTable<'_> {
-    /// The slot of domain `value` of key `key` among `domains` (the key's), given one
-    /// (zero counts) when new.
-    fn slot(&mut self, domains: &mut BTreeMap<String, u32>, key: Symbol, value: &str) -> u32 {
-        if let Some(&s) = domains.get(value) {
-            return s;
-        }
-        let s = u32::try_from(self.counts.len()).expect("fewer than 2^32 domains");
-        self.counts.push(DeviceCounts::default());
-        self.labels.push((key, value.to_owned()));
-        domains.insert(value.to_owned(), s);
-        s
+/// One topology domain: a tracked key's value, and the counts of its nodes.
+#[derive(Clone, Debug)]
+pub(super) struct Domain {
+    key: Symbol,
+    value: String,
+    pub(super) counts: DeviceCounts,
+}
+
+impl TrackedKey {
+    /// Adds `counts` (a node's) to this key's domain `value`, given a slot in `all`
+    /// when new; returns the slot.
+    fn join(&mut self, all: &mut Vec<Domain>, value: &str, counts: DeviceCounts) -> u32 {
+        let slot = if let Some(&s) = self.domains.get(value) {
+            s
+        } else {
+            let s = u32::try_from(all.len()).expect("fewer than 2^32 domains");
+            all.push(Domain {
+                key: self.symbol,
+                value: value.to_owned(),
+                counts: DeviceCounts::default(),
+            });
+            self.domains.insert(value.to_owned(), s);
+            s
+        };
+        all[slot as usize].counts.add(counts);
+        slot
     }
 }
