@@ -281,38 +281,16 @@ impl Cluster {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub fn restrict_usable(&self, set: &mut DeviceSet, tolerations: &[DeviceToleration]) {
-        set.intersect_with(&self.eligible);
-        set.intersect_with(&self.free);
         if tolerations.is_empty() {
-            set.difference_with(&self.tainted);
+            // One pass: counting runs this on a class's set for every unit it places.
+            set.intersect_both_without(&self.eligible, &self.free, &self.tainted);
         } else {
+            set.intersect_with(&self.eligible);
+            set.intersect_with(&self.free);
             for g in self.untolerated_groups(tolerations) {
                 set.difference_with(&g.members);
             }
         }
-    }
-
-    /// A copy of `set` restricted as [`restrict_usable`](Self::restrict_usable)
-    /// restricts it; without tolerations in one pass over the words.
-    pub(crate) fn usable_copy(
-        &self,
-        set: &DeviceSet,
-        tolerations: &[DeviceToleration],
-    ) -> DeviceSet {
-        if !tolerations.is_empty() {
-            let mut out = set.clone();
-            self.restrict_usable(&mut out, tolerations);
-            return out;
-        }
-        let out = set.and_and_not(&self.eligible, &self.free, &self.tainted);
-        #[cfg(debug_assertions)]
-        {
-            let mut slow = set.clone();
-            self.restrict_usable(&mut slow, tolerations);
-            assert_eq!(out, slow, "one pass restricts as three do");
-            assert_eq!(out.universe(), slow.universe());
-        }
-        out
     }
 
     /// How many devices of `candidates` a claim with these tolerations can get on one

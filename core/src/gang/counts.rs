@@ -509,7 +509,8 @@ impl Cluster {
                     let Some(class) = self.class_devices_or_failing(view.device_class_name) else {
                         continue 'request;
                     };
-                    let set = self.usable_copy(&class, view.tolerations);
+                    let mut set = class.into_owned();
+                    self.restrict_usable(&mut set, view.tolerations);
                     if set.intersects(self.shared_devices()) {
                         continue 'request;
                     }
@@ -608,14 +609,15 @@ fn sort_by_domain_and_free(candidates: &mut Vec<Candidate>, domains: usize, desc
     // In u64: a domain index times the free count can pass u32::MAX, which `usize` is
     // on wasm32 (where the product overflowed and the order differed from native).
     let keys = (domains.max(1) as u64).saturating_mul(max_free + 1);
-    let key = |c: &Candidate| {
-        let f = if descending {
+    // The free devices' part of the key: ascending, or descending when asked.
+    let free_key = |c: &Candidate| {
+        if descending {
             max_free - u64::from(c.free)
         } else {
             u64::from(c.free)
-        };
-        u64::from(c.domain) * (max_free + 1) + f
+        }
     };
+    let key = |c: &Candidate| u64::from(c.domain) * (max_free + 1) + free_key(c);
     let few = 4 * candidates.len() as u64 + 64;
     if keys <= few {
         // Few keys: one counting pass (each key fits a usize).
@@ -627,8 +629,7 @@ fn sort_by_domain_and_free(candidates: &mut Vec<Candidate>, domains: usize, desc
     if frees <= few && domains_max <= few {
         // Many domains (racks on a large fleet): by free devices, then stably by
         // domain, two linear passes where one comparison sort was O(n log n).
-        let f = |c: &Candidate| (key(c) % (max_free + 1)) as usize;
-        let by_free = counting_sort(candidates, frees as usize, f);
+        let by_free = counting_sort(candidates, frees as usize, |c| free_key(c) as usize);
         *candidates = counting_sort(&by_free, domains_max as usize, |c| c.domain as usize);
         return;
     }
