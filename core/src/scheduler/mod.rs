@@ -365,13 +365,17 @@ fn same_shape(a: &TypicalShape, b: &TypicalShape) -> bool {
 }
 
 fn key(namespace: &str, name: &str) -> String {
-    // Not `format!`: its machinery cost more than the copy (the cycle makes keys for
-    // every pod and claim it touches).
     let mut k = String::with_capacity(namespace.len() + 1 + name.len());
-    k.push_str(namespace);
-    k.push('/');
-    k.push_str(name);
+    write_key(&mut k, namespace, name);
     k
+}
+
+/// Appends `namespace/name` to `buf`. Not `format!`: its machinery cost more than the
+/// copy (the cycle makes keys for every pod and claim it touches).
+fn write_key(buf: &mut String, namespace: &str, name: &str) {
+    buf.push_str(namespace);
+    buf.push('/');
+    buf.push_str(name);
 }
 
 impl Scheduler {
@@ -969,9 +973,7 @@ impl Scheduler {
         let mut buf = String::new();
         let mut look_up = |ns: &str, name: &str| {
             buf.clear();
-            buf.push_str(ns);
-            buf.push('/');
-            buf.push_str(name);
+            write_key(&mut buf, ns, name);
             named.extend(self.claims.get_key_value(buf.as_str()));
         };
         for p in pods.iter().filter(|p| p.node_name.is_none()) {
