@@ -339,6 +339,28 @@ pub struct Cluster {
     clock: Time,
     /// The tracked node measures of a scoring mix (see `score_table.rs`), if any.
     scores: Option<Box<score_table::ScoreTable>>,
+    /// A placement search's per-node table, lent to each search (see [`NodeScratch`]).
+    pub(crate) node_scratch: NodeScratch,
+}
+
+/// A placement search's per-node table (`Search::last_on_node`), every entry `None`
+/// between searches: lent to each search and given back, so that placing a unit does
+/// not allocate and fill an entry per node (on a 12,500-node fleet that was an eighth
+/// of a small unit's placement). A clone starts empty, and `Debug` shows nothing of
+/// it: it is scratch, not state.
+#[derive(Default)]
+pub(crate) struct NodeScratch(pub(crate) Vec<Option<u32>>);
+
+impl Clone for NodeScratch {
+    fn clone(&self) -> Self {
+        NodeScratch::default()
+    }
+}
+
+impl fmt::Debug for NodeScratch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NodeScratch")
+    }
 }
 
 /// A change counter (see [`Cluster::eviction_epoch`]). Its `Debug` leaves the number

@@ -545,6 +545,8 @@ impl Search<'_, '_, '_> {
         while !self.bound.is_empty() {
             self.unbind();
         }
+        // Every node's chain is empty again: the table goes back for the next search.
+        self.cluster.node_scratch.0 = core::mem::take(&mut self.last_on_node);
     }
 }
 

@@ -304,8 +304,14 @@ impl<'c, 'g, 'a> Search<'c, 'g, 'a> {
                 ]
             })
             .collect();
-        // Node ids are below `node_slots`.
-        let last_on_node = vec![None; cluster.node_slots()];
+        // Node ids are below `node_slots`. The cluster lends the table, all `None`,
+        // and `restore` gives it back so.
+        let mut last_on_node = core::mem::take(&mut cluster.node_scratch.0);
+        debug_assert!(
+            last_on_node.iter().all(Option::is_none),
+            "a search's per-node table came back with a node's last binding"
+        );
+        last_on_node.resize(cluster.node_slots(), None);
         let network = cluster.has_shared_devices();
         let mut shape_start = vec![0; gang.shapes.len()];
         for (k, p) in gang.pods.iter().enumerate().rev() {
