@@ -42,6 +42,9 @@ pub(crate) struct CountMemo {
     changed: Vec<NodeId>,
     /// Each node id's position in the cluster's name order (built on first use).
     position: Vec<u32>,
+    /// The buffer an entry's next merge writes into (its old candidates come back
+    /// here): a merge per placement would otherwise allocate a candidate per node.
+    spare: Vec<Candidate>,
 }
 
 /// One shape's candidates, in name order, as of `changed[..synced]`.
@@ -153,7 +156,14 @@ impl CountMemo {
                 .collect();
             nodes.sort_unstable();
             nodes.dedup();
-            entry.candidates = merge(&entry.candidates, &nodes, &self.position, &count);
+            merge(
+                &entry.candidates,
+                &nodes,
+                &self.position,
+                &count,
+                &mut self.spare,
+            );
+            core::mem::swap(&mut entry.candidates, &mut self.spare);
             entry.synced = self.changed.len();
         }
         entry.candidates.clone()
@@ -184,15 +194,17 @@ impl CountMemo {
 }
 
 /// `old` (candidates in name order) with the candidates of `nodes` (by name position,
-/// sorted) counted again by `count`.
+/// sorted) counted again by `count`, written over `out`.
 fn merge(
     old: &[Candidate],
     nodes: &[(u32, NodeId)],
     position: &[u32],
     count: &impl Fn(NodeId) -> Option<Candidate>,
-) -> Vec<Candidate> {
+    out: &mut Vec<Candidate>,
+) {
     let at = |c: &Candidate| position.get(c.node.index()).copied().unwrap_or(u32::MAX);
-    let mut out = Vec::with_capacity(old.len() + nodes.len());
+    out.clear();
+    out.reserve(old.len() + nodes.len());
     let mut rest = old;
     for &(pos, id) in nodes {
         // Candidates before this node's position stay; its own old one goes.
@@ -205,5 +217,4 @@ fn merge(
         out.extend(count(id));
     }
     out.extend_from_slice(rest);
-    out
 }
