@@ -315,3 +315,44 @@ fn a_smaller_min_count_lets_a_gang_start() {
         s.update_group(PodGroup::new("ns", "none", SchedulingPolicy::Basic))
     });
 }
+
+/// A pod naming a claim allocated before (by another scheduler, for a pod that has
+/// gone) beside a claim of its own: once bound it holds both, the one the cycle
+/// allocated and the one it adopts, and removing it releases both. (The commit skips
+/// adoption for a pod whose binding holds every claim it names; deciding that with
+/// "any" instead of "every" claim leaves the old claim to nobody.)
+#[test]
+fn a_pod_bound_with_a_claim_of_its_own_adopts_one_allocated_before() {
+    let mut s = scheduler(&[("n0", "r0", 4)]);
+    let (old_pod, old_claim) = common::gpu_pod("old", 1);
+    let mut other = s.clone();
+    other.add_claim(old_claim.clone()).unwrap();
+    other.add_pod(old_pod).unwrap();
+    assert!(placed(&mut other, &Unit::Pod("ns/old".into())));
+    let mut claim = old_claim;
+    claim.allocation = other.allocation("ns/old-gpus").cloned();
+    assert!(claim.allocation.is_some());
+    s.add_claim(claim).unwrap();
+    let (mut pod, own) = common::gpu_pod("p", 1);
+    pod.resource_claims.push(gangpack::PodResourceClaim {
+        name: "old".into(),
+        source: gangpack::ClaimSource::ClaimName("old-gpus".into()),
+    });
+    s.add_claim(own).unwrap();
+    s.add_pod(pod).unwrap();
+    assert!(placed(&mut s, &Unit::Pod("ns/p".into())));
+    let held: Vec<&str> = s
+        .binding("ns/p")
+        .unwrap()
+        .claims
+        .iter()
+        .map(|c| c.claim.as_str())
+        .collect();
+    assert_eq!(held, ["ns/p-gpus", "ns/old-gpus"]);
+    s.remove_pod("ns/p").unwrap();
+    assert_eq!(s.allocation("ns/old-gpus"), None);
+    assert_eq!(s.allocation("ns/p-gpus"), None);
+    // Both GPUs are free again: a pod for all four fits.
+    gpu_pod(&mut s, "all", 4, None);
+    assert!(placed(&mut s, &Unit::Pod("ns/all".into())));
+}

@@ -431,10 +431,14 @@ impl Scheduler {
         }
     }
 
-    /// Indexes a pod just bound (after it went into `bound`).
-    fn index_bound(&mut self, pod: &str) {
+    /// Indexes a pod just bound (after it went into `bound`). True when its binding
+    /// holds every claim it names: then [`adopt_allocated_claims`] has nothing to adopt
+    /// for it (every claim it would look at is its own binding's).
+    ///
+    /// [`adopt_allocated_claims`]: Self::adopt_allocated_claims
+    fn index_bound(&mut self, pod: &str) -> bool {
         let (Some(p), Some(b)) = (self.pods.get(pod), self.bound.get(pod)) else {
-            return;
+            return false;
         };
         let mut claims: Vec<String> = p
             .resource_claims
@@ -445,6 +449,9 @@ impl Scheduler {
             claims.sort_unstable();
             claims.dedup();
         }
+        let own_only = claims
+            .iter()
+            .all(|c| b.claims.iter().any(|a| a.claim == *c));
         // One allocation per key, shared by the maps.
         let pod: Arc<str> = Arc::from(pod);
         let mut keys = Vec::with_capacity(claims.len());
@@ -476,6 +483,7 @@ impl Scheduler {
             self.index.node_pods.insert(b.node.clone(), pods);
         }
         self.index.pod_claims.insert(pod, keys);
+        own_only
     }
 
     /// Removes a pod from the indexes (when it leaves `bound`).
@@ -1288,6 +1296,8 @@ impl Scheduler {
         d: &PlacementDecision,
     ) -> Result<(), SchedulerError> {
         self.cluster.apply_decision(d, pods)?;
+        // Per binding: whether its pod may adopt claims allocated before.
+        let mut adopting = Vec::with_capacity(d.bindings.len());
         for b in &d.bindings {
             if let Some(p) = self.pods.get_mut(&b.pod) {
                 p.node_name = Some(b.node.clone());
@@ -1297,7 +1307,8 @@ impl Scheduler {
                 self.set_allocation(&c.claim, Some(c.result.clone()));
             }
             self.bound.insert(b.pod.clone(), b.clone());
-            self.index_bound(&b.pod);
+            let own_only = self.index_bound(&b.pod);
+            adopting.push(!own_only);
         }
         if let Some(g) = group
             && !d.group_claims.is_empty()
@@ -1312,9 +1323,30 @@ impl Scheduler {
         }
         // Claims allocated before (by another scheduler, or by a pod that has gone)
         // that no binding or group holds: the pods bound now take them over, so they
-        // are released when their last user goes, as those the placer allocated.
-        for b in &d.bindings {
-            self.adopt_allocated_claims(&b.pod);
+        // are released when their last user goes, as those the placer allocated. A
+        // pod whose binding holds every claim it names has none to take; of adopting,
+        // only the group's entry in `group_claims` (perhaps empty) is left to make,
+        // once for the unit.
+        let mut group_entry = false;
+        for (b, adopt) in d.bindings.iter().zip(adopting) {
+            if adopt {
+                self.adopt_allocated_claims(&b.pod);
+            } else {
+                debug_assert_eq!(
+                    self.pods.get(&b.pod).and_then(|p| self.group_of(p)),
+                    group.map(|g| key(&g.namespace, &g.name)),
+                    "{}: a bound pod is in its unit's group",
+                    b.pod
+                );
+                group_entry = true;
+            }
+        }
+        if let Some(g) = group
+            && group_entry
+        {
+            self.group_claims
+                .entry(key(&g.namespace, &g.name))
+                .or_default();
         }
         Ok(())
     }
