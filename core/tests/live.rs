@@ -356,3 +356,39 @@ fn a_pod_bound_with_a_claim_of_its_own_adopts_one_allocated_before() {
     gpu_pod(&mut s, "all", 4, None);
     assert!(placed(&mut s, &Unit::Pod("ns/all".into())));
 }
+
+/// Pending units come once each, by priority (highest first), then creation, then
+/// unit (groups before pods, by key). Members of one group that are not next to each
+/// other by key (`a`, `c` around `b`) still make one unit, and a pod naming a missing
+/// PodGroup waits for it. (A list kept without removing repeats names `ns/g` twice.)
+#[test]
+fn pending_units_come_once_each_by_priority_then_creation() {
+    let mut s = scheduler(&[("n0", "r0", 1)]);
+    let g = PodGroup::new("ns", "g", SchedulingPolicy::Gang { min_count: 2 });
+    s.add_group(g).unwrap();
+    let mut h = PodGroup::new("ns", "h", SchedulingPolicy::Gang { min_count: 1 });
+    h.priority = Some(3);
+    s.add_group(h).unwrap();
+    for (name, group) in [("a", Some("g")), ("b", None), ("c", Some("g"))] {
+        gpu_pod(&mut s, name, 1, group);
+    }
+    gpu_pod(&mut s, "d", 1, Some("h"));
+    gpu_pod(&mut s, "m", 1, Some("missing"));
+    for (name, priority, creation) in [("z", 7, 0), ("y", 0, -5)] {
+        let (mut pod, claim) = common::gpu_pod(name, 1);
+        pod.priority = priority;
+        pod.creation = gangpack::Time(creation);
+        s.add_claim(claim).unwrap();
+        s.add_pod(pod).unwrap();
+    }
+    assert_eq!(
+        s.pending_units(),
+        [
+            Unit::Pod("ns/z".into()),
+            Unit::Group("ns/h".into()),
+            Unit::Pod("ns/y".into()),
+            Unit::Group("ns/g".into()),
+            Unit::Pod("ns/b".into()),
+        ]
+    );
+}

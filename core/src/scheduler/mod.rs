@@ -913,10 +913,13 @@ impl Scheduler {
 
     /// Pending units in the order a cycle takes them.
     pub fn pending_units(&self) -> Vec<Unit> {
-        let mut units: BTreeSet<Unit> = BTreeSet::new();
+        // Each unit with its sort key (priority, then creation), read where the unit is
+        // found: the group's or the pod's own, so nothing is looked up again.
+        let mut keyed: Vec<(core::cmp::Reverse<i32>, Time, Unit)> = Vec::new();
         // The last pod's namespace and group: members are named alike, so they mostly
-        // come one after another, and their unit is in `units` already.
+        // come one after another, and their unit is in `keyed` already.
         let mut last: Option<(&str, &str)> = None;
+        let mut buf = String::new();
         for (k, pod) in self.pending_pods() {
             debug_assert!(pod.node_name.is_none(), "{k} is pending with a node");
             let named = pod.scheduling_group.as_deref();
@@ -927,28 +930,39 @@ impl Scheduler {
                 continue;
             }
             last = None;
-            match self.group_of(pod) {
+            match named {
                 Some(g) => {
-                    units.insert(Unit::Group(g));
-                    last = named.map(|g| (pod.namespace.as_str(), g));
+                    buf.clear();
+                    write_key(&mut buf, &pod.namespace, g);
+                    // A pod naming a missing PodGroup waits for it (upstream:
+                    // unresolvable until the group appears).
+                    if let Some((gk, group)) = self.groups.get_key_value(buf.as_str()) {
+                        keyed.push((
+                            core::cmp::Reverse(group.effective_priority()),
+                            group.creation,
+                            Unit::Group(gk.clone()),
+                        ));
+                        last = Some((pod.namespace.as_str(), g));
+                    }
                 }
-                // A pod naming a missing PodGroup waits for it (upstream: unresolvable
-                // until the group appears).
-                None if pod.scheduling_group.is_some() => {}
-                None => {
-                    units.insert(Unit::Pod(k.clone()));
-                }
+                None => keyed.push((
+                    core::cmp::Reverse(pod.priority),
+                    pod.creation,
+                    Unit::Pod(k.clone()),
+                )),
             }
         }
-        // Each unit's priority looked up once, not at every comparison; the units come
-        // in their own order, which the stable sort keeps among equal keys.
-        let mut keyed: Vec<(core::cmp::Reverse<i32>, Time, Unit)> = units
-            .into_iter()
-            .map(|u| {
-                let (priority, _, creation) = self.unit_priority(&u);
-                (core::cmp::Reverse(priority), creation, u)
-            })
-            .collect();
+        // Each unit once, in the units' own order, which the stable sort then keeps
+        // among equal keys (a group found twice has the same key both times).
+        keyed.sort_unstable_by(|a, b| a.2.cmp(&b.2));
+        keyed.dedup_by(|a, b| a.2 == b.2);
+        debug_assert!(
+            keyed.iter().all(|(p, c, u)| {
+                let (priority, _, creation) = self.unit_priority(u);
+                (p.0, *c) == (priority, creation)
+            }),
+            "a pending unit's sort key is its priority and creation"
+        );
         keyed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
         keyed.into_iter().map(|(_, _, u)| u).collect()
     }
