@@ -6,6 +6,7 @@ use core::fmt;
 mod display;
 mod equivalence;
 mod evict;
+mod finger;
 mod live;
 mod preempt;
 mod row;
@@ -33,6 +34,7 @@ use crate::model::workload::{
     ClaimSource, Pod, PodGroup, PreemptionPolicy, PriorityClass, check_group_members_gated,
 };
 use equivalence::{Equivalence, UnitInputs};
+use finger::Finger;
 
 /// What one unit's turn in a cycle may have changed, for the equivalence cache.
 enum Aftermath {
@@ -978,25 +980,29 @@ impl Scheduler {
         let (group, pods): (Option<&PodGroup>, Vec<&Pod>) = match unit {
             Unit::Group(g) => {
                 let group = &self.groups[g];
+                // Members in key order, usually neighbours in the pods map too.
+                let mut pods = Finger::new(&self.pods);
                 let pods = self
                     .members
                     .get(g)
                     .into_iter()
                     .flatten()
-                    .filter_map(|k| self.pods.get(k))
+                    .filter_map(|k| pods.get(k).map(|e| e.1))
                     .collect();
                 (Some(group), pods)
             }
             Unit::Pod(p) => (None, vec![&self.pods[p]]),
         };
         // The claims named, by key: each `namespace/name` written into one buffer and
-        // looked up, then sorted and deduplicated (the order of the keys).
+        // looked up (claims named after their pods come in key order, mostly), then
+        // sorted and deduplicated (the order of the keys).
         let mut named: Vec<(&String, &ResourceClaim)> = Vec::new();
         let mut buf = String::new();
+        let mut claims = Finger::new(&self.claims);
         let mut look_up = |ns: &str, name: &str| {
             buf.clear();
             write_key(&mut buf, ns, name);
-            named.extend(self.claims.get_key_value(buf.as_str()));
+            named.extend(claims.get(buf.as_str()));
         };
         for p in pods.iter().filter(|p| p.node_name.is_none()) {
             for c in &p.resource_claims {
