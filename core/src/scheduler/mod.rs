@@ -887,30 +887,15 @@ impl Scheduler {
             || self.lowest_pod_priority().is_some_and(|p| p < priority)
     }
 
-    /// The pending pods with their keys, in key order. Both maps are in key order:
-    /// when the pending pods are a fair share of all, one walk over the pods finds
-    /// them (a lookup each, a path of string compares down a tree of every pod, cost
-    /// more on a cycle of 10,000 units).
+    /// The pending pods with their keys, in key order. Both maps are in key order, so
+    /// a finger steps from one pending pod to the next where they are neighbours in the
+    /// pods map (most pods pending), and searches from the root where they are not.
     fn pending_pods(&self) -> Vec<(&String, &Pod)> {
-        let looked_up = || -> Vec<(&String, &Pod)> {
-            self.pending
-                .iter()
-                .filter_map(|k| Some((k, self.pods.get(k)?)))
-                .collect()
-        };
-        if self.pending.len().saturating_mul(16) < self.pods.len() {
-            return looked_up();
-        }
-        let mut out = Vec::with_capacity(self.pending.len());
-        let mut pods = self.pods.iter().peekable();
-        for k in &self.pending {
-            while pods.next_if(|(pk, _)| *pk < k).is_some() {}
-            if let Some((_, pod)) = pods.next_if(|(pk, _)| *pk == k) {
-                out.push((k, pod));
-            }
-        }
-        debug_assert_eq!(out, looked_up(), "the walk finds the pods lookups find");
-        out
+        let mut pods = Finger::new(&self.pods);
+        self.pending
+            .iter()
+            .filter_map(|k| Some((k, pods.get(k)?.1)))
+            .collect()
     }
 
     /// Pending units in the order a cycle takes them.
@@ -922,6 +907,8 @@ impl Scheduler {
         // come one after another, and their unit is in `keyed` already.
         let mut last: Option<(&str, &str)> = None;
         let mut buf = String::new();
+        // Groups come in key order when their pods are named after them, as is usual.
+        let mut groups = Finger::new(&self.groups);
         for (k, pod) in self.pending_pods() {
             debug_assert!(pod.node_name.is_none(), "{k} is pending with a node");
             let named = pod.scheduling_group.as_deref();
@@ -938,7 +925,7 @@ impl Scheduler {
                     write_key(&mut buf, &pod.namespace, g);
                     // A pod naming a missing PodGroup waits for it (upstream:
                     // unresolvable until the group appears).
-                    if let Some((gk, group)) = self.groups.get_key_value(buf.as_str()) {
+                    if let Some((gk, group)) = groups.get(buf.as_str()) {
                         keyed.push((
                             core::cmp::Reverse(group.effective_priority()),
                             group.creation,
