@@ -345,9 +345,9 @@ pub struct Cluster {
 
 /// A placement search's per-node table (`Search::last_on_node`), every entry `None`
 /// between searches: lent to each search and given back, so that placing a unit does
-/// not allocate and fill an entry per node (on a 12,500-node fleet that was an eighth
-/// of a small unit's placement). A clone starts empty, and `Debug` shows nothing of
-/// it: it is scratch, not state.
+/// not allocate and fill an entry per node (on a 12,500-node fleet, an eighth of the
+/// instructions of a cycle of small units). A clone starts empty, and `Debug` shows
+/// nothing of it: it is scratch, not state.
 #[derive(Default)]
 pub(crate) struct NodeScratch(pub(crate) Vec<Option<u32>>);
 
