@@ -941,9 +941,9 @@ impl Scheduler {
                 )),
             }
         }
-        // Each unit once, in the units' own order, which the stable sort then keeps
-        // among equal keys (a group found twice has the same key both times).
-        keyed.sort_unstable_by(|a, b| a.2.cmp(&b.2));
+        // By key, then unit; a group found twice has the same key both times, so its
+        // copies are neighbours, and each unit is kept once.
+        keyed.sort_unstable();
         keyed.dedup_by(|a, b| a.2 == b.2);
         debug_assert!(
             keyed.iter().all(|(p, c, u)| {
@@ -952,7 +952,6 @@ impl Scheduler {
             }),
             "a pending unit's sort key is its priority and creation"
         );
-        keyed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
         keyed.into_iter().map(|(_, _, u)| u).collect()
     }
 
