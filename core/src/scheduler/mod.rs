@@ -1330,25 +1330,22 @@ impl Scheduler {
         // Claims allocated before (by another scheduler, or by a pod that has gone)
         // that no binding or group holds: the pods bound now take them over, so they
         // are released when their last user goes, as those the placer allocated. A
-        // pod whose binding holds every claim it names has none to take; of adopting,
-        // only the group's entry in `group_claims` (perhaps empty) is left to make,
-        // once for the unit.
-        let mut group_entry = false;
+        // pod whose binding holds every claim it names has none to take.
         for (b, adopt) in d.bindings.iter().zip(adopting) {
+            debug_assert_eq!(
+                self.pods.get(&b.pod).and_then(|p| self.group_of(p)),
+                group.map(|g| key(&g.namespace, &g.name)),
+                "{}: a bound pod is in its unit's group",
+                b.pod
+            );
             if adopt {
                 self.adopt_allocated_claims(&b.pod);
-            } else {
-                debug_assert_eq!(
-                    self.pods.get(&b.pod).and_then(|p| self.group_of(p)),
-                    group.map(|g| key(&g.namespace, &g.name)),
-                    "{}: a bound pod is in its unit's group",
-                    b.pod
-                );
-                group_entry = true;
             }
         }
+        // Adopting gives a bound member's group an entry in `group_claims` (perhaps
+        // empty); every binding is a member of the unit's group, so it is made once.
         if let Some(g) = group
-            && group_entry
+            && !d.bindings.is_empty()
         {
             self.group_claims
                 .entry(key(&g.namespace, &g.name))
